@@ -1,0 +1,13 @@
+/**
+ * @oxicloud/migrations: the plain SQL migrations of the storage domain and
+ * the jobs schema, and a runner that applies them in order and records them.
+ *
+ * @packageDocumentation
+ */
+
+export type { MigrationErrorCode } from './errors.js';
+export { MigrationError } from './errors.js';
+export type { MigrationFile } from './files.js';
+export { migrationsFolder, readMigrationFiles } from './files.js';
+export type { MigrateOptions, MigrationClient, MigrationPool, MigrationResult } from './migrate.js';
+export { migrate } from './migrate.js';

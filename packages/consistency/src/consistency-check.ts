@@ -1,0 +1,90 @@
+import type { JobStore, RunOutcome } from '@oxicloud/recoverable';
+import type { FindingSink } from './finding-sink.js';
+
+/** The store a check runs against: the engine's `JobStore` plus a {@link FindingSink}. */
+export interface CheckStore extends JobStore, FindingSink {}
+
+/** Options a check run gets from its trigger. */
+export interface CheckOptions {
+  /** `?force=true`: every grace window (deep's included) is 0. */
+  readonly force: boolean;
+  /** `?deep=true`: deep mode (re-hash bytes, sniff mime types) where the check has one. */
+  readonly deep: boolean;
+}
+
+/**
+ * A single consistency check with a resumable, cursor-based scan. It runs as
+ * an ordinary recoverable job of the engine (job name = {@link ConsistencyCheck.name}).
+ *
+ * # For implementors
+ *
+ * Every implementation must decide five things before the first line of
+ * code. Answer them in comments at the top of the implementation:
+ *
+ * 1. **Direction.** Backward (storage → DB) surfaces orphans; forward
+ *    (DB → storage) surfaces missing. Most checks do BOTH: sequence them and
+ *    encode the current phase in the cursor (a phase byte, then the key).
+ *
+ * 2. **Severity per finding kind.** `DataLoss` (user impact) /
+ *    `Reclaimable` (disk waste) / `Regenerable` (auto-heals) / `Drift`
+ *    (accounting). The most common mistake is treating something the user
+ *    provided (a missing user-uploaded thumbnail) as `Regenerable`: the
+ *    server cannot recreate it, it is `DataLoss`.
+ *
+ * 3. **Cursor format.** Opaque bytes to the framework, yours to serialise.
+ *    Content-addressed blobs → the hash; UUID rows → the 16-byte UUID; path
+ *    rows → the path bytes. A multi-phase check prepends a phase byte
+ *    (see `encodePhaseCursor`).
+ *
+ * 4. **Grace window.** Default 1 h (matches dedup GC); deep checks (hash
+ *    verification) use 24 h. Grace ALWAYS counts back from the run's
+ *    `startedAt`, never from `Date.now()`: a scan that runs for six hours
+ *    would otherwise flip young items to "old" half-way through and report
+ *    false positives against itself (trap 1). `force` makes it 0.
+ *
+ * 5. **Batch boundary.** 1000 items or 30 s, whichever comes first. Call
+ *    `store.checkpoint` and poll `store.status()` between batches;
+ *    cancellation is cooperative, never an abort mid-batch (a mid-batch abort
+ *    leaves the cursor unpersisted and findings half-written).
+ *
+ * # Two-pass discipline
+ *
+ * Pass 1: build a candidate list from a snapshot read, excluding items
+ * younger than the grace window.
+ *
+ * Pass 2: per candidate, re-read the OTHER side's state right before
+ * flagging. If it transitioned (a reference arrived, the blob just landed,
+ * the row was deleted), silently drop it, and `dropFinding` anything recorded
+ * for it earlier in this run.
+ *
+ * Pass 1 alone LOOKS complete but produces false positives on every race.
+ * Never skip Pass 2. With both passes, no check needs a maintenance mode.
+ *
+ * # Canonical example
+ *
+ * `storage_consistency` in `@oxicloud/tenants` exercises every axis: it
+ * walks the blob backend in hash order (cursor = phase byte + hash),
+ * reports orphans (`Reclaimable`) and missing bytes (`DataLoss`) in two
+ * phases, honours the grace window and the orphaned-but-not-yet-collected
+ * state, re-verifies each candidate, and re-hashes in deep mode with a 24 h
+ * grace.
+ */
+export interface ConsistencyCheck {
+  /** Machine-readable snake_case name: the job name, the URL slug, the audit `event` (`consistency.<name>.finding`). */
+  readonly name: string;
+  /** The subsystem this check belongs to (matches a {@link StatefulAdapter.subsystem}). */
+  readonly subsystem: string;
+  /** Grace window in milliseconds, counted back from the run's `startedAt`. Default 1 h. */
+  graceWindowMs(options: CheckOptions): number;
+  /**
+   * `true` → safe against live traffic (grace window + two-pass re-verify).
+   * `false` only for a check that needs a quiescent database.
+   */
+  concurrentSafe(): boolean;
+  /**
+   * Runs or resumes the scan. `store.loadCursor()` is `null` on a fresh run.
+   * Must checkpoint and poll `store.status()` between batches and return
+   * `paused` with the current cursor on `CancelRequested` or when `signal` fires.
+   */
+  runResumable(store: CheckStore, options: CheckOptions, signal: AbortSignal): Promise<RunOutcome>;
+}

@@ -1,0 +1,6 @@
+/**
+ * @oxicloud/storage: Adapters for the tenants' ports: Postgres repositories for the storage domain and the local-disk and S3 blob backends.
+ *
+ * @packageDocumentation
+ */
+export {};

@@ -1,0 +1,12 @@
+/**
+ * @oxicloud/test-support: the shared test harness. One Postgres server per
+ * test run (TEST_DATABASE_URL, else Testcontainers, else embedded Postgres),
+ * and a fresh migrated database per test file.
+ *
+ * @packageDocumentation
+ */
+
+export type { TestPostgresServer } from './postgres-server.js';
+export { freePort, startTestPostgres } from './postgres-server.js';
+export type { TestDatabase } from './test-database.js';
+export { ADMIN_URL_ENV, createTestDatabase, prepareTemplate, TEMPLATE_DATABASE } from './test-database.js';

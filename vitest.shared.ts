@@ -1,0 +1,22 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The vitest config every package shares: sources of sibling packages are
+ * resolved through the `@oxicloud/source` export condition (no build needed
+ * for in-repo tests), and one Postgres server is started per run by the
+ * test-support global setup when `withDatabase` is set.
+ */
+export function packageTestConfig(options: { withDatabase?: boolean; testTimeout?: number; typecheck?: boolean } = {}) {
+  return defineConfig({
+    resolve: { conditions: ['@oxicloud/source'] },
+    ssr: { resolve: { conditions: ['@oxicloud/source'] } },
+    test: {
+      include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      server: { deps: { inline: [/@oxicloud\//] } },
+      globalSetup: options.withDatabase ? ['@oxicloud/test-support/global-setup'] : [],
+      testTimeout: options.testTimeout ?? 30_000,
+      hookTimeout: 180_000,
+      typecheck: { enabled: options.typecheck ?? false, include: ['src/**/*.test-d.ts', 'test/**/*.test-d.ts'] },
+    },
+  });
+}
