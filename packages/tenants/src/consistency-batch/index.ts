@@ -1,0 +1,2 @@
+/** The consistency_batch tenant (not implemented yet). */
+export {};

@@ -1,0 +1,2 @@
+/** The dedup_gc tenant (not implemented yet). */
+export {};

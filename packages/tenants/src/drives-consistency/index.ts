@@ -1,0 +1,2 @@
+/** The drives_consistency tenant (not implemented yet). */
+export {};

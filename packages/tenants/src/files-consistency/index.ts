@@ -1,0 +1,2 @@
+/** The files_consistency tenant (not implemented yet). */
+export {};

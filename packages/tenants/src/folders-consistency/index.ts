@@ -1,0 +1,2 @@
+/** The folders_consistency tenant (not implemented yet). */
+export {};

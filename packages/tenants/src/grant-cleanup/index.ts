@@ -1,0 +1,2 @@
+/** The grant_cleanup tenant (not implemented yet). */
+export {};

@@ -1,0 +1,2 @@
+/** The reextract_audio tenant (not implemented yet). */
+export {};

@@ -1,0 +1,2 @@
+/** The reextract_image tenant (not implemented yet). */
+export {};

@@ -1,0 +1,2 @@
+/** The storage_consistency tenant (not implemented yet). */
+export {};

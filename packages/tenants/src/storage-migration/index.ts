@@ -1,0 +1,2 @@
+/** The storage_migration tenant (not implemented yet). */
+export {};

@@ -1,0 +1,2 @@
+/** The storage_reconcile tenant (not implemented yet). */
+export {};

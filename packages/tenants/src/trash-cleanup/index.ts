@@ -1,0 +1,2 @@
+/** The trash_cleanup tenant (not implemented yet). */
+export {};
