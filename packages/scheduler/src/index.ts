@@ -8,5 +8,16 @@
 
 export type { JobHandler, JobOutcome, JobOutcomeErr, JobOutcomeOk, JobRunArgs } from './job-handler.js';
 export { defaultRunArgs, err, ok } from './job-handler.js';
+export type {
+  JobOutcomeEvent,
+  JobRegistryOptions,
+  JobSummary,
+  LastOutcome,
+  RunCause,
+  RunSource,
+} from './job-registry.js';
+export { ALREADY_RUNNING_SKIP, JobRegistry, SCHEDULER_TARGET } from './job-registry.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
+export type { SchedulerErrorCode } from './scheduler-error.js';
+export { SchedulerError } from './scheduler-error.js';

@@ -1,0 +1,564 @@
+import type { JobHandler, JobOutcome, JobRunArgs } from './job-handler.js';
+import { defaultRunArgs, err, ok } from './job-handler.js';
+import type { Logger } from './logger.js';
+import { SchedulerError } from './scheduler-error.js';
+
+/** The log target of every line the scheduler writes. */
+export const SCHEDULER_TARGET = 'oxicloud::scheduler';
+
+/**
+ * Why a run ended in `err`, recorded by the supervisor beside the outcome
+ * (never by the handler): the handler returned `err` (`handler`), the
+ * timeout tripped (`timeout`), or the handler threw / rejected / returned
+ * something that is not a `JobOutcome` (`panicked`).
+ */
+export type RunCause = 'handler' | 'timeout' | 'panicked';
+
+/** Who started a run: the supervisor's periodic tick or {@link JobRegistry.trigger}. */
+export type RunSource = 'tick' | 'trigger';
+
+/** What {@link JobRegistryOptions.onOutcome} receives after every run (skipped triggers excluded). */
+export interface JobOutcomeEvent {
+  readonly job: string;
+  readonly outcome: JobOutcome;
+  /** Set exactly when `outcome.kind === 'err'`. */
+  readonly cause?: RunCause;
+  readonly elapsedMs: number;
+  /** When the run ended (the time of its `job.run` log line). */
+  readonly at: Date;
+  readonly startedAt: Date;
+  readonly source: RunSource;
+}
+
+/** The last recorded run of a job, as {@link JobRegistry.list} shows it. */
+export interface LastOutcome {
+  /** ISO timestamp of the end of the run. */
+  readonly at: string;
+  readonly outcome: JobOutcome;
+  readonly cause?: RunCause;
+  readonly elapsed_ms: number;
+  readonly source: RunSource;
+}
+
+/** One row of {@link JobRegistry.list}: the admin listing's shape (snake_case, JSON-ready). */
+export interface JobSummary {
+  readonly name: string;
+  /** `null` = on-demand only (never ticks). */
+  readonly interval_ms: number | null;
+  readonly timeout_ms: number | null;
+  /** ISO timestamp of the next tick; `null` for on-demand jobs and while the loop is not started. */
+  readonly next_run_at: string | null;
+  /** `null` until the first run ends. */
+  readonly last_outcome: LastOutcome | null;
+  readonly running: boolean;
+  readonly running_since: string | null;
+}
+
+export interface JobRegistryOptions {
+  /** Where `job.run`, `job.tick_skipped` and the start-up line go. */
+  readonly logger: Logger;
+  /**
+   * Called after every run (tick or trigger) with its outcome; alerts hook in
+   * here. Anything it throws or rejects with is logged and contained.
+   */
+  readonly onOutcome?: (event: JobOutcomeEvent) => void | Promise<void>;
+  /** The clock for schedules, timestamps and elapsed times. @defaultValue `() => new Date()` */
+  readonly now?: () => Date;
+  /**
+   * How long {@link JobRegistry.stop} waits for running handlers after
+   * aborting their signals. @defaultValue 10_000
+   */
+  readonly stopGraceMs?: number;
+}
+
+/** The outcome a trigger gets while the same job is already running. */
+export const ALREADY_RUNNING_SKIP = 'already_running';
+
+const JOB_NAME = /^[a-z][a-z0-9_]*$/;
+/** setTimeout's largest delay (about 24.8 days); longer sleeps are re-armed. */
+const MAX_DELAY_MS = 2_147_483_647;
+const RESERVED_LOG_KEYS = new Set([
+  'target',
+  'event',
+  'job',
+  'outcome',
+  'cause',
+  'count',
+  'elapsed_ms',
+  'error',
+  'source',
+  'msg',
+  'level',
+  'time',
+]);
+
+interface RegisteredJob {
+  readonly handler: JobHandler;
+  readonly intervalMs: number | null;
+  readonly timeoutMs: number | null;
+  /** Epoch ms of the next tick; only set for periodic jobs while the loop runs. */
+  nextRunAt: number | null;
+  last: LastOutcome | null;
+  /** The single in-flight permit: non-null while a run holds it. */
+  current: { readonly since: number; readonly controller: AbortController } | null;
+}
+
+type Settlement =
+  | { readonly kind: 'returned'; readonly outcome: JobOutcome }
+  | { readonly kind: 'threw'; readonly message: string }
+  | { readonly kind: 'timeout' };
+
+interface Sleep {
+  readonly done: Promise<void>;
+  cancel(): void;
+}
+
+/**
+ * The catalogue of named jobs and their single supervisor loop (Part 1 of
+ * the job plan).
+ *
+ * **Exclusivity.** Each job has one in-flight permit. A tick that finds it
+ * held is skipped (never queued): it logs `job.tick_skipped` with
+ * `running_for_ms` and `next_run_at` advances by one interval. A trigger that
+ * finds it held returns `ok(0, { skipped: 'already_running' })` at once.
+ *
+ * **Dispatch.** One loop sleeps until the earliest `next_run_at`, then
+ * dispatches that job. It awaits the run, but only until the next job (this
+ * one included) is due: two jobs due at the same instant run one after the
+ * other, while a run that outlives its interval keeps its permit and runs on
+ * in the background so the loop reaches the next tick on time and reports the
+ * overrun as `job.tick_skipped` instead of stalling silently.
+ *
+ * **Timeout and containment.** With a timeout, the handler's `AbortSignal`
+ * fires when it trips, the run ends as `err('job <name> timed out after N ms')`
+ * with cause `timeout`, and the permit is released at that moment even if the
+ * handler ignores the signal. A throw, a rejection or a non-outcome return
+ * ends as `err(message)` with cause `panicked`; the loop carries on.
+ *
+ * Every run writes one `job.run` info line and calls `onOutcome`.
+ *
+ * @example
+ * ```ts
+ * import { JobRegistry, ok } from '@oxicloud/scheduler';
+ *
+ * const registry = new JobRegistry({ logger });
+ * registry.register({ name: 'trash_cleanup', run: async () => ok(3) }, 24 * 3600_000, null);
+ * registry.start();
+ * await registry.trigger('trash_cleanup', { force: true }); // → { kind: 'ok', count: 3, extra: {} }
+ * await registry.stop();
+ * ```
+ */
+export class JobRegistry {
+  readonly #logger: Logger;
+  readonly #onOutcome: ((event: JobOutcomeEvent) => void | Promise<void>) | undefined;
+  readonly #now: () => Date;
+  readonly #stopGraceMs: number;
+  readonly #jobs = new Map<string, RegisteredJob>();
+  /** Handler promises not yet settled (including ones that outlived their timeout). */
+  readonly #inFlight = new Set<Promise<Settlement>>();
+  readonly #sleeps = new Set<Sleep>();
+  #running = false;
+  #loop: Promise<void> | null = null;
+
+  constructor(options: JobRegistryOptions) {
+    this.#logger = options.logger;
+    this.#onOutcome = options.onOutcome;
+    this.#now = options.now ?? (() => new Date());
+    const grace = options.stopGraceMs ?? 10_000;
+    if (!Number.isFinite(grace) || grace < 0) {
+      throw new SchedulerError(
+        'INVALID_TIMEOUT',
+        `stopGraceMs must be a finite number of milliseconds >= 0, got ${String(grace)}`,
+      );
+    }
+    this.#stopGraceMs = grace;
+  }
+
+  /**
+   * Adds a job. `intervalMs = null` makes it on-demand only (trigger, never a
+   * tick); `timeoutMs = null` lets a run take as long as it takes.
+   *
+   * @throws SchedulerError `INVALID_JOB_NAME` (not snake_case), `DUPLICATE_JOB`,
+   *   `INVALID_INTERVAL` / `INVALID_TIMEOUT` (not a finite number > 0).
+   */
+  register(handler: JobHandler, intervalMs: number | null, timeoutMs: number | null): void {
+    const name = handler.name;
+    if (typeof name !== 'string' || !JOB_NAME.test(name)) {
+      throw new SchedulerError(
+        'INVALID_JOB_NAME',
+        `job name ${JSON.stringify(name)} is not allowed: use snake_case (a-z, 0-9, _; starting with a letter)`,
+      );
+    }
+    if (this.#jobs.has(name)) {
+      throw new SchedulerError(
+        'DUPLICATE_JOB',
+        `a job named '${name}' is already registered: names must be unique`,
+      );
+    }
+    if (intervalMs !== null && !isPositiveMs(intervalMs)) {
+      throw new SchedulerError(
+        'INVALID_INTERVAL',
+        `interval of job '${name}' must be a finite number of milliseconds > 0 or null (on demand), got ${String(intervalMs)}`,
+      );
+    }
+    if (timeoutMs !== null && !isPositiveMs(timeoutMs)) {
+      throw new SchedulerError(
+        'INVALID_TIMEOUT',
+        `timeout of job '${name}' must be a finite number of milliseconds > 0 or null (none), got ${String(timeoutMs)}`,
+      );
+    }
+    const job: RegisteredJob = { handler, intervalMs, timeoutMs, nextRunAt: null, last: null, current: null };
+    if (this.#running && intervalMs !== null) job.nextRunAt = this.#clock() + intervalMs;
+    this.#jobs.set(name, job);
+    this.#wake();
+  }
+
+  /** Whether a job of that name is registered. */
+  has(name: string): boolean {
+    return this.#jobs.has(name);
+  }
+
+  /** One job's summary, or `undefined` when no job has that name. */
+  get(name: string): JobSummary | undefined {
+    const job = this.#jobs.get(name);
+    return job === undefined ? undefined : summarise(job);
+  }
+
+  /** Every job's summary, in registration order. */
+  list(): JobSummary[] {
+    return [...this.#jobs.values()].map(summarise);
+  }
+
+  /**
+   * Runs a job now, outside the tick loop, with the same timeout,
+   * containment, exclusivity and log line as a tick.
+   *
+   * @returns `undefined` when no job has that name; `ok(0, { skipped:
+   *   'already_running' })` at once when the job is running; else the run's outcome.
+   */
+  async trigger(name: string, args: JobRunArgs = defaultRunArgs): Promise<JobOutcome | undefined> {
+    const job = this.#jobs.get(name);
+    if (job === undefined) return undefined;
+    if (job.current !== null) {
+      this.#logger.debug(
+        { target: SCHEDULER_TARGET, event: 'job.trigger_skipped', job: name },
+        `${name} is already running — trigger skipped`,
+      );
+      return ok(0, { skipped: ALREADY_RUNNING_SKIP });
+    }
+    return this.#dispatch(job, args, 'trigger');
+  }
+
+  /**
+   * Starts the supervisor loop. Periodic jobs first tick one interval from
+   * now (no backfill).
+   *
+   * @throws SchedulerError `ALREADY_STARTED` when the loop is running.
+   */
+  start(): void {
+    if (this.#running) throw new SchedulerError('ALREADY_STARTED', 'the scheduler is already started');
+    this.#running = true;
+    const now = this.#clock();
+    for (const job of this.#jobs.values()) {
+      job.nextRunAt = job.intervalMs === null ? null : now + job.intervalMs;
+    }
+    this.#logger.info(
+      { target: SCHEDULER_TARGET, event: 'scheduler.started', jobs: this.#jobs.size },
+      `scheduler started, ${this.#jobs.size} job(s) registered`,
+    );
+    this.#loop = this.#runLoop();
+  }
+
+  /** Whether the supervisor loop is running. */
+  get started(): boolean {
+    return this.#running;
+  }
+
+  /**
+   * Stops the loop, aborts the signals of running handlers and waits until
+   * they have settled or `stopGraceMs` has passed. Triggers keep working after
+   * stop; ticks do not.
+   */
+  async stop(): Promise<void> {
+    this.#running = false;
+    for (const job of this.#jobs.values()) {
+      job.nextRunAt = null;
+      job.current?.controller.abort(new Error('scheduler stopping'));
+    }
+    this.#wake();
+    const loop = this.#loop ?? Promise.resolve();
+    this.#loop = null;
+    const pending = [...this.#inFlight];
+    const grace = this.#sleep(this.#stopGraceMs, false);
+    const settled = Promise.all([loop, ...pending]).then(() => true);
+    const allSettled = await Promise.race([settled, grace.done.then(() => false)]);
+    grace.cancel();
+    if (!allSettled) {
+      this.#logger.warn(
+        { target: SCHEDULER_TARGET, event: 'scheduler.stop_timeout', still_running: this.#inFlight.size },
+        `scheduler stopped with ${this.#inFlight.size} handler(s) still running after ${this.#stopGraceMs} ms`,
+      );
+    }
+  }
+
+  #clock(): number {
+    return this.#now().getTime();
+  }
+
+  async #runLoop(): Promise<void> {
+    while (this.#running) {
+      try {
+        await this.#step();
+      } catch (error) {
+        // Nothing in #step is expected to throw; keep the loop alive regardless.
+        this.#logger.error(
+          { target: SCHEDULER_TARGET, event: 'scheduler.loop_error', error: messageOf(error) },
+          'scheduler loop error — continuing',
+        );
+        const pause = this.#sleep(1_000);
+        await pause.done;
+      }
+    }
+  }
+
+  /** One pass: sleep until the earliest due job, then tick it (skip or dispatch). */
+  async #step(): Promise<void> {
+    const next = this.#pickNext();
+    if (next === undefined || next.nextRunAt === null) {
+      await this.#sleep(MAX_DELAY_MS).done;
+      return;
+    }
+    const now = this.#clock();
+    if (next.nextRunAt > now) {
+      // Woken early by register()/stop() → the caller re-picks.
+      await this.#sleep(next.nextRunAt - now).done;
+      return;
+    }
+    const interval = next.intervalMs ?? MAX_DELAY_MS;
+    // Advance by whole intervals past now: one interval when on time, never a backlog.
+    next.nextRunAt += (Math.floor((now - next.nextRunAt) / interval) + 1) * interval;
+    const name = next.handler.name;
+    if (next.current !== null) {
+      this.#logger.warn(
+        {
+          target: SCHEDULER_TARGET,
+          event: 'job.tick_skipped',
+          job: name,
+          interval_ms: interval,
+          running_for_ms: now - next.current.since,
+        },
+        `${name} still running past its interval — tick skipped`,
+      );
+      return;
+    }
+    const run = this.#dispatch(next, defaultRunArgs, 'tick');
+    // Jobs already due wait behind this run (sequential dispatch); a deadline
+    // still in the future (this job's own next tick included) ends the wait.
+    const following = this.#pickNext(now);
+    const wait = this.#sleep(
+      following?.nextRunAt == null ? MAX_DELAY_MS : following.nextRunAt - this.#clock(),
+    );
+    await Promise.race([run, wait.done]);
+    wait.cancel();
+  }
+
+  /**
+   * The periodic job with the earliest `next_run_at` (ties: registration
+   * order), only among those due after `after` when it is given.
+   */
+  #pickNext(after = Number.NEGATIVE_INFINITY): RegisteredJob | undefined {
+    let best: RegisteredJob | undefined;
+    for (const job of this.#jobs.values()) {
+      if (job.nextRunAt === null || job.nextRunAt <= after) continue;
+      if (best === undefined || best.nextRunAt === null || job.nextRunAt < best.nextRunAt) best = job;
+    }
+    return best;
+  }
+
+  async #dispatch(job: RegisteredJob, args: JobRunArgs, source: RunSource): Promise<JobOutcome> {
+    const name = job.handler.name;
+    const controller = new AbortController();
+    const started = this.#clock();
+    job.current = { since: started, controller };
+
+    const handlerRun = invoke(job.handler, args, controller.signal);
+    this.#inFlight.add(handlerRun);
+    void handlerRun.then(() => this.#inFlight.delete(handlerRun));
+
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const contenders: Promise<Settlement>[] = [handlerRun];
+    if (job.timeoutMs !== null) {
+      const timeoutMs = job.timeoutMs;
+      contenders.push(
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve({ kind: 'timeout' }), timeoutMs);
+        }),
+      );
+    }
+    const settlement = await Promise.race(contenders);
+    if (timer !== undefined) clearTimeout(timer);
+
+    let outcome: JobOutcome;
+    let cause: RunCause | undefined;
+    switch (settlement.kind) {
+      case 'returned':
+        outcome = settlement.outcome;
+        cause = outcome.kind === 'err' ? 'handler' : undefined;
+        break;
+      case 'threw':
+        outcome = err(settlement.message);
+        cause = 'panicked';
+        break;
+      case 'timeout':
+        outcome = err(`job ${name} timed out after ${job.timeoutMs} ms`);
+        cause = 'timeout';
+        controller.abort(new Error(outcome.message));
+        break;
+    }
+
+    const ended = this.#clock();
+    const elapsedMs = Math.max(0, ended - started);
+    const at = new Date(ended);
+    job.current = null;
+    job.last = {
+      at: at.toISOString(),
+      outcome,
+      ...(cause === undefined ? {} : { cause }),
+      elapsed_ms: elapsedMs,
+      source,
+    };
+    this.#logRun(name, outcome, cause, elapsedMs, source);
+    this.#notify({
+      job: name,
+      outcome,
+      ...(cause === undefined ? {} : { cause }),
+      elapsedMs,
+      at,
+      startedAt: new Date(started),
+      source,
+    });
+    return outcome;
+  }
+
+  #logRun(
+    name: string,
+    outcome: JobOutcome,
+    cause: RunCause | undefined,
+    elapsedMs: number,
+    source: RunSource,
+  ): void {
+    const fields: Record<string, unknown> = {
+      target: SCHEDULER_TARGET,
+      event: 'job.run',
+      job: name,
+      outcome: outcome.kind,
+    };
+    if (outcome.kind === 'ok') {
+      fields['count'] = outcome.count;
+    } else {
+      fields['cause'] = cause;
+      fields['count'] = 0;
+      fields['error'] = outcome.message;
+    }
+    fields['elapsed_ms'] = elapsedMs;
+    fields['source'] = source;
+    if (outcome.kind === 'ok') {
+      for (const [key, value] of Object.entries(outcome.extra)) {
+        fields[RESERVED_LOG_KEYS.has(key) ? `extra_${key}` : key] = value;
+      }
+    }
+    this.#logger.info(fields, `job ${name} ran`);
+  }
+
+  #notify(event: JobOutcomeEvent): void {
+    const callback = this.#onOutcome;
+    if (callback === undefined) return;
+    const report = (error: unknown) =>
+      this.#logger.warn(
+        { target: SCHEDULER_TARGET, event: 'job.on_outcome_failed', job: event.job, error: messageOf(error) },
+        `onOutcome callback failed for job ${event.job}`,
+      );
+    try {
+      const result = callback(event);
+      if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
+        (result as Promise<void>).then(undefined, report);
+      }
+    } catch (error) {
+      report(error);
+    }
+  }
+
+  /** A timer that resolves after `ms` or, when `wakeable`, when the loop is woken (register, stop). */
+  #sleep(ms: number, wakeable = true): Sleep {
+    let finish: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => finish(), Math.min(Math.max(0, ms), MAX_DELAY_MS));
+      finish = () => {
+        clearTimeout(timer);
+        this.#sleeps.delete(sleep);
+        resolve();
+      };
+    });
+    const sleep: Sleep = { done, cancel: () => finish() };
+    if (wakeable) this.#sleeps.add(sleep);
+    return sleep;
+  }
+
+  #wake(): void {
+    for (const sleep of [...this.#sleeps]) sleep.cancel();
+  }
+}
+
+function isPositiveMs(value: number): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
+
+function summarise(job: RegisteredJob): JobSummary {
+  return {
+    name: job.handler.name,
+    interval_ms: job.intervalMs,
+    timeout_ms: job.timeoutMs,
+    next_run_at: job.nextRunAt === null ? null : new Date(job.nextRunAt).toISOString(),
+    last_outcome: job.last,
+    running: job.current !== null,
+    running_since: job.current === null ? null : new Date(job.current.since).toISOString(),
+  };
+}
+
+/** Runs the handler; never rejects (throws become `threw`). */
+async function invoke(handler: JobHandler, args: JobRunArgs, signal: AbortSignal): Promise<Settlement> {
+  try {
+    const outcome: unknown = await handler.run(args, signal);
+    if (!isJobOutcome(outcome)) {
+      return {
+        kind: 'threw',
+        message: `handler returned ${describe(outcome)} instead of a JobOutcome ({ kind: 'ok' | 'err', … })`,
+      };
+    }
+    return { kind: 'returned', outcome };
+  } catch (error) {
+    return { kind: 'threw', message: messageOf(error) };
+  }
+}
+
+function isJobOutcome(value: unknown): value is JobOutcome {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as { kind?: unknown; count?: unknown; extra?: unknown; message?: unknown };
+  if (candidate.kind === 'ok') {
+    return (
+      typeof candidate.count === 'number' && typeof candidate.extra === 'object' && candidate.extra !== null
+    );
+  }
+  return candidate.kind === 'err' && typeof candidate.message === 'string';
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'an object';
+  return typeof value;
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return typeof error === 'string' ? error : String(error);
+}

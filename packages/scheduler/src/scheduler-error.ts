@@ -1,0 +1,22 @@
+/** The fixed set of codes a {@link SchedulerError} carries. */
+export type SchedulerErrorCode =
+  | 'DUPLICATE_JOB'
+  | 'INVALID_JOB_NAME'
+  | 'INVALID_INTERVAL'
+  | 'INVALID_TIMEOUT'
+  | 'ALREADY_STARTED';
+
+/**
+ * The one error class of @oxicloud/scheduler. Thrown at registration and
+ * start-up only: a run never throws out of the registry (its failures become
+ * `err` outcomes).
+ */
+export class SchedulerError extends Error {
+  override readonly name = 'SchedulerError';
+  readonly code: SchedulerErrorCode;
+
+  constructor(code: SchedulerErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
