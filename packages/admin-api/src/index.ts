@@ -1,6 +1,21 @@
 /**
- * @oxicloud/admin-api: The hono admin API under /api/admin/jobs, its OpenAPI document, admin auth, audit log and the /admin/jobs page.
+ * @oxicloud/admin-api: the hono admin API under /api/admin/jobs, its OpenAPI
+ * document, admin auth, audit log and (later) the /admin/jobs page.
  *
  * @packageDocumentation
  */
-export {};
+
+export type { AdminAppDeps } from './app.js';
+export { createAdminApp, OPENAPI_PATH } from './app.js';
+export type { AuditDecision } from './audit/audit-log.js';
+export { AUDIT_TARGET } from './audit/audit-log.js';
+export { adminAuth } from './auth/admin-auth.js';
+export type { AdminTokenClaims } from './auth/admin-token.js';
+export { MIN_SECRET_BYTES, signAdminToken, TOKEN_ISSUER, verifyAdminToken } from './auth/admin-token.js';
+export type { AdminApiErrorBody, AdminApiErrorCode } from './errors.js';
+export { ADMIN_API_ERROR_STATUS, AdminApiError } from './errors.js';
+export type { AdminEnv, Principal } from './http/admin-env.js';
+export type { AdminUserLookup, AdminUserRecord, UserRole } from './ports/admin-user-lookup.js';
+export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';
+export type { JobCatalog, JobLastOutcome, JobSummary } from './ports/job-catalog.js';
+export { jobSummaryJson } from './routes/jobs.js';

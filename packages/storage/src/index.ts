@@ -4,3 +4,5 @@
  * @packageDocumentation
  */
 export {};
+export type { PgQueryable, UserRow } from './postgres/users-repository.js';
+export { PgUsersRepository } from './postgres/users-repository.js';

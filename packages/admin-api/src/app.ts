@@ -1,0 +1,106 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Logger } from '@oxicloud/scheduler';
+import { auditAdminPosts } from './audit/audit-log.js';
+import { adminAuth } from './auth/admin-auth.js';
+import { tokenKey } from './auth/admin-token.js';
+import { AdminApiError } from './errors.js';
+import type { AdminEnv } from './http/admin-env.js';
+import { errorResponse, toAdminApiError } from './http/error-response.js';
+import { methodNotAllowed } from './http/method-not-allowed.js';
+import { validationHook } from './http/validation-hook.js';
+import type { AdminUserLookup } from './ports/admin-user-lookup.js';
+import type { HealthProbe } from './ports/health-probe.js';
+import type { JobCatalog } from './ports/job-catalog.js';
+import { registerHealthRoute } from './routes/health.js';
+import { registerJobRoutes } from './routes/jobs.js';
+
+/** Where the OpenAPI document is served (public: it holds no data). */
+export const OPENAPI_PATH = '/api/admin/openapi.json';
+
+/** What {@link createAdminApp} needs: ports, the token secret and a logger. */
+export interface AdminAppDeps {
+  /** The jobs port (the server adapts `JobRegistry`). */
+  readonly jobs: JobCatalog;
+  /** Checks every verified token's user against `auth.users`. */
+  readonly users: AdminUserLookup;
+  /** HS256 secret the bearer tokens are signed with; at least 32 bytes. */
+  readonly jwtSecret: string | Uint8Array;
+  /** Audit lines (`target: 'audit'`) and unexpected errors go here. */
+  readonly logger: Logger;
+  /** Answers `GET /healthz`; the route is absent when not given. */
+  readonly health?: HealthProbe;
+  /** The `info.version` of the OpenAPI document. @defaultValue '0.1.0' */
+  readonly version?: string;
+}
+
+/**
+ * Creates the admin HTTP app: `GET /healthz` (public), the OpenAPI document
+ * at {@link OPENAPI_PATH} (public), and the admin routes under
+ * `/api/admin/jobs` behind bearer-token admin auth, every POST audit-logged.
+ * Every error is JSON `{ error: { code, message } }`.
+ *
+ * @example
+ * ```ts
+ * import { serve } from '@hono/node-server';
+ * const app = createAdminApp({ jobs, users, jwtSecret, logger, health });
+ * serve({ fetch: app.fetch, port: 8086 });
+ * ```
+ */
+export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
+  // Validate options once, at creation.
+  const secret = tokenKey(deps.jwtSecret);
+  const { logger } = deps;
+  const app = new OpenAPIHono<AdminEnv>({ defaultHook: validationHook });
+
+  app.onError((thrown, c) => {
+    const known = toAdminApiError(thrown);
+    if (known) return errorResponse(c, known);
+    logger.error(
+      {
+        target: 'oxicloud::admin_api',
+        event: 'request.failed',
+        method: c.req.method,
+        path: c.req.path,
+        err:
+          thrown instanceof Error
+            ? { name: thrown.name, message: thrown.message, stack: thrown.stack }
+            : thrown,
+      },
+      'unexpected error while answering an admin request',
+    );
+    return errorResponse(
+      c,
+      new AdminApiError('INTERNAL', 'an unexpected error occurred; the server log has the details'),
+    );
+  });
+  app.notFound((c) =>
+    errorResponse(c, new AdminApiError('NOT_FOUND', `no route for ${c.req.method} ${c.req.path}`)),
+  );
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'mint one with `oxijobs token --user <admin>`',
+  });
+
+  if (deps.health) registerHealthRoute(app, deps.health);
+
+  app.use('/api/admin/jobs', auditAdminPosts(logger));
+  app.use('/api/admin/jobs/*', auditAdminPosts(logger));
+  app.use('/api/admin/jobs', adminAuth({ users: deps.users, secret }));
+  app.use('/api/admin/jobs/*', adminAuth({ users: deps.users, secret }));
+
+  registerJobRoutes(app, { jobs: deps.jobs, logger });
+
+  app.doc(OPENAPI_PATH, {
+    openapi: '3.0.3',
+    info: {
+      title: 'OxiCloud jobs admin API',
+      version: deps.version ?? '0.1.0',
+      description: 'Errors are JSON `{ error: { code, message } }` with a stable code.',
+    },
+  });
+  methodNotAllowed(app, OPENAPI_PATH, ['GET']);
+  return app;
+}

@@ -1,0 +1,54 @@
+/**
+ * The stable error codes of the admin API. Every error response is
+ * `{ error: { code, message } }` with one of these codes; clients branch on
+ * `code`, humans read `message`.
+ */
+export const ADMIN_API_ERROR_STATUS = {
+  /** A query, path or body value failed validation (the message lists the issues). */
+  VALIDATION_FAILED: 400,
+  /** The request body is not valid JSON. */
+  MALFORMED_JSON: 400,
+  /** No bearer token, or one that is invalid, expired or tampered with. */
+  UNAUTHENTICATED: 401,
+  /** A valid token whose user is not (or no longer) an admin, or no longer exists. */
+  FORBIDDEN: 403,
+  /** No registered job has this name. */
+  JOB_NOT_FOUND: 404,
+  /** No route matches the path. */
+  NOT_FOUND: 404,
+  /** The route exists but not for this method (the `Allow` header lists the methods). */
+  METHOD_NOT_ALLOWED: 405,
+  /** Something unexpected; details are in the server log, never in the response. */
+  INTERNAL: 500,
+  /** A dependency (the database) does not answer. */
+  UNAVAILABLE: 503,
+  /** `createAdminApp` was given options it cannot work with (thrown at creation, never answered). */
+  BAD_OPTIONS: 500,
+} as const;
+
+/** Codes an {@link AdminApiError} can carry. */
+export type AdminApiErrorCode = keyof typeof ADMIN_API_ERROR_STATUS;
+
+/** The JSON body of every error response. */
+export interface AdminApiErrorBody {
+  readonly error: { readonly code: AdminApiErrorCode; readonly message: string };
+}
+
+/** The one error class of this package; `code` says what went wrong, `status` the HTTP status it maps to. */
+export class AdminApiError extends Error {
+  override readonly name = 'AdminApiError';
+  readonly status: number;
+  constructor(
+    readonly code: AdminApiErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.status = ADMIN_API_ERROR_STATUS[code];
+  }
+
+  /** The response body for this error. */
+  toBody(): AdminApiErrorBody {
+    return { error: { code: this.code, message: this.message } };
+  }
+}

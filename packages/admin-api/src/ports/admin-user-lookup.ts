@@ -1,0 +1,19 @@
+/** Roles a user can have (`auth.users.role`). */
+export type UserRole = 'admin' | 'user';
+
+/** The fields of a user the admin API checks a token against. */
+export interface AdminUserRecord {
+  readonly id: string;
+  readonly username: string;
+  readonly role: UserRole;
+}
+
+/**
+ * The port the auth middleware checks every verified token against
+ * (`auth.users`), so a deleted or demoted user loses access at once even
+ * while their token has not expired.
+ */
+export interface AdminUserLookup {
+  /** The user with this id, or `null` when there is none. */
+  findById(id: string): Promise<AdminUserRecord | null>;
+}
