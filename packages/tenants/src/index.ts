@@ -5,4 +5,40 @@
  *
  * @packageDocumentation
  */
+
+export type { DedupGcConfig, DedupGcJob, DedupGcJobOptions } from './dedup-gc/index.js';
+export { createDedupGcJob, DEDUP_GC_JOB_NAME, dedupGcConfigFromEnv } from './dedup-gc/index.js';
+export type { TenantEnv } from './env.js';
+export type { TenantsErrorCode } from './errors.js';
+export { isTenantsError, TenantsError } from './errors.js';
+export type { GrantCleanupConfig, GrantCleanupJob, GrantCleanupJobOptions } from './grant-cleanup/index.js';
+export {
+  createGrantCleanupJob,
+  GRANT_CLEANUP_JOB_NAME,
+  grantCleanupConfigFromEnv,
+} from './grant-cleanup/index.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';
+export type { DeletedGrant, GrantRepository } from './ports/grant-repository.js';
+export type {
+  OrphanBlobCandidate,
+  OrphanBlobRepository,
+  OrphanCollectResult,
+} from './ports/orphan-blob-repository.js';
+export type { TrashPurgeBatch, TrashRepository } from './ports/trash-repository.js';
+export type { UsageCorrection, UsageReconcileResult, UsageRepository } from './ports/usage-repository.js';
+export type {
+  StorageReconcileConfig,
+  StorageReconcileJob,
+  StorageReconcileJobOptions,
+} from './storage-reconcile/index.js';
+export {
+  createStorageReconcileJob,
+  STORAGE_RECONCILE_JOB_NAME,
+  storageReconcileConfigFromEnv,
+} from './storage-reconcile/index.js';
+export type { TrashCleanupConfig, TrashCleanupJob, TrashCleanupJobOptions } from './trash-cleanup/index.js';
+export {
+  createTrashCleanupJob,
+  TRASH_CLEANUP_JOB_NAME,
+  trashCleanupConfigFromEnv,
+} from './trash-cleanup/index.js';

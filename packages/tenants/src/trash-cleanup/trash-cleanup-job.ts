@@ -1,0 +1,92 @@
+import {
+  err,
+  type JobHandler,
+  type JobOutcome,
+  type JobRunArgs,
+  type Logger,
+  ok,
+  silentLogger,
+} from '@oxicloud/scheduler';
+import type { TrashPurgeBatch, TrashRepository } from '../ports/trash-repository.js';
+import { abortReason, errorMessage } from '../run-support.js';
+import { assertTrashCleanupConfig, retentionMs, type TrashCleanupConfig } from './config.js';
+
+/** Job name of the trash purge. */
+export const TRASH_CLEANUP_JOB_NAME = 'trash_cleanup';
+
+/** Options of {@link createTrashCleanupJob}. */
+export interface TrashCleanupJobOptions {
+  readonly repository: TrashRepository;
+  readonly config: TrashCleanupConfig;
+  readonly logger?: Logger;
+  /** Clock for the retention cutoff. @defaultValue `() => new Date()` */
+  readonly now?: () => Date;
+}
+
+/** The `trash_cleanup` handler plus the interval to register it with. */
+export interface TrashCleanupJob extends JobHandler {
+  readonly name: typeof TRASH_CLEANUP_JOB_NAME;
+  /** Register with this interval; `null` = on demand only. */
+  readonly intervalMs: number | null;
+}
+
+/**
+ * Creates `trash_cleanup`: purges trashed folders (with their subtree) and
+ * trashed files whose `trashed_at` is older than the retention, in batches,
+ * checking the signal between batches. `count` = rows purged (folders +
+ * files); `extra` = `{ folders, files, batches, retention_days, cutoff }`.
+ * `force` is ignored (retention is a promise to users, not a grace window).
+ *
+ * @example
+ * ```ts
+ * const job = createTrashCleanupJob({ repository, config: trashCleanupConfigFromEnv(process.env), logger });
+ * registry.register(job, { intervalMs: job.intervalMs });
+ * ```
+ */
+export function createTrashCleanupJob(options: TrashCleanupJobOptions): TrashCleanupJob {
+  const { repository, config } = options;
+  assertTrashCleanupConfig(config);
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? (() => new Date());
+
+  async function run(_args: JobRunArgs, signal: AbortSignal): Promise<JobOutcome> {
+    const cutoff = new Date(now().getTime() - retentionMs(config));
+    let folders = 0;
+    let files = 0;
+    let batches = 0;
+    const progress = () => `${folders + files} items (${folders} folders, ${files} files)`;
+    const phases: [string, (cutoff: Date, limit: number) => Promise<TrashPurgeBatch>][] = [
+      ['folders', (c, l) => repository.purgeFolderBatch(c, l)],
+      ['files', (c, l) => repository.purgeFileBatch(c, l)],
+    ];
+    try {
+      for (const [phase, purge] of phases) {
+        for (;;) {
+          if (signal.aborted) {
+            return err(`trash_cleanup aborted (${abortReason(signal)}) after purging ${progress()}`);
+          }
+          const batch = await purge(cutoff, config.batchSize);
+          batches += 1;
+          folders += batch.folders;
+          files += batch.files;
+          logger.debug(
+            { target: 'oxicloud::trash_cleanup', phase, selected: batch.selected, folders, files },
+            'trash purge batch',
+          );
+          if (batch.selected < config.batchSize) break;
+        }
+      }
+    } catch (error) {
+      return err(`trash_cleanup failed after purging ${progress()}: ${errorMessage(error)}`);
+    }
+    return ok(folders + files, {
+      folders,
+      files,
+      batches,
+      retention_days: config.retentionDays,
+      cutoff: cutoff.toISOString(),
+    });
+  }
+
+  return { name: TRASH_CLEANUP_JOB_NAME, intervalMs: config.intervalMs, run };
+}
