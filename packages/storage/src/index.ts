@@ -6,3 +6,4 @@
 export {};
 export type { PgQueryable, UserRow } from './postgres/users-repository.js';
 export { PgUsersRepository } from './postgres/users-repository.js';
+export { PgAdminRecipients } from './postgres/admin-recipients.js';
