@@ -1,38 +1,47 @@
 import type { JobOutcome, JobRunArgs } from '@oxicloud/scheduler';
 
-/** The last finished run of a job, as the catalog remembers it. */
+/** The last finished run of a job, as the catalog remembers it (JSON-ready). */
 export interface JobLastOutcome {
-  /** When the run finished. */
-  readonly at: Date;
+  /** ISO 8601 end of the run. */
+  readonly at: string;
   readonly outcome: JobOutcome;
+  /** Why an `err` outcome failed: `handler`, `timeout`, `panicked`. */
+  readonly cause?: string;
+  readonly elapsed_ms?: number;
+  /** `tick` or `trigger`. */
+  readonly source?: string;
 }
 
-/** One registered job, as `GET /api/admin/jobs` lists it. */
+/**
+ * One registered job, as `GET /api/admin/jobs` lists it: JSON-ready, snake_case
+ * (the listing is served as it is). `JobRegistry.list()` from
+ * `@oxicloud/scheduler` returns this shape.
+ */
 export interface JobSummary {
   /** Stable snake_case name; the `{name}` of the admin URLs. */
   readonly name: string;
   /** `null` = on demand only (never fires periodically). */
-  readonly intervalMs: number | null;
+  readonly interval_ms: number | null;
   /** `null` = no timeout. */
-  readonly timeoutMs: number | null;
-  /** Next periodic tick; `null` for on-demand jobs. */
-  readonly nextRunAt: Date | null;
+  readonly timeout_ms: number | null;
+  /** ISO 8601 next periodic tick; `null` for on-demand jobs and while the scheduler is stopped. */
+  readonly next_run_at: string | null;
   /** Whether a run is in flight now. */
   readonly running: boolean;
+  /** ISO 8601 start of the run in flight, else `null`. */
+  readonly running_since?: string | null;
   /** `null` until the first run finishes. */
-  readonly lastOutcome: JobLastOutcome | null;
+  readonly last_outcome: JobLastOutcome | null;
 }
 
 /**
  * The port the admin API needs for jobs: the list and the one manual
- * dispatch. The server adapts `JobRegistry` from `@oxicloud/scheduler` to it.
+ * dispatch. `JobRegistry` from `@oxicloud/scheduler` satisfies it as it is;
+ * the server may compose it with other catalogs (recoverable jobs).
  *
  * @example
  * ```ts
- * const jobs: JobCatalog = {
- *   list: () => registry.list().map(toSummary),
- *   trigger: (name, args) => registry.trigger(name, args),
- * };
+ * const app = createAdminApp({ jobs: registry, users, jwtSecret, logger });
  * ```
  */
 export interface JobCatalog {

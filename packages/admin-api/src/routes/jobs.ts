@@ -13,16 +13,24 @@ import {
   OutcomeEnvelopeSchema,
 } from './schemas.js';
 
-/** The JSON of a {@link JobSummary}: snake_case, dates as ISO 8601. */
+/** The JSON of a {@link JobSummary}: the listed fields only, `running_since` defaulting to `null`. */
 export function jobSummaryJson(job: JobSummary): z.infer<typeof JobSummarySchema> {
+  const last = job.last_outcome;
   return {
     name: job.name,
-    interval_ms: job.intervalMs,
-    timeout_ms: job.timeoutMs,
-    next_run_at: job.nextRunAt?.toISOString() ?? null,
+    interval_ms: job.interval_ms,
+    timeout_ms: job.timeout_ms,
+    next_run_at: job.next_run_at,
     running: job.running,
-    last_outcome: job.lastOutcome
-      ? { at: job.lastOutcome.at.toISOString(), outcome: { ...job.lastOutcome.outcome } }
+    running_since: job.running_since ?? null,
+    last_outcome: last
+      ? {
+          at: last.at,
+          outcome: { ...last.outcome },
+          ...(last.cause !== undefined ? { cause: last.cause } : {}),
+          ...(last.elapsed_ms !== undefined ? { elapsed_ms: last.elapsed_ms } : {}),
+          ...(last.source !== undefined ? { source: last.source } : {}),
+        }
       : null,
   };
 }

@@ -40,7 +40,16 @@ export const JobSummarySchema = z
     timeout_ms: z.number().nullable(),
     next_run_at: z.string().nullable().openapi({ description: 'ISO 8601; null for on-demand jobs' }),
     running: z.boolean(),
-    last_outcome: z.object({ at: z.string(), outcome: JobOutcomeSchema }).nullable(),
+    running_since: z.string().nullable().openapi({ description: 'ISO 8601 start of the run in flight' }),
+    last_outcome: z
+      .object({
+        at: z.string().openapi({ description: 'ISO 8601 end of the run' }),
+        outcome: JobOutcomeSchema,
+        cause: z.string().optional().openapi({ description: 'handler | timeout | panicked (err only)' }),
+        elapsed_ms: z.number().optional(),
+        source: z.string().optional().openapi({ description: 'tick | trigger' }),
+      })
+      .nullable(),
   })
   .openapi('JobSummary');
 
