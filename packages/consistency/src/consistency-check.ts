@@ -10,6 +10,18 @@ export interface CheckOptions {
   readonly force: boolean;
   /** `?deep=true`: deep mode (re-hash bytes, sniff mime types) where the check has one. */
   readonly deep: boolean;
+  /**
+   * Rows per batch (`?batch_size=`, 1..10000). The batch driver also shrinks a
+   * batch that took longer than 30 s.
+   * @defaultValue 1000
+   */
+  readonly batchSize?: number;
+  /**
+   * Pause between batches in milliseconds (`?throttle_ms=`, 0..60000), so live
+   * traffic keeps its latency during a long scan.
+   * @defaultValue 0
+   */
+  readonly throttleMs?: number;
 }
 
 /**

@@ -1,0 +1,90 @@
+import { failed, type JobStore, type RecoverableJobHandler, type RunOutcome } from '@oxicloud/recoverable';
+import { type Logger, silentLogger } from '@oxicloud/scheduler';
+import { auditedFindingSink, CONSISTENCY_LOG_TARGET } from './audited-finding-sink.js';
+import { type CheckParamsValidation, validateCheckParams } from './check-params.js';
+import { checkStore } from './check-store.js';
+import type { ConsistencyCheck } from './consistency-check.js';
+import type { FindingSinkFactory } from './finding-sink.js';
+import { cursorHex } from './phase-cursor.js';
+
+/** Options of {@link checkJob}. */
+export interface CheckJobOptions {
+  /** Builds the findings sink of a run (for example `new PgFindingStore({ pool }).sinkFactory`). */
+  readonly sinkFactory: FindingSinkFactory;
+  /** Receives the audit and `oxicloud::consistency` lines. @defaultValue silentLogger */
+  readonly logger?: Logger;
+}
+
+/** A consistency check as a recoverable job of the engine. */
+export interface CheckJobHandler extends RecoverableJobHandler {
+  /** The wrapped check. */
+  readonly check: ConsistencyCheck;
+  /**
+   * Validates trigger params (`force`, `deep`, `batch_size` 1..10000,
+   * `throttle_ms` 0..60000) without throwing, so the trigger can answer 400
+   * with the message before a run row exists.
+   */
+  validateParams(params: unknown): CheckParamsValidation;
+}
+
+/**
+ * Turns a {@link ConsistencyCheck} into a `RecoverableJobHandler` (job name =
+ * check name): reads the {@link CheckOptions} from the run's stored params,
+ * composes the engine's `JobStore` with an audited findings sink into a
+ * `CheckStore`, and calls `check.runResumable`. A check that throws becomes
+ * a `failed` outcome.
+ *
+ * @example
+ * ```ts
+ * const findings = new PgFindingStore({ pool });
+ * for (const check of consistencyRegistry.allChecks()) {
+ *   engine.register(checkJob(check, { sinkFactory: findings.sinkFactory, logger }));
+ * }
+ * ```
+ */
+export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): CheckJobHandler {
+  const logger = options.logger ?? silentLogger;
+  return {
+    name: check.name,
+    check,
+    validateParams: validateCheckParams,
+    async runResumable(store: JobStore, signal: AbortSignal): Promise<RunOutcome> {
+      const validation = validateCheckParams(store.params);
+      if (!validation.ok) return failed(validation.message);
+      const runId = store.runId;
+      const sink = auditedFindingSink(options.sinkFactory({ runId, checkName: check.name }), {
+        runId,
+        checkName: check.name,
+        logger,
+      });
+      const base = { target: CONSISTENCY_LOG_TARGET, check: check.name, run_id: runId };
+      logger.info(
+        {
+          ...base,
+          event: `consistency.${check.name}.run`,
+          params: validation.params,
+          started_at: store.startedAt,
+        },
+        `${check.name}: scanning`,
+      );
+      let outcome: RunOutcome;
+      try {
+        outcome = await check.runResumable(checkStore(store, sink), validation.options, signal);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        outcome = failed(`${check.name}: ${reason}`);
+      }
+      logger.info(
+        {
+          ...base,
+          event: `consistency.${check.name}.run_end`,
+          outcome: outcome.kind,
+          ...(outcome.kind === 'paused' ? { cursor_hex: cursorHex(outcome.cursor) } : {}),
+          ...(outcome.kind === 'failed' ? { error: outcome.message } : {}),
+        },
+        `${check.name}: ${outcome.kind}`,
+      );
+      return outcome;
+    },
+  };
+}

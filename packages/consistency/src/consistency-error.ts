@@ -1,0 +1,26 @@
+/** The fixed set of codes a {@link ConsistencyError} carries. */
+export type ConsistencyErrorCode =
+  /** A persisted cursor does not decode to what the check expects (wrong phase, wrong length). */
+  | 'INVALID_CURSOR'
+  /** A UUID or hash given to a byte codec is malformed. */
+  | 'INVALID_KEY'
+  /** Two registered adapters contribute checks with the same name. */
+  | 'DUPLICATE_CHECK'
+  /** A factory got options outside their allowed range. */
+  | 'INVALID_OPTIONS'
+  /** Reading or writing `jobs.run_findings` failed. */
+  | 'DATABASE';
+
+/**
+ * The one error class of `@oxicloud/consistency`. Messages say what was wrong
+ * and what is allowed; the original error is kept as `cause`.
+ */
+export class ConsistencyError extends Error {
+  override readonly name = 'ConsistencyError';
+  readonly code: ConsistencyErrorCode;
+
+  constructor(code: ConsistencyErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}

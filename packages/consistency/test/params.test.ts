@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { validateCheckParams } from '../src/index.js';
+
+describe('validateCheckParams', () => {
+  it('defaults to no force, no deep, and leaves batch size and throttle to the check', () => {
+    const v = validateCheckParams({});
+    expect(v).toEqual({ ok: true, params: {}, options: { force: false, deep: false } });
+    expect(validateCheckParams(undefined).ok).toBe(true);
+  });
+
+  it('accepts typed values and query-string forms, and normalises them', () => {
+    const v = validateCheckParams({
+      force: 'true',
+      deep: false,
+      batch_size: '500',
+      throttle_ms: 0,
+      other: 'x',
+    });
+    expect(v.ok).toBe(true);
+    if (!v.ok) return;
+    expect(v.options).toEqual({ force: true, deep: false, batchSize: 500, throttleMs: 0 });
+    expect(v.params).toEqual({ force: true, deep: false, batch_size: 500, throttle_ms: 0, other: 'x' });
+  });
+
+  it('says what was wrong and what is allowed, for every bad key at once, without throwing', () => {
+    const v = validateCheckParams({ force: 'yes', batch_size: 0, throttle_ms: 60_001 });
+    expect(v.ok).toBe(false);
+    if (v.ok) return;
+    expect(v.errors).toEqual([
+      'force must be true or false, got "yes"',
+      'batch_size must be an integer in 1..10000, got 0',
+      'throttle_ms must be an integer in 0..60000, got 60001',
+    ]);
+    expect(v.message).toMatch(/^invalid consistency check params: force must be/);
+    expect(validateCheckParams({ batch_size: 10_001 }).ok).toBe(false);
+    expect(validateCheckParams({ batch_size: 1.5 }).ok).toBe(false);
+    expect(validateCheckParams({ batch_size: 10_000 }).ok).toBe(true);
+  });
+
+  it('refuses a non-object', () => {
+    const v = validateCheckParams([1]);
+    expect(v.ok).toBe(false);
+    if (!v.ok) expect(v.message).toBe('consistency check params must be a JSON object, got an array');
+  });
+});
