@@ -17,6 +17,7 @@ export {
   GRANT_CLEANUP_JOB_NAME,
   grantCleanupConfigFromEnv,
 } from './grant-cleanup/index.js';
+export type { BlobHasher, StoredBlobDigest } from './ports/blob-hasher.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';
 export type { DeletedGrant, GrantRepository } from './ports/grant-repository.js';
 export type {

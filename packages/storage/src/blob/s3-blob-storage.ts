@@ -1,0 +1,350 @@
+import { Readable } from 'node:stream';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import type { ConsistencyCheck } from '@oxicloud/consistency';
+import type { BlobEntry, BlobStorage, BlobStorageHealth } from '@oxicloud/tenants';
+import { StorageError, toStorageError } from '../storage-error.js';
+import { type BlobData, chunksOf } from './blob-data.js';
+import {
+  assertBlobHash,
+  assertBlobSize,
+  assertListLimit,
+  isBlobHash,
+  normaliseStartAfter,
+} from './blob-hash.js';
+
+/** Options of {@link S3BlobStorage}. */
+export interface S3BlobStorageOptions {
+  readonly bucket: string;
+  /** Signing region; `us-east-1` suits most S3-compatible servers (MinIO, Garage, s3rver). */
+  readonly region: string;
+  /** Endpoint URL of an S3-compatible server (`http://127.0.0.1:9000`); omit for AWS. */
+  readonly endpoint?: string;
+  /** Static credentials; omit both to use the SDK's default chain (env, profile, instance role). */
+  readonly accessKeyId?: string;
+  readonly secretAccessKey?: string;
+  /** `http://host/bucket/key` addressing instead of `http://bucket.host/key` (most self-hosted servers). @defaultValue false */
+  readonly forcePathStyle?: boolean;
+  /** Key prefix of every blob: the key of `hash` is `prefix + hash`. @defaultValue 'blobs/' */
+  readonly prefix?: string;
+  /** Attempts per request, retries included (the SDK's `maxAttempts`). @defaultValue 3 */
+  readonly maxAttempts?: number;
+  /**
+   * The consistency checks this backend contributes, built from the storage
+   * itself (the server wires `storage_consistency` here).
+   * @defaultValue `() => []`
+   */
+  readonly consistencyChecks?: (self: S3BlobStorage) => readonly ConsistencyCheck[];
+}
+
+/** S3 returns at most this many keys per ListObjectsV2 page. */
+const S3_MAX_KEYS = 1000;
+
+function httpStatus(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null || !('$metadata' in error)) return undefined;
+  const metadata = (error as { $metadata?: { httpStatusCode?: number } }).$metadata;
+  return metadata?.httpStatusCode;
+}
+
+function isNotFound(error: unknown): boolean {
+  const name = error instanceof Error ? error.name : undefined;
+  return name === 'NotFound' || name === 'NoSuchKey' || httpStatus(error) === 404;
+}
+
+function invalidConfig(message: string): StorageError {
+  return new StorageError('INVALID_CONFIG', `S3BlobStorage: ${message}`);
+}
+
+function validate(options: S3BlobStorageOptions): void {
+  if (typeof options?.bucket !== 'string' || options.bucket.trim() === '') {
+    throw invalidConfig(`bucket must be a non-empty bucket name, got ${JSON.stringify(options?.bucket)}`);
+  }
+  if (typeof options.region !== 'string' || options.region.trim() === '') {
+    throw invalidConfig(
+      `region must be a non-empty region name (us-east-1 suits most S3-compatible servers), got ${JSON.stringify(options.region)}`,
+    );
+  }
+  if (options.endpoint !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(options.endpoint);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw invalidConfig(
+        `endpoint must be an http:// or https:// URL such as http://127.0.0.1:9000, got ${JSON.stringify(options.endpoint)}`,
+      );
+    }
+  }
+  if ((options.accessKeyId === undefined) !== (options.secretAccessKey === undefined)) {
+    throw invalidConfig(
+      'accessKeyId and secretAccessKey go together: give both, or neither to use the default credential chain',
+    );
+  }
+  if (
+    options.prefix !== undefined &&
+    (typeof options.prefix !== 'string' || options.prefix.startsWith('/'))
+  ) {
+    throw invalidConfig(
+      `prefix must be a key prefix without a leading slash, got ${JSON.stringify(options.prefix)}`,
+    );
+  }
+  const attempts = options.maxAttempts;
+  if (attempts !== undefined && !(Number.isSafeInteger(attempts) && attempts >= 1)) {
+    throw invalidConfig(`maxAttempts must be an integer of at least 1, got ${String(attempts)}`);
+  }
+}
+
+/**
+ * Content-addressed blobs in an S3 bucket (AWS or any S3-compatible server),
+ * one object per blob under `prefix + hash` (default `blobs/<hash>`).
+ *
+ * - `put` of bytes is one PutObject; a stream with a known `size` is sent as
+ *   it comes (ContentLength = size, the byte count is verified), a stream
+ *   without a size is buffered in memory first, so pass the size for large
+ *   blobs. S3 makes each PutObject atomic.
+ * - `list` is ListObjectsV2 with `StartAfter = prefix + startAfter`, pages of
+ *   at most 1,000 keys, in ascending key (= hash) order; keys under the
+ *   prefix that are not blob hashes are skipped.
+ * - SDK failures become `StorageError` `BACKEND_ERROR` with the SDK error as
+ *   `cause`; keys are validated before any network call.
+ * - Checksums are only computed when an operation requires them, so
+ *   S3-compatible servers without the newer checksum headers work.
+ *
+ * @example
+ * ```ts
+ * import { S3BlobStorage, s3ConfigFromEnv } from '@oxicloud/storage';
+ * const blobs = new S3BlobStorage(s3ConfigFromEnv(process.env));
+ * ```
+ */
+export class S3BlobStorage implements BlobStorage {
+  readonly backend = 's3';
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly #client: S3Client;
+  readonly #checksFactory: ((self: S3BlobStorage) => readonly ConsistencyCheck[]) | undefined;
+  #checks: readonly ConsistencyCheck[] | undefined;
+
+  constructor(options: S3BlobStorageOptions) {
+    validate(options);
+    if (options.consistencyChecks !== undefined && typeof options.consistencyChecks !== 'function') {
+      throw invalidConfig('consistencyChecks must be a function (self) => ConsistencyCheck[] when given');
+    }
+    this.bucket = options.bucket;
+    this.prefix = options.prefix ?? 'blobs/';
+    this.#checksFactory = options.consistencyChecks;
+    this.#client = new S3Client({
+      region: options.region,
+      ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+      forcePathStyle: options.forcePathStyle ?? false,
+      maxAttempts: options.maxAttempts ?? 3,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      ...(options.accessKeyId !== undefined && options.secretAccessKey !== undefined
+        ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
+        : {}),
+    });
+  }
+
+  subsystem(): string {
+    return 'blobs';
+  }
+
+  consistencyChecks(): readonly ConsistencyCheck[] {
+    // TODO(consistency): storage_consistency is wired by the server through the
+    // `consistencyChecks` option; without it this backend contributes none.
+    this.#checks ??= this.#checksFactory?.(this) ?? [];
+    return this.#checks;
+  }
+
+  /** The object key of `hash` (validated first). */
+  keyOf(hash: string): string {
+    assertBlobHash(hash);
+    return this.prefix + hash;
+  }
+
+  async put(hash: string, data: BlobData, size?: number): Promise<void> {
+    const key = this.keyOf(hash);
+    assertBlobSize(size);
+    let mismatch: StorageError | undefined;
+    const tooLong = (got: string) =>
+      new StorageError(
+        'SIZE_MISMATCH',
+        `blob ${hash}: got ${got} bytes but the caller announced ${String(size)}; nothing was stored`,
+      );
+    let body: Uint8Array | Readable;
+    let length: number;
+    try {
+      if (data instanceof Uint8Array) {
+        if (size !== undefined && data.byteLength !== size) throw tooLong(String(data.byteLength));
+        body = data;
+        length = data.byteLength;
+      } else if (size !== undefined) {
+        const announced = size;
+        body = Readable.from(
+          (async function* counted() {
+            let seen = 0;
+            for await (const chunk of chunksOf(data)) {
+              seen += chunk.byteLength;
+              if (seen > announced) {
+                mismatch = tooLong(`more than ${announced}`);
+                throw mismatch;
+              }
+              yield chunk;
+            }
+            if (seen !== announced) {
+              mismatch = tooLong(String(seen));
+              throw mismatch;
+            }
+          })(),
+          { objectMode: false },
+        );
+        length = size;
+      } else {
+        const parts: Uint8Array[] = [];
+        for await (const chunk of chunksOf(data)) parts.push(chunk);
+        body = Buffer.concat(parts);
+        length = body.byteLength;
+      }
+    } catch (error) {
+      throw toStorageError(error, `S3 put of s3://${this.bucket}/${key} failed while reading the data`);
+    }
+    try {
+      await this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          ContentLength: length,
+          ContentType: 'application/octet-stream',
+        }),
+      );
+    } catch (error) {
+      if (mismatch !== undefined) throw mismatch;
+      throw this.#backendError('put', key, error);
+    }
+    if (mismatch !== undefined) throw mismatch;
+  }
+
+  async get(hash: string): Promise<NodeJS.ReadableStream & AsyncIterable<Uint8Array>> {
+    const key = this.keyOf(hash);
+    try {
+      const response = await this.#client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const body = response.Body;
+      if (body === undefined) {
+        throw new StorageError('BACKEND_ERROR', `S3 get of s3://${this.bucket}/${key} returned no body`);
+      }
+      return body as Readable;
+    } catch (error) {
+      if (isNotFound(error)) {
+        throw new StorageError(
+          'NOT_FOUND',
+          `blob ${hash} does not exist in s3://${this.bucket}/${this.prefix}`,
+          {
+            cause: error,
+          },
+        );
+      }
+      throw this.#backendError('get', key, error);
+    }
+  }
+
+  async head(hash: string): Promise<BlobEntry | null> {
+    const key = this.keyOf(hash);
+    try {
+      const response = await this.#client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return {
+        hash,
+        size: response.ContentLength ?? 0,
+        ...(response.LastModified === undefined ? {} : { modifiedAt: response.LastModified }),
+      };
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw this.#backendError('head', key, error);
+    }
+  }
+
+  async exists(hash: string): Promise<boolean> {
+    return (await this.head(hash)) !== null;
+  }
+
+  /** S3's DeleteObject does not say whether the key existed, so this is a HeadObject then a DeleteObject. */
+  async delete(hash: string): Promise<boolean> {
+    const key = this.keyOf(hash);
+    const existed = (await this.head(hash)) !== null;
+    try {
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (error) {
+      if (!isNotFound(error)) throw this.#backendError('delete', key, error);
+    }
+    return existed;
+  }
+
+  async list(options: { startAfter?: string | null; limit: number }): Promise<BlobEntry[]> {
+    const startAfter = normaliseStartAfter(options.startAfter);
+    assertListLimit(options.limit);
+    const out: BlobEntry[] = [];
+    let continuationToken: string | undefined;
+    try {
+      do {
+        const response = await this.#client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: this.prefix,
+            ...(startAfter === null ? {} : { StartAfter: this.prefix + startAfter }),
+            MaxKeys: Math.min(S3_MAX_KEYS, options.limit - out.length),
+            ...(continuationToken === undefined ? {} : { ContinuationToken: continuationToken }),
+          }),
+        );
+        for (const object of response.Contents ?? []) {
+          const hash = object.Key?.slice(this.prefix.length);
+          if (hash === undefined || !isBlobHash(hash) || out.length >= options.limit) continue;
+          out.push({
+            hash,
+            size: object.Size ?? 0,
+            ...(object.LastModified === undefined ? {} : { modifiedAt: object.LastModified }),
+          });
+        }
+        continuationToken = response.IsTruncated ? response.NextContinuationToken : undefined;
+      } while (continuationToken !== undefined && out.length < options.limit);
+    } catch (error) {
+      throw this.#backendError('list', `${this.prefix}${startAfter ?? ''}`, error);
+    }
+    return out;
+  }
+
+  async health(): Promise<BlobStorageHealth> {
+    try {
+      await this.#client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      return { ok: true, backend: this.backend };
+    } catch (error) {
+      return {
+        ok: false,
+        backend: this.backend,
+        message: this.#backendError('head bucket', '', error).message,
+      };
+    }
+  }
+
+  /** Closes the SDK client's sockets. The storage must not be used afterwards. */
+  close(): void {
+    this.#client.destroy();
+  }
+
+  #backendError(operation: string, key: string, error: unknown): StorageError {
+    if (error instanceof StorageError) return error;
+    const status = httpStatus(error);
+    return toStorageError(
+      error,
+      `S3 ${operation} of s3://${this.bucket}/${key} failed${status === undefined ? '' : ` (HTTP ${status})`}`,
+    );
+  }
+}
