@@ -1,14 +1,56 @@
 /**
  * @oxicloud/recoverable: Part 2 of the job plan, the recoverable-run engine.
  * Runs live in `jobs.recoverable_runs`: one active run per job, cursor
- * checkpoints, cooperative cancel to Paused, resume, and a boot sweep.
+ * checkpoints, cooperative cancel to Paused, resume, progress with an ETA,
+ * a boot sweep and graceful shutdown.
  *
  * @packageDocumentation
  */
 
+export type { AsJobHandlerOptions } from './as-job-handler.js';
+export { asJobHandler } from './as-job-handler.js';
+export type { RecoverableRunsTable, RecoverableTables } from './db/recoverable-runs-table.js';
 export type { CheckpointProgress, JobStore } from './job-store.js';
-export type { RecoverableJobHandler } from './recoverable-job-handler.js';
+export type { JobStoreFactory } from './job-store-factory.js';
+export { PgJobStore, RESERVED_STATS_KEYS } from './pg-job-store.js';
+export { PgJobStoreFactory } from './pg-job-store-factory.js';
+export type { RunProgress } from './progress.js';
+export { computeProgress, MAX_PROGRESS_SAMPLES, MIN_SAMPLE_SPACING_MS, RATE_WINDOW_MS } from './progress.js';
+export type {
+  ActiveRun,
+  CancelResult,
+  EngineRunArgs,
+  ListRunsOptions,
+  RecoverableEngineOptions,
+  ShutdownResult,
+  TriggerResult,
+} from './recoverable-engine.js';
+export { RecoverableEngine } from './recoverable-engine.js';
+export type { RecoverableErrorCode } from './recoverable-error.js';
+export { RecoverableError } from './recoverable-error.js';
+export type { ParamsValidation, RecoverableJobHandler } from './recoverable-job-handler.js';
+export type {
+  AcquiredRun,
+  ExecutedRun,
+  RunArgs,
+  RunFinishedEvent,
+  RunFinishedListener,
+  RunOrResumeOptions,
+} from './run-or-resume.js';
+export {
+  acquireRun,
+  executeRun,
+  prepareTriggerParams,
+  RECOVERABLE_TARGET,
+  runOrResume,
+  SCHEDULER_TARGET,
+  toJobOutcome,
+} from './run-or-resume.js';
 export type { RunOutcome } from './run-outcome.js';
 export { completed, failed, paused } from './run-outcome.js';
+export type { RunRecord } from './run-record.js';
+export { describeCorruption } from './run-record.js';
 export type { RunStatus } from './run-status.js';
-export { ACTIVE_STATUSES, RUN_STATUSES } from './run-status.js';
+export { ACTIVE_STATUSES, isRunStatus, RUN_STATUSES, TERMINAL_STATUSES } from './run-status.js';
+export type { RunSummary } from './run-summary.js';
+export { toRunSummary } from './run-summary.js';

@@ -1,6 +1,11 @@
 import type { JobStore } from './job-store.js';
 import type { RunOutcome } from './run-outcome.js';
 
+/** What {@link RecoverableJobHandler.validateParams} returns. */
+export type ParamsValidation =
+  | { readonly ok: true; readonly params: Record<string, unknown> }
+  | { readonly ok: false; readonly message: string };
+
 /**
  * A long-running, cooperative, resumable scan. Sibling to the scheduler's
  * `JobHandler`, not a subtype.
@@ -8,10 +13,47 @@ import type { RunOutcome } from './run-outcome.js';
  * Between batches the handler MUST poll `store.status()`: `CancelRequested`
  * means return `paused` with the cursor at the next safe boundary. The
  * engine never aborts a run mid-batch and applies no timeout; `signal` fires
- * only on server shutdown and means the same as a cancel request.
+ * on server shutdown (and on cancel, when the run is in this process) and
+ * means the same as a cancel request.
+ *
+ * @example
+ * ```ts
+ * const walk: RecoverableJobHandler = {
+ *   name: 'walk_numbers',
+ *   validateParams: (raw) => (typeof raw === 'object' && raw !== null
+ *     ? { ok: true, params: raw as Record<string, unknown> }
+ *     : { ok: false, message: 'params must be an object' }),
+ *   estimateTotal: async () => 1000,
+ *   async runResumable(store, signal) {
+ *     const saved = await store.loadCursor();
+ *     let next = saved ? new DataView(saved.buffer, saved.byteOffset).getUint32(0) : 0;
+ *     while (next < 1000) {
+ *       if (signal.aborted || (await store.status()) === 'CancelRequested') return paused(encode(next));
+ *       next += 100; // … one batch of work …
+ *       await store.checkpoint(encode(next), 100);
+ *     }
+ *     return completed();
+ *   },
+ * };
+ * ```
  */
 export interface RecoverableJobHandler {
   /** Stable snake_case identifier; the `job_name` column. */
   readonly name: string;
+  /**
+   * Validates trigger params (tenants use zod). Called on every trigger with
+   * the new params, and again on resume with the stored ones: a stored row
+   * that no longer validates ends `Failed` with the message. The keys `force`
+   * and `deep` are reserved for the engine: they are removed before this is
+   * called and added back (as booleans) to the stored params.
+   */
+  validateParams?(raw: unknown): ParamsValidation;
+  /**
+   * The number of items the run will examine, when cheap to estimate (for
+   * example `SELECT reltuples`), or `null`. Called at the start of each run
+   * and resume; stored as `stats.total_estimate` for progress and ETA.
+   */
+  estimateTotal?(params: Readonly<Record<string, unknown>>): Promise<number | null>;
+  /** One run (or the rest of a paused run). Never throws by contract; a throw ends the run `Failed`. */
   runResumable(store: JobStore, signal: AbortSignal): Promise<RunOutcome>;
 }

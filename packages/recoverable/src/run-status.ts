@@ -4,6 +4,9 @@ export type RunStatus = 'Running' | 'Paused' | 'CancelRequested' | 'Completed' |
 /** Non-terminal statuses: at most one row per job may hold one (the partial unique index). */
 export const ACTIVE_STATUSES: readonly RunStatus[] = ['Running', 'Paused', 'CancelRequested'];
 
+/** Terminal statuses: the run is over; a trigger starts a fresh run. */
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['Completed', 'Failed'];
+
 /** Every status, for validation of stored rows and query parameters. */
 export const RUN_STATUSES: readonly RunStatus[] = [
   'Running',
@@ -12,3 +15,8 @@ export const RUN_STATUSES: readonly RunStatus[] = [
   'Completed',
   'Failed',
 ];
+
+/** `true` when `value` is one of {@link RUN_STATUSES}. */
+export function isRunStatus(value: unknown): value is RunStatus {
+  return typeof value === 'string' && (RUN_STATUSES as readonly string[]).includes(value);
+}

@@ -1,0 +1,21 @@
+import type { ColumnType } from 'kysely';
+
+/** The columns of `jobs.recoverable_runs` as kysely sees them (migrations/sql/0005_jobs.sql). */
+export interface RecoverableRunsTable {
+  id: string;
+  job_name: string;
+  status: string;
+  started_at: ColumnType<Date, Date | string, Date | string>;
+  last_progress_at: ColumnType<Date, Date | string, Date | string>;
+  completed_at: ColumnType<Date | null, Date | string | null, Date | string | null>;
+  cursor: ColumnType<Uint8Array | null, Uint8Array | null, Uint8Array | null>;
+  /** JSONB: pg parses it on read; written as a JSON string. */
+  stats: ColumnType<unknown, string, string>;
+  params: ColumnType<unknown, string, string>;
+  error_message: string | null;
+}
+
+/** The tables this package reads and writes. */
+export interface RecoverableTables {
+  'jobs.recoverable_runs': RecoverableRunsTable;
+}

@@ -1,0 +1,31 @@
+import type { JobStore } from './job-store.js';
+import type { RunOutcome } from './run-outcome.js';
+import type { RunRecord } from './run-record.js';
+
+/**
+ * The port `runOrResume` drives: creates and loads run rows, binds a
+ * {@link JobStore} to one, writes the terminal status. `PgJobStoreFactory`
+ * implements it on `jobs.recoverable_runs`.
+ */
+export interface JobStoreFactory {
+  /** The job's active run (Running, Paused or CancelRequested) if any, else its newest run, else `null`. */
+  latestRun(jobName: string): Promise<RunRecord | null>;
+  /**
+   * Inserts a fresh `Running` row (`started_at = NOW()`, cursor NULL, stats
+   * `{}`) with these params. Returns `null` when the one-active-run index
+   * refused it: another run won the race.
+   */
+  insertRunning(jobName: string, params: Readonly<Record<string, unknown>>): Promise<RunRecord | null>;
+  /** Flips a `Paused` row to `Running` (same cursor, stats, params). `null` when it was no longer Paused. */
+  resumePaused(runId: string): Promise<RunRecord | null>;
+  /** A store bound to this run; `params` are the (validated) params the handler sees. */
+  storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>): JobStore;
+  /** Sets `stats.total_estimate`. */
+  recordTotalEstimate(runId: string, total: number): Promise<void>;
+  /**
+   * The terminal write: `Completed` (completed_at set), `Paused` (with the
+   * outcome's cursor) or `Failed` (with the message, completed_at set; the
+   * cursor is not advanced). Returns the row as written.
+   */
+  finishRun(runId: string, outcome: RunOutcome): Promise<RunRecord>;
+}

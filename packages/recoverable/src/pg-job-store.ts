@@ -1,0 +1,157 @@
+import { type Kysely, sql } from 'kysely';
+import type { RecoverableTables } from './db/recoverable-runs-table.js';
+import type { CheckpointProgress, JobStore } from './job-store.js';
+import { MAX_PROGRESS_SAMPLES, MIN_SAMPLE_SPACING_MS } from './progress.js';
+import { RecoverableError } from './recoverable-error.js';
+import { isRunStatus, type RunStatus } from './run-status.js';
+
+/** Keys of `stats` the engine owns; a checkpoint's `counters` may not use them. */
+export const RESERVED_STATS_KEYS: readonly string[] = [
+  'count',
+  'scanned_count',
+  'total_estimate',
+  'progress_samples',
+  'progress_resumed_at_ms',
+];
+
+/**
+ * {@link JobStore} for one row of `jobs.recoverable_runs`. The process that
+ * runs the job owns the row, so a checkpoint is one uncontended UPDATE.
+ */
+export class PgJobStore implements JobStore {
+  readonly runId: string;
+  readonly startedAt: Date;
+  readonly params: Readonly<Record<string, unknown>>;
+  readonly #db: Kysely<RecoverableTables>;
+
+  constructor(
+    db: Kysely<RecoverableTables>,
+    run: { runId: string; startedAt: Date },
+    params: Readonly<Record<string, unknown>>,
+  ) {
+    this.#db = db;
+    this.runId = run.runId;
+    this.startedAt = run.startedAt;
+    this.params = Object.freeze({ ...params });
+  }
+
+  async status(): Promise<RunStatus> {
+    const row = await this.#db
+      .selectFrom('jobs.recoverable_runs')
+      .select('status')
+      .where('id', '=', this.runId)
+      .executeTakeFirst();
+    if (!row) throw this.#gone();
+    // An unknown status string (a hand-edited row) reads as a cancel request: the safest answer.
+    return isRunStatus(row.status) ? row.status : 'CancelRequested';
+  }
+
+  async loadCursor(): Promise<Uint8Array | null> {
+    const row = await this.#db
+      .selectFrom('jobs.recoverable_runs')
+      .select('cursor')
+      .where('id', '=', this.runId)
+      .executeTakeFirst();
+    if (!row) throw this.#gone();
+    return row.cursor === null ? null : new Uint8Array(row.cursor);
+  }
+
+  /**
+   * One UPDATE: cursor, `stats.count += deltaCount`, `stats.scanned_count +=
+   * progress.scanned ?? deltaCount`, each counter added, `total_estimate` set
+   * when given, a progress sample appended (see `MAX_PROGRESS_SAMPLES`),
+   * `last_progress_at = NOW()`.
+   */
+  async checkpoint(cursor: Uint8Array, deltaCount: number, progress: CheckpointProgress = {}): Promise<void> {
+    if (!(cursor instanceof Uint8Array)) {
+      throw new RecoverableError('INVALID_CHECKPOINT', 'checkpoint cursor must be a Uint8Array');
+    }
+    checkCount('deltaCount', deltaCount);
+    const scanned = progress.scanned ?? deltaCount;
+    checkCount('progress.scanned', scanned);
+    if (progress.totalEstimate !== undefined) checkCount('progress.totalEstimate', progress.totalEstimate);
+    const counters: Record<string, number> = {};
+    for (const [key, value] of Object.entries(progress.counters ?? {})) {
+      if (RESERVED_STATS_KEYS.includes(key)) {
+        throw new RecoverableError(
+          'INVALID_CHECKPOINT',
+          `checkpoint counter "${key}" is reserved by the engine; reserved keys: ${RESERVED_STATS_KEYS.join(', ')}`,
+        );
+      }
+      if (typeof value !== 'number' || !Number.isFinite(value)) {
+        throw new RecoverableError(
+          'INVALID_CHECKPOINT',
+          `checkpoint counter "${key}" must be a finite number`,
+        );
+      }
+      counters[key] = value;
+    }
+    const total = progress.totalEstimate === undefined ? {} : { total_estimate: progress.totalEstimate };
+    const result = await sql<{ status: string }>`
+      WITH cur AS (
+        SELECT id,
+               CASE WHEN jsonb_typeof(stats) = 'object' THEN stats ELSE '{}'::jsonb END AS s,
+               (extract(epoch FROM now()) * 1000)::bigint AS now_ms
+          FROM jobs.recoverable_runs
+         WHERE id = ${this.runId}
+      ), base AS (
+        SELECT id, s, now_ms,
+               COALESCE((s->>'count')::numeric, 0) + ${deltaCount}::numeric AS new_count,
+               COALESCE((s->>'scanned_count')::numeric, 0) + ${scanned}::numeric AS new_scanned,
+               CASE WHEN jsonb_typeof(s->'progress_samples') = 'array'
+                    THEN s->'progress_samples' ELSE '[]'::jsonb END AS samples
+          FROM cur
+      ), thinned AS (
+        SELECT id, s, new_count, new_scanned,
+               CASE WHEN jsonb_array_length(samples) >= 2
+                     AND now_ms - COALESCE((samples -> (-2) ->> 0)::numeric, 0) < ${MIN_SAMPLE_SPACING_MS}::numeric
+                     -- never replace the last sample before a resume: it closes the pre-pause segment
+                     AND COALESCE((s -> 'progress_resumed_at_ms' ->> (-1))::numeric, 0)
+                         <= COALESCE((samples -> (-1) ->> 0)::numeric, 0)
+                    THEN samples - (-1)
+                    ELSE samples END
+               || jsonb_build_array(jsonb_build_array(now_ms, new_scanned)) AS samples
+          FROM base
+      ), trimmed AS (
+        SELECT id, s, new_count, new_scanned,
+               (SELECT jsonb_agg(e ORDER BY o)
+                  FROM jsonb_array_elements(samples) WITH ORDINALITY AS t(e, o)
+                 WHERE o > jsonb_array_length(samples) - ${MAX_PROGRESS_SAMPLES}::int) AS samples
+          FROM thinned
+      ), counters AS (
+        SELECT COALESCE(
+                 jsonb_object_agg(c.key, COALESCE((trimmed.s->>c.key)::numeric, 0) + c.value::numeric),
+                 '{}'::jsonb) AS merged
+          FROM trimmed, jsonb_each_text(${JSON.stringify(counters)}::jsonb) AS c
+      )
+      UPDATE jobs.recoverable_runs r
+         SET cursor = ${Buffer.from(cursor.buffer, cursor.byteOffset, cursor.byteLength)},
+             stats = t.s || counters.merged
+                     || jsonb_build_object('count', t.new_count,
+                                           'scanned_count', t.new_scanned,
+                                           'progress_samples', t.samples)
+                     || ${JSON.stringify(total)}::jsonb,
+             last_progress_at = now()
+        FROM trimmed t, counters
+       WHERE r.id = t.id
+      RETURNING r.status
+    `.execute(this.#db);
+    if (result.rows.length === 0) throw this.#gone();
+  }
+
+  #gone(): RecoverableError {
+    return new RecoverableError(
+      'RUN_NOT_FOUND',
+      `run ${this.runId} no longer exists in jobs.recoverable_runs`,
+    );
+  }
+}
+
+function checkCount(name: string, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new RecoverableError(
+      'INVALID_CHECKPOINT',
+      `checkpoint ${name} must be a finite non-negative number, got ${String(value)}`,
+    );
+  }
+}

@@ -1,0 +1,418 @@
+import type { JobOutcome, Logger } from '@oxicloud/scheduler';
+import { ok, silentLogger } from '@oxicloud/scheduler';
+import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
+import type { RecoverableTables } from './db/recoverable-runs-table.js';
+import { PgJobStoreFactory } from './pg-job-store-factory.js';
+import { messageOf, RecoverableError } from './recoverable-error.js';
+import type { RecoverableJobHandler } from './recoverable-job-handler.js';
+import {
+  type AcquiredRun,
+  acquireRun,
+  type ExecutedRun,
+  executeRun,
+  logRunStart,
+  prepareTriggerParams,
+  RECOVERABLE_TARGET,
+  type RunArgs,
+  type RunFinishedListener,
+} from './run-or-resume.js';
+import type { RunStatus } from './run-status.js';
+import { type RunSummary, toRunSummary } from './run-summary.js';
+
+/** Options of {@link RecoverableEngine}. */
+export interface RecoverableEngineOptions {
+  /** A pg `Pool` (or anything kysely's `PostgresDialect` accepts). The engine never ends it. */
+  readonly pool: PostgresPool;
+  /** @defaultValue a logger that drops everything */
+  readonly logger?: Logger;
+  /** Called after each terminal write (alerts and findings mails hook here); contained if it throws. */
+  readonly onRunFinished?: RunFinishedListener;
+}
+
+/** What {@link RecoverableEngine.trigger} answers. */
+export interface TriggerResult {
+  readonly run_id: string;
+  /** `Running` for a started or resumed run; the active run's status when one was already active. */
+  readonly status: RunStatus;
+  /** `true` when a Paused run was resumed (same cursor, stats and params). */
+  readonly resumed: boolean;
+  /** `true` when a run was already Running or CancelRequested: nothing was started. */
+  readonly already_running: boolean;
+}
+
+/** Arguments of {@link RecoverableEngine.runOrResume}. */
+export interface EngineRunArgs extends RunArgs {
+  /** Aborting it requests a cancel of the run (the run lands Paused with its cursor). */
+  readonly signal?: AbortSignal;
+  /** Emit the `job.run` line. @defaultValue true */
+  readonly logRunLine?: boolean;
+}
+
+/** What {@link RecoverableEngine.cancel} answers. */
+export interface CancelResult {
+  readonly run_id: string;
+  /** `CancelRequested` for a running run (or one already asked); `Paused` when the active run is paused. */
+  readonly status: 'CancelRequested' | 'Paused';
+}
+
+/** Paging of {@link RecoverableEngine.listRuns}. */
+export interface ListRunsOptions {
+  /** 1–500. @defaultValue 50 */
+  readonly limit?: number;
+  /** @defaultValue 0 */
+  readonly offset?: number;
+}
+
+/** A run this process is executing. */
+export interface ActiveRun {
+  readonly run_id: string;
+  readonly job: string;
+}
+
+/** What {@link RecoverableEngine.shutdown} answers. */
+export interface ShutdownResult {
+  /** Runs that reached a terminal write in time (normally `Paused`, with their cursor). */
+  readonly landed: ReadonlyArray<ActiveRun & { readonly status: RunStatus | null }>;
+  /** Runs still executing when the timeout passed; the next boot sweep pauses them. */
+  readonly pending: readonly ActiveRun[];
+}
+
+interface TrackedRun {
+  readonly job: string;
+  readonly controller: AbortController;
+  readonly done: Promise<ExecutedRun>;
+  result?: ExecutedRun;
+}
+
+const JOB_NAME = /^[a-z][a-z0-9_]*$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_LIST_LIMIT = 500;
+const DEFAULT_LIST_LIMIT = 50;
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+/**
+ * The recoverable-run engine as the server uses it: a catalog of
+ * {@link RecoverableJobHandler}s, non-blocking triggers, cancel, run
+ * listing, the boot sweep and graceful shutdown, on `jobs.recoverable_runs`.
+ *
+ * @example
+ * ```ts
+ * const engine = new RecoverableEngine({ pool, logger, onRunFinished: (e) => alerts.onRunFinished(e) });
+ * engine.register(storageMigration);
+ * await engine.sweep();                                    // at boot, before anything triggers
+ * const { run_id } = await engine.trigger('storage_migration', { params: { target: 's3' } });
+ * const run = await engine.getRun('storage_migration', run_id);
+ * console.log(run.status, run.progress.fraction, run.progress.eta_seconds);
+ * process.on('SIGTERM', () => engine.shutdown({ timeoutMs: 20_000 }));
+ * ```
+ */
+export class RecoverableEngine {
+  readonly #factory: PgJobStoreFactory;
+  readonly #log: Logger;
+  readonly #onRunFinished: RunFinishedListener | undefined;
+  readonly #jobs = new Map<string, RecoverableJobHandler>();
+  readonly #active = new Map<string, TrackedRun>();
+  #closing = false;
+
+  constructor(options: RecoverableEngineOptions) {
+    if (!options?.pool) throw new TypeError('RecoverableEngine needs a pg pool (options.pool)');
+    const db = new Kysely<RecoverableTables>({ dialect: new PostgresDialect({ pool: options.pool }) });
+    this.#factory = new PgJobStoreFactory(db);
+    this.#log = options.logger ?? silentLogger;
+    this.#onRunFinished = options.onRunFinished;
+  }
+
+  /** Adds a job. Throws `INVALID_JOB_NAME` (not snake_case) or `DUPLICATE_JOB`. */
+  register(handler: RecoverableJobHandler): void {
+    if (typeof handler?.name !== 'string' || !JOB_NAME.test(handler.name)) {
+      throw new RecoverableError(
+        'INVALID_JOB_NAME',
+        `recoverable job name ${JSON.stringify(handler?.name)} is not snake_case (allowed: /^[a-z][a-z0-9_]*$/)`,
+      );
+    }
+    if (typeof handler.runResumable !== 'function') {
+      throw new TypeError(`recoverable job ${handler.name} has no runResumable(store, signal) method`);
+    }
+    if (this.#jobs.has(handler.name)) {
+      throw new RecoverableError(
+        'DUPLICATE_JOB',
+        `a recoverable job named ${handler.name} is already registered`,
+      );
+    }
+    this.#jobs.set(handler.name, handler);
+  }
+
+  /** `true` when a job of this name is registered. */
+  has(name: string): boolean {
+    return this.#jobs.has(name);
+  }
+
+  /** The registered job names, in registration order. */
+  names(): string[] {
+    return [...this.#jobs.keys()];
+  }
+
+  /** Runs this process is executing right now. */
+  activeRuns(): ActiveRun[] {
+    return [...this.#active].map(([run_id, t]) => ({ run_id, job: t.job }));
+  }
+
+  /**
+   * Starts or resumes the job's run and returns at once (steps 1–4 awaited,
+   * 5–6 in the background). Idempotent: while a run is active it returns
+   * that run's id and status with `already_running: true`. A Paused run is
+   * resumed with its stored params (the new ones are validated, then
+   * ignored). `force` and `deep` are stored as `params.force` / `params.deep`.
+   *
+   * Throws `UNKNOWN_JOB`, `INVALID_PARAMS` (the validator's message) or `SHUTTING_DOWN`.
+   */
+  async trigger(name: string, args: RunArgs = {}): Promise<TriggerResult> {
+    const { job, acquired } = await this.#acquire(name, args);
+    if (acquired.kind === 'already_running') {
+      return {
+        run_id: acquired.record.runId,
+        status: acquired.record.status,
+        resumed: false,
+        already_running: true,
+      };
+    }
+    void this.#execute(job, acquired, {});
+    return {
+      run_id: acquired.record.runId,
+      status: acquired.record.status,
+      resumed: acquired.kind === 'resumed',
+      already_running: false,
+    };
+  }
+
+  /**
+   * The awaited variant (Part 1 ticks, `consistency_batch`): starts or
+   * resumes the run and resolves with its bridged `JobOutcome`; a run already
+   * active → `ok(0, { skipped: 'already_running', run_id })`.
+   *
+   * Throws `UNKNOWN_JOB`, `INVALID_PARAMS` or `SHUTTING_DOWN`.
+   */
+  async runOrResume(name: string, args: EngineRunArgs = {}): Promise<JobOutcome> {
+    const started = performance.now();
+    const { job, acquired } = await this.#acquire(name, args);
+    if (acquired.kind === 'already_running') {
+      const outcome = ok(0, { skipped: 'already_running', run_id: acquired.record.runId });
+      if (args.logRunLine !== false) {
+        this.#log.info(
+          {
+            target: 'oxicloud::scheduler',
+            event: 'job.run',
+            job: name,
+            run_id: acquired.record.runId,
+            outcome: 'ok',
+            count: 0,
+            elapsed_ms: Math.round(performance.now() - started),
+            extra: outcome.extra,
+          },
+          `job ${name} ran`,
+        );
+      }
+      return outcome;
+    }
+    const executed = await this.#execute(job, acquired, {
+      ...(args.signal ? { signal: args.signal } : {}),
+      logRunLine: args.logRunLine !== false,
+      startedAtMs: started,
+    });
+    return executed.outcome;
+  }
+
+  /**
+   * Asks the job's Running run to pause (`CancelRequested`; the handler
+   * lands `Paused` at its next batch boundary). Already CancelRequested → the
+   * same answer; a Paused run → returned as is with status `Paused`.
+   *
+   * Throws `UNKNOWN_JOB`, or `NO_ACTIVE_RUN` when the job has no active run.
+   */
+  async cancel(name: string): Promise<CancelResult> {
+    this.#job(name);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const runId = await this.#factory.requestCancel(name);
+      if (runId !== null) {
+        this.#active.get(runId)?.controller.abort();
+        return { run_id: runId, status: 'CancelRequested' };
+      }
+      const active = await this.#factory.activeRun(name);
+      if (active === null) break;
+      if (active.status === 'CancelRequested' || active.status === 'Paused') {
+        return { run_id: active.runId, status: active.status };
+      }
+      // It turned Running between the two statements (a resume): try again.
+    }
+    throw new RecoverableError(
+      'NO_ACTIVE_RUN',
+      `${name} has no Running, CancelRequested or Paused run to cancel`,
+    );
+  }
+
+  /** The job's runs, newest first. Throws `UNKNOWN_JOB` or `INVALID_PAGINATION`. */
+  async listRuns(name: string, options: ListRunsOptions = {}): Promise<RunSummary[]> {
+    this.#job(name);
+    const limit = options.limit ?? DEFAULT_LIST_LIMIT;
+    const offset = options.offset ?? 0;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+      throw new RecoverableError(
+        'INVALID_PAGINATION',
+        `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`,
+      );
+    }
+    if (!Number.isInteger(offset) || offset < 0) {
+      throw new RecoverableError('INVALID_PAGINATION', 'offset must be a non-negative integer');
+    }
+    const records = await this.#factory.listRuns(name, limit, offset);
+    return records.map(toRunSummary);
+  }
+
+  /** One run of the job. Throws `UNKNOWN_JOB`, `INVALID_RUN_ID` (not a UUID) or `RUN_NOT_FOUND`. */
+  async getRun(name: string, runId: string): Promise<RunSummary> {
+    this.#job(name);
+    if (typeof runId !== 'string' || !UUID.test(runId)) {
+      throw new RecoverableError('INVALID_RUN_ID', `run id ${JSON.stringify(runId)} is not a UUID`);
+    }
+    const record = await this.#factory.getRun(name, runId.toLowerCase());
+    if (!record) throw new RecoverableError('RUN_NOT_FOUND', `${name} has no run ${runId}`);
+    return toRunSummary(record);
+  }
+
+  /** The job's active run if any, else its newest run, else `null` (the jobs listing's "last run"). */
+  async latestRun(name: string): Promise<RunSummary | null> {
+    this.#job(name);
+    const record = await this.#factory.latestRun(name);
+    return record ? toRunSummary(record) : null;
+  }
+
+  /**
+   * The boot sweep: every Running or CancelRequested row (of any job) →
+   * Paused with `error_message` kept or set to 'server restart mid-run'.
+   * Never resumes. Call once at boot, before anything triggers. Returns the count.
+   */
+  async sweep(): Promise<number> {
+    const swept = await this.#factory.sweep();
+    if (swept.length > 0) {
+      this.#log.warn(
+        {
+          target: RECOVERABLE_TARGET,
+          event: 'run.boot_sweep',
+          count: swept.length,
+          runs: swept.map((s) => ({ job: s.jobName, run_id: s.runId })),
+        },
+        `boot sweep paused ${swept.length} run(s) left Running by a previous process`,
+      );
+    }
+    return swept.length;
+  }
+
+  /**
+   * Graceful shutdown: stops new runs, requests cancel on this process's
+   * own runs (aborts their signals and sets CancelRequested), and waits up to
+   * `timeoutMs` for them to land (normally Paused with their cursor).
+   */
+  async shutdown(options: { timeoutMs?: number } = {}): Promise<ShutdownResult> {
+    this.#closing = true;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    const tracked = [...this.#active];
+    await Promise.all(tracked.map(([runId]) => this.#requestStop(runId)));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(tracked.map(([, t]) => t.done)),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    const landed: Array<ActiveRun & { status: RunStatus | null }> = [];
+    const pending: ActiveRun[] = [];
+    for (const [run_id, t] of tracked) {
+      if (t.result) landed.push({ run_id, job: t.job, status: t.result.status });
+      else pending.push({ run_id, job: t.job });
+    }
+    this.#log.info(
+      { target: RECOVERABLE_TARGET, event: 'engine.shutdown', landed, pending },
+      `recoverable engine stopped: ${landed.length} run(s) landed, ${pending.length} still running`,
+    );
+    return { landed, pending };
+  }
+
+  /** Resolves once no run of this process is executing (tests, orderly stops). */
+  async whenIdle(): Promise<void> {
+    while (this.#active.size > 0) {
+      await Promise.allSettled([...this.#active.values()].map((t) => t.done));
+    }
+  }
+
+  #job(name: string): RecoverableJobHandler {
+    const job = this.#jobs.get(name);
+    if (!job) {
+      const known = this.names();
+      throw new RecoverableError(
+        'UNKNOWN_JOB',
+        `no recoverable job named ${JSON.stringify(name)}; registered: ${known.length ? known.join(', ') : '(none)'}`,
+      );
+    }
+    return job;
+  }
+
+  async #acquire(
+    name: string,
+    args: RunArgs,
+  ): Promise<{ job: RecoverableJobHandler; acquired: AcquiredRun }> {
+    const job = this.#job(name);
+    const prepared = prepareTriggerParams(job, args);
+    if (!prepared.ok) {
+      throw new RecoverableError('INVALID_PARAMS', `invalid params for ${name}: ${prepared.message}`);
+    }
+    if (this.#closing) {
+      throw new RecoverableError('SHUTTING_DOWN', `the server is shutting down; ${name} was not started`);
+    }
+    const acquired = await acquireRun(name, this.#factory, prepared.params);
+    if (acquired.kind !== 'already_running') logRunStart(this.#log, name, acquired);
+    return { job, acquired };
+  }
+
+  #execute(
+    job: RecoverableJobHandler,
+    acquired: AcquiredRun,
+    options: { signal?: AbortSignal; logRunLine?: boolean; startedAtMs?: number },
+  ): Promise<ExecutedRun> {
+    const runId = acquired.record.runId;
+    const controller = new AbortController();
+    const external = options.signal;
+    const onExternalAbort = () => void this.#requestStop(runId);
+    external?.addEventListener('abort', onExternalAbort, { once: true });
+    const done = executeRun(job, this.#factory, acquired.record, {
+      logger: this.#log,
+      signal: controller.signal,
+      logRunLine: options.logRunLine ?? true,
+      ...(this.#onRunFinished ? { onRunFinished: this.#onRunFinished } : {}),
+      ...(options.startedAtMs === undefined ? {} : { startedAtMs: options.startedAtMs }),
+    }).then((result) => {
+      tracked.result = result;
+      return result;
+    });
+    const tracked: TrackedRun = { job: job.name, controller, done };
+    this.#active.set(runId, tracked);
+    void done.finally(() => {
+      this.#active.delete(runId);
+      external?.removeEventListener('abort', onExternalAbort);
+    });
+    if (external?.aborted) onExternalAbort();
+    return done;
+  }
+
+  async #requestStop(runId: string): Promise<void> {
+    this.#active.get(runId)?.controller.abort();
+    try {
+      await this.#factory.requestCancelById(runId);
+    } catch (thrown) {
+      this.#log.error(
+        { target: RECOVERABLE_TARGET, event: 'run.cancel_failed', run_id: runId, error: messageOf(thrown) },
+        `could not set CancelRequested on run ${runId}`,
+      );
+    }
+  }
+}

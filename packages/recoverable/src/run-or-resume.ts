@@ -1,0 +1,386 @@
+import { err, type JobOutcome, type Logger, ok, silentLogger } from '@oxicloud/scheduler';
+import type { JobStoreFactory } from './job-store-factory.js';
+import { messageOf } from './recoverable-error.js';
+import type { RecoverableJobHandler } from './recoverable-job-handler.js';
+import { failed, type RunOutcome } from './run-outcome.js';
+import { describeCorruption, isJsonObject, type RunRecord } from './run-record.js';
+import type { RunStatus } from './run-status.js';
+import { toHex } from './run-summary.js';
+
+/** Log target of the `job.run` line (shared with the scheduler, as the plan's logging schema says). */
+export const SCHEDULER_TARGET = 'oxicloud::scheduler';
+/** Log target of the engine's own lines (run start, boot sweep, hook failures). */
+export const RECOVERABLE_TARGET = 'oxicloud::recoverable';
+
+/** Trigger arguments of a recoverable run. */
+export interface RunArgs {
+  /** Run params, validated by the job's `validateParams`; ignored when a Paused run is resumed. */
+  readonly params?: Readonly<Record<string, unknown>>;
+  /** Stored as `params.force` (acceleration semantics, per job). */
+  readonly force?: boolean;
+  /** Stored as `params.deep` (deep mode of consistency checks). */
+  readonly deep?: boolean;
+}
+
+/** What `onRunFinished` receives after each terminal write. */
+export interface RunFinishedEvent {
+  readonly job: string;
+  readonly run_id: string;
+  /** The terminal status written: Completed, Paused or Failed. */
+  readonly status: RunStatus;
+  readonly outcome: JobOutcome;
+  readonly elapsedMs: number;
+  /** The run's stats after the terminal write. */
+  readonly stats: Readonly<Record<string, unknown>>;
+}
+
+/** A hook called after each terminal write (alerts, findings mails). A throw or rejection is logged and contained. */
+export type RunFinishedListener = (event: RunFinishedEvent) => void | Promise<void>;
+
+/** Options of {@link runOrResume}. */
+export interface RunOrResumeOptions extends RunArgs {
+  readonly logger?: Logger;
+  /** Handed to the handler; aborting it asks the handler to pause. */
+  readonly signal?: AbortSignal;
+  readonly onRunFinished?: RunFinishedListener;
+  /**
+   * Emit the `job.run` line on `oxicloud::scheduler`. Default `true`; off when
+   * the Part 1 scheduler dispatches the run and logs that line itself.
+   */
+  readonly logRunLine?: boolean;
+}
+
+/** The result of steps 1–4: a run this caller now drives, or the one already active. */
+export type AcquiredRun =
+  | { readonly kind: 'started' | 'resumed'; readonly record: RunRecord }
+  | { readonly kind: 'already_running'; readonly record: RunRecord };
+
+/** The result of steps 5–6. */
+export interface ExecutedRun {
+  readonly outcome: JobOutcome;
+  /** The terminal status written, or `null` when the terminal write itself failed. */
+  readonly status: RunStatus | null;
+  readonly record: RunRecord | null;
+}
+
+const MAX_ACQUIRE_ATTEMPTS = 5;
+
+/**
+ * Trigger params → the params to store: `validateParams` applied to the
+ * params without `force`/`deep`, then `force` and `deep` added as booleans.
+ */
+export function prepareTriggerParams(
+  job: RecoverableJobHandler,
+  args: RunArgs,
+): { ok: true; params: Record<string, unknown> } | { ok: false; message: string } {
+  const raw: unknown = args.params ?? {};
+  if (!isJsonObject(raw)) return { ok: false, message: 'params must be a JSON object' };
+  const { force: rawForce, deep: rawDeep, ...rest } = raw;
+  const force = args.force ?? rawForce === true;
+  const deep = args.deep ?? rawDeep === true;
+  const validated = validateWith(job, rest);
+  if (!validated.ok) return validated;
+  return { ok: true, params: { ...validated.params, force, deep } };
+}
+
+/** Stored params → the params the handler sees (re-validated; `force`/`deep` kept). */
+function prepareStoredParams(
+  job: RecoverableJobHandler,
+  stored: Record<string, unknown>,
+): { ok: true; params: Record<string, unknown> } | { ok: false; message: string } {
+  const { force, deep, ...rest } = stored;
+  const validated = validateWith(job, rest);
+  if (!validated.ok) return validated;
+  return { ok: true, params: { ...validated.params, force: force === true, deep: deep === true } };
+}
+
+function validateWith(
+  job: RecoverableJobHandler,
+  raw: Record<string, unknown>,
+): { ok: true; params: Record<string, unknown> } | { ok: false; message: string } {
+  if (!job.validateParams) return { ok: true, params: raw };
+  let result: ReturnType<NonNullable<RecoverableJobHandler['validateParams']>>;
+  try {
+    result = job.validateParams(raw);
+  } catch (thrown) {
+    return { ok: false, message: messageOf(thrown) };
+  }
+  if (result.ok && !isJsonObject(result.params)) {
+    return { ok: false, message: `validateParams of ${job.name} returned params that are not an object` };
+  }
+  return result;
+}
+
+/**
+ * Steps 1–4 of the plan: look up the latest row; Completed/Failed/none →
+ * INSERT Running (on a unique-index conflict read the winner and continue
+ * from step 3); Paused → UPDATE to Running (stored cursor, stats and params
+ * kept: the `params` given here are ignored); Running/CancelRequested →
+ * `already_running`.
+ */
+export async function acquireRun(
+  jobName: string,
+  factory: JobStoreFactory,
+  params: Readonly<Record<string, unknown>>,
+): Promise<AcquiredRun> {
+  let latest = await factory.latestRun(jobName);
+  for (let attempt = 1; ; attempt++) {
+    if (latest === null || latest.status === 'Completed' || latest.status === 'Failed') {
+      const inserted = await factory.insertRunning(jobName, params);
+      if (inserted) return { kind: 'started', record: inserted };
+      // Lost the race for the one-active-run index: read the winner, continue from step 3.
+    } else if (latest.status === 'Paused') {
+      const resumed = await factory.resumePaused(latest.runId);
+      if (resumed) return { kind: 'resumed', record: resumed };
+      // Someone else resumed (or cancelled) it first: read again.
+    } else {
+      return { kind: 'already_running', record: latest };
+    }
+    if (attempt >= MAX_ACQUIRE_ATTEMPTS) {
+      throw new Error(`could not start or resume a run of ${jobName}: the active run kept changing under us`);
+    }
+    latest = await factory.latestRun(jobName);
+  }
+}
+
+/**
+ * The `RunOutcome` → `JobOutcome` bridge: completed → ok(count, { completed,
+ * run_id }); paused → ok(count, { paused, cursor_hex, run_id }); failed →
+ * err(message). `count` is the run's accumulated `stats.count`.
+ */
+export function toJobOutcome(outcome: RunOutcome, count: number, runId: string): JobOutcome {
+  switch (outcome.kind) {
+    case 'completed':
+      return ok(count, { completed: true, run_id: runId });
+    case 'paused':
+      return ok(count, { paused: true, cursor_hex: toHex(outcome.cursor), run_id: runId });
+    case 'failed':
+      return err(outcome.message);
+  }
+}
+
+function isRunOutcome(value: unknown): value is RunOutcome {
+  if (!isJsonObject(value)) return false;
+  switch (value['kind']) {
+    case 'completed':
+      return true;
+    case 'paused':
+      return value['cursor'] instanceof Uint8Array;
+    case 'failed':
+      return typeof value['message'] === 'string';
+    default:
+      return false;
+  }
+}
+
+function countOf(stats: unknown): number {
+  if (!isJsonObject(stats)) return 0;
+  const count = stats['count'];
+  return typeof count === 'number' && Number.isFinite(count) ? count : 0;
+}
+
+/**
+ * Steps 5–6 of the plan for a run acquired by {@link acquireRun}: check the
+ * row, re-validate the stored params, estimate the total, run the handler
+ * with a store bound to the row, write the terminal status, bridge to a
+ * `JobOutcome`, log `job.run`, call `onRunFinished`. Never throws.
+ */
+export async function executeRun(
+  job: RecoverableJobHandler,
+  factory: JobStoreFactory,
+  record: RunRecord,
+  options: Omit<RunOrResumeOptions, keyof RunArgs> & { readonly startedAtMs?: number } = {},
+): Promise<ExecutedRun> {
+  const log = options.logger ?? silentLogger;
+  const startedAtMs = options.startedAtMs ?? performance.now();
+  const signal = options.signal ?? new AbortController().signal;
+  const runId = record.runId;
+
+  const outcome = await runHandler(job, factory, record, signal, log);
+
+  let final: RunRecord;
+  try {
+    final = await factory.finishRun(runId, outcome);
+  } catch (thrown) {
+    const message = `could not write the terminal status of run ${runId}: ${messageOf(thrown)}`;
+    log.error(
+      {
+        target: RECOVERABLE_TARGET,
+        event: 'run.finish_failed',
+        job: job.name,
+        run_id: runId,
+        error: message,
+      },
+      message,
+    );
+    return { outcome: err(message), status: null, record: null };
+  }
+
+  const jobOutcome = toJobOutcome(outcome, countOf(final.stats), runId);
+  const elapsedMs = Math.round(performance.now() - startedAtMs);
+  if (options.logRunLine !== false) logRunLine(log, job.name, runId, jobOutcome, elapsedMs);
+  if (options.onRunFinished) {
+    const event: RunFinishedEvent = {
+      job: job.name,
+      run_id: runId,
+      status: final.status,
+      outcome: jobOutcome,
+      elapsedMs,
+      stats: isJsonObject(final.stats) ? final.stats : {},
+    };
+    try {
+      await options.onRunFinished(event);
+    } catch (thrown) {
+      log.error(
+        {
+          target: RECOVERABLE_TARGET,
+          event: 'run.finished_hook_failed',
+          job: job.name,
+          run_id: runId,
+          error: messageOf(thrown),
+        },
+        `onRunFinished hook failed for ${job.name}`,
+      );
+    }
+  }
+  return { outcome: jobOutcome, status: final.status, record: final };
+}
+
+async function runHandler(
+  job: RecoverableJobHandler,
+  factory: JobStoreFactory,
+  record: RunRecord,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<RunOutcome> {
+  const corruption = describeCorruption(record);
+  if (corruption !== null) {
+    return failed(`run ${record.runId} of ${job.name} has a corrupted row: ${corruption}`);
+  }
+  const prepared = prepareStoredParams(job, record.params as Record<string, unknown>);
+  if (!prepared.ok) {
+    return failed(`stored params of run ${record.runId} are not valid for ${job.name}: ${prepared.message}`);
+  }
+  if (job.estimateTotal) {
+    try {
+      const total = await job.estimateTotal(prepared.params);
+      if (typeof total === 'number' && Number.isFinite(total) && total >= 0) {
+        await factory.recordTotalEstimate(record.runId, total);
+      }
+    } catch (thrown) {
+      log.warn(
+        {
+          target: RECOVERABLE_TARGET,
+          event: 'run.estimate_failed',
+          job: job.name,
+          run_id: record.runId,
+          error: messageOf(thrown),
+        },
+        `could not estimate the total of ${job.name}; progress has no ETA`,
+      );
+    }
+  }
+  try {
+    const store = factory.storeFor(record, prepared.params);
+    const outcome: unknown = await job.runResumable(store, signal);
+    if (!isRunOutcome(outcome)) {
+      return failed(`${job.name} returned something that is not a RunOutcome: ${JSON.stringify(outcome)}`);
+    }
+    return outcome;
+  } catch (thrown) {
+    return failed(messageOf(thrown));
+  }
+}
+
+function logRunLine(log: Logger, job: string, runId: string, outcome: JobOutcome, elapsedMs: number): void {
+  if (outcome.kind === 'ok') {
+    log.info(
+      {
+        target: SCHEDULER_TARGET,
+        event: 'job.run',
+        job,
+        run_id: runId,
+        outcome: 'ok',
+        count: outcome.count,
+        elapsed_ms: elapsedMs,
+        extra: outcome.extra,
+      },
+      `job ${job} ran`,
+    );
+  } else {
+    log.error(
+      {
+        target: SCHEDULER_TARGET,
+        event: 'job.run',
+        job,
+        run_id: runId,
+        outcome: 'err',
+        cause: 'handler',
+        error: outcome.message,
+        elapsed_ms: elapsedMs,
+      },
+      `job ${job} ran`,
+    );
+  }
+}
+
+/**
+ * The plan's `run_or_resume`: validate the trigger params, then steps 1–4
+ * ({@link acquireRun}) and 5–6 ({@link executeRun}), awaited.
+ *
+ * - a fresh or resumed run → the bridged outcome of the handler;
+ * - a run already active → `ok(0, { skipped: 'already_running', run_id })`;
+ * - trigger params the job rejects → `err('invalid params for <job>: …')`, no row written;
+ * - the database unreachable before the run starts → `err(…)`.
+ *
+ * @example
+ * ```ts
+ * const factory = new PgJobStoreFactory(new Kysely({ dialect: new PostgresDialect({ pool }) }));
+ * const outcome = await runOrResume(storageMigration, factory, { params: { target: 's3' }, logger });
+ * if (outcome.kind === 'ok' && outcome.extra['paused']) console.log('paused at', outcome.extra['cursor_hex']);
+ * ```
+ */
+export async function runOrResume(
+  job: RecoverableJobHandler,
+  factory: JobStoreFactory,
+  options: RunOrResumeOptions = {},
+): Promise<JobOutcome> {
+  const startedAtMs = performance.now();
+  const log = options.logger ?? silentLogger;
+  const prepared = prepareTriggerParams(job, options);
+  if (!prepared.ok) return err(`invalid params for ${job.name}: ${prepared.message}`);
+  let acquired: AcquiredRun;
+  try {
+    acquired = await acquireRun(job.name, factory, prepared.params);
+  } catch (thrown) {
+    const message = `could not start or resume a run of ${job.name}: ${messageOf(thrown)}`;
+    log.error(
+      { target: RECOVERABLE_TARGET, event: 'run.start_failed', job: job.name, error: message },
+      message,
+    );
+    return err(message);
+  }
+  if (acquired.kind === 'already_running') {
+    const outcome = ok(0, { skipped: 'already_running', run_id: acquired.record.runId });
+    if (options.logRunLine !== false) {
+      logRunLine(log, job.name, acquired.record.runId, outcome, Math.round(performance.now() - startedAtMs));
+    }
+    return outcome;
+  }
+  logRunStart(log, job.name, acquired);
+  const executed = await executeRun(job, factory, acquired.record, { ...options, startedAtMs });
+  return executed.outcome;
+}
+
+/** The engine's info line when a run starts or resumes. */
+export function logRunStart(log: Logger, job: string, acquired: AcquiredRun): void {
+  log.info(
+    {
+      target: RECOVERABLE_TARGET,
+      event: acquired.kind === 'resumed' ? 'run.resumed' : 'run.started',
+      job,
+      run_id: acquired.record.runId,
+    },
+    `${job} run ${acquired.record.runId} ${acquired.kind}`,
+  );
+}

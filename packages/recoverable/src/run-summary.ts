@@ -1,0 +1,58 @@
+import { computeProgress, type RunProgress } from './progress.js';
+import { isJsonObject, type RunRecord } from './run-record.js';
+import type { RunStatus } from './run-status.js';
+
+/** Keys of `stats` that only feed {@link RunProgress}; left out of {@link RunSummary.stats}. */
+const PROGRESS_KEYS = new Set(['progress_samples', 'progress_resumed_at_ms']);
+
+/**
+ * One run as the admin surface shows it (`GET /api/admin/jobs/{name}/runs`
+ * and `…/runs/{id}`). JSON-ready: times are ISO 8601 strings.
+ */
+export interface RunSummary {
+  readonly run_id: string;
+  readonly job_name: string;
+  readonly status: RunStatus;
+  readonly started_at: string;
+  readonly last_progress_at: string;
+  readonly completed_at: string | null;
+  /** The stored cursor as lowercase hex, or `null` on a fresh run. */
+  readonly cursor_hex: string | null;
+  /** Job-specific counters; `count` mirrors `JobOutcome.ok.count`, `scanned_count` the items examined. */
+  readonly stats: Readonly<Record<string, unknown>>;
+  /** The run's params; `force` and `deep` are set by the engine. */
+  readonly params: Readonly<Record<string, unknown>>;
+  readonly error_message: string | null;
+  readonly progress: RunProgress;
+}
+
+/** Hex of a cursor. */
+export function toHex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+/** Builds the {@link RunSummary} of a stored run. Never throws, whatever the row holds. */
+export function toRunSummary(record: RunRecord): RunSummary {
+  const stats: Record<string, unknown> = {};
+  if (isJsonObject(record.stats)) {
+    for (const [key, value] of Object.entries(record.stats)) {
+      if (!PROGRESS_KEYS.has(key)) stats[key] = value;
+    }
+  } else {
+    stats['corrupted'] = record.stats;
+  }
+  const params = isJsonObject(record.params) ? record.params : { corrupted: record.params };
+  return {
+    run_id: record.runId,
+    job_name: record.jobName,
+    status: record.status,
+    started_at: record.startedAt.toISOString(),
+    last_progress_at: record.lastProgressAt.toISOString(),
+    completed_at: record.completedAt?.toISOString() ?? null,
+    cursor_hex: record.cursor === null ? null : toHex(record.cursor),
+    stats,
+    params,
+    error_message: record.errorMessage,
+    progress: computeProgress(record.stats, record.status),
+  };
+}
