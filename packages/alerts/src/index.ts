@@ -1,6 +1,41 @@
 /**
- * @oxicloud/alerts: Email alerts for failed jobs and consistency findings, over an EmailSender port with an SMTP adapter.
+ * @oxicloud/alerts: e-mail alerts for failed jobs and consistency findings,
+ * over an {@link EmailSender} port with an SMTP adapter. Recipients are the
+ * admins (`AdminRecipients`), at most one mail per (job, kind) per 6 h.
  *
  * @packageDocumentation
  */
-export {};
+
+export type { AdminRecipients } from './admin-recipients.js';
+export { alertOnFailVariable, alertsEnabledFor, validateAlertEnv } from './alert-env.js';
+export type { AlertsErrorCode } from './alerts-error.js';
+export { AlertsError } from './alerts-error.js';
+export type { EmailMessage, EmailSender } from './email-sender.js';
+export { escapeHtml } from './html.js';
+export type {
+  AlertKind,
+  AlertResult,
+  ConsistencyFindingsEvent,
+  JobAlertsOptions,
+  JobFailedEvent,
+} from './job-alerts.js';
+export { ALERTS_TARGET, DEFAULT_DEDUP_WINDOW_MS, JobAlerts } from './job-alerts.js';
+export type { Env, SmtpConfig, SmtpSecurity } from './smtp-config.js';
+export { SMTP_SECURITY_VALUES, smtpConfigFromEnv } from './smtp-config.js';
+export type { SmtpTimeouts } from './smtp-email-sender.js';
+export { SmtpEmailSender } from './smtp-email-sender.js';
+export type {
+  AlertSeverity,
+  ConsistencyFindingsData,
+  FindingCount,
+  FindingExample,
+} from './templates/consistency-findings.js';
+export {
+  groupFindingCounts,
+  renderConsistencyFindings,
+  SEVERITY_ORDER,
+  worstExample,
+} from './templates/consistency-findings.js';
+export type { JobFailedData, JobFailureCause } from './templates/job-failed.js';
+export { renderJobFailed } from './templates/job-failed.js';
+export type { RenderedEmail } from './templates/rendered-email.js';

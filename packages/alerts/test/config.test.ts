@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AlertsError,
+  alertsEnabledFor,
+  JobAlerts,
+  smtpConfigFromEnv,
+  validateAlertEnv,
+} from '../src/index.js';
+import { CapturingLogger } from './capturing-logger.js';
+
+function configError(fn: () => unknown): AlertsError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof AlertsError) return error;
+    throw error;
+  }
+  throw new Error('expected an AlertsError');
+}
+
+const base = { OXICLOUD_SMTP_HOST: 'smtp.example.org', OXICLOUD_SMTP_FROM: 'alerts@example.org' };
+
+describe('smtpConfigFromEnv', () => {
+  it('returns null when OXICLOUD_SMTP_HOST is unset or empty', () => {
+    expect(smtpConfigFromEnv({})).toBeNull();
+    expect(smtpConfigFromEnv({ OXICLOUD_SMTP_HOST: '  ', OXICLOUD_SMTP_PORT: 'junk' })).toBeNull();
+  });
+
+  it('applies the defaults: starttls on 587, 465 for tls, no AUTH', () => {
+    expect(smtpConfigFromEnv(base)).toEqual({
+      host: 'smtp.example.org',
+      port: 587,
+      secure: 'starttls',
+      user: undefined,
+      password: undefined,
+      from: 'alerts@example.org',
+    });
+    expect(smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_SECURE: 'TLS' })?.port).toBe(465);
+    expect(
+      smtpConfigFromEnv({
+        ...base,
+        OXICLOUD_SMTP_SECURE: 'none',
+        OXICLOUD_SMTP_PORT: '2525',
+        OXICLOUD_SMTP_USER: 'ops',
+        OXICLOUD_SMTP_PASSWORD: ' secret ',
+        OXICLOUD_SMTP_FROM: 'OxiCloud <alerts@example.org>',
+      }),
+    ).toEqual({
+      host: 'smtp.example.org',
+      port: 2525,
+      secure: 'none',
+      user: 'ops',
+      password: ' secret ',
+      from: 'OxiCloud <alerts@example.org>',
+    });
+  });
+
+  it('rejects bad values with INVALID_CONFIG naming the variable and what is allowed', () => {
+    const secure = configError(() => smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_SECURE: 'ssl' }));
+    expect(secure.code).toBe('INVALID_CONFIG');
+    expect(secure.message).toBe('OXICLOUD_SMTP_SECURE must be one of none, starttls, tls, got "ssl"');
+
+    for (const port of ['0', '65536', '25.5', 'abc', '-1']) {
+      expect(configError(() => smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_PORT: port })).message).toMatch(
+        /^OXICLOUD_SMTP_PORT must be an integer from 1 to 65535/,
+      );
+    }
+    expect(configError(() => smtpConfigFromEnv({ OXICLOUD_SMTP_HOST: 'smtp.example.org' })).message).toMatch(
+      /^OXICLOUD_SMTP_FROM is required when OXICLOUD_SMTP_HOST is set/,
+    );
+    expect(
+      configError(() => smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_FROM: 'not an address' })).message,
+    ).toMatch(/^OXICLOUD_SMTP_FROM must be an address/);
+    expect(configError(() => smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_USER: 'ops' })).message).toMatch(
+      /OXICLOUD_SMTP_USER and OXICLOUD_SMTP_PASSWORD must be set together/,
+    );
+  });
+});
+
+describe('OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL', () => {
+  it('defaults to on, accepts true/false in any case, and names a bad variable', () => {
+    const env = {
+      OXICLOUD_JOB_TRASH_CLEANUP_ALERT_ON_FAIL: 'FALSE',
+      OXICLOUD_JOB_DEDUP_GC_ALERT_ON_FAIL: 'true',
+      OXICLOUD_OTHER: 'x',
+    };
+    expect(validateAlertEnv(env)).toEqual(['trash_cleanup']);
+    expect(alertsEnabledFor(env, 'trash_cleanup')).toBe(false);
+    expect(alertsEnabledFor(env, 'dedup_gc')).toBe(true);
+    expect(alertsEnabledFor(env, 'grant_cleanup')).toBe(true);
+
+    const bad = configError(() => validateAlertEnv({ OXICLOUD_JOB_DEDUP_GC_ALERT_ON_FAIL: 'no' }));
+    expect(bad.message).toBe('OXICLOUD_JOB_DEDUP_GC_ALERT_ON_FAIL must be true or false, got "no"');
+  });
+
+  it('is validated when JobAlerts is constructed, with the other options', () => {
+    const common = {
+      sender: null,
+      recipients: { adminEmails: async () => [] },
+      logger: new CapturingLogger(),
+    };
+    expect(
+      configError(() => new JobAlerts({ ...common, env: { OXICLOUD_JOB_X_ALERT_ON_FAIL: 'maybe' } })).code,
+    ).toBe('INVALID_CONFIG');
+    expect(
+      configError(() => new JobAlerts({ ...common, env: {}, publicBaseUrl: 'ftp://x' })).message,
+    ).toMatch(/publicBaseUrl must be an http\(s\) URL/);
+    expect(configError(() => new JobAlerts({ ...common, env: {}, dedupWindowMs: -1 })).message).toMatch(
+      /dedupWindowMs/,
+    );
+  });
+});
