@@ -25,6 +25,8 @@ export interface CheckJobHandler extends RecoverableJobHandler {
    * with the message before a run row exists.
    */
   validateParams(params: unknown): CheckParamsValidation;
+  /** Forwards to the check's `estimateTotal` (`null` when it has none or it fails). */
+  estimateTotal(params: Readonly<Record<string, unknown>>): Promise<number | null>;
 }
 
 /**
@@ -48,6 +50,15 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
     name: check.name,
     check,
     validateParams: validateCheckParams,
+    async estimateTotal(params: Readonly<Record<string, unknown>>): Promise<number | null> {
+      const validation = validateCheckParams(params);
+      if (!validation.ok || !check.estimateTotal) return null;
+      try {
+        return await check.estimateTotal(validation.options);
+      } catch {
+        return null;
+      }
+    },
     async runResumable(store: JobStore, signal: AbortSignal): Promise<RunOutcome> {
       const validation = validateCheckParams(store.params);
       if (!validation.ok) return failed(validation.message);

@@ -94,6 +94,11 @@ export interface ConsistencyCheck {
    */
   concurrentSafe(): boolean;
   /**
+   * Optional: the number of rows the whole scan will examine, when cheap to
+   * estimate (planner statistics), for progress and ETA; `null` when unknown.
+   */
+  estimateTotal?(options: CheckOptions): Promise<number | null>;
+  /**
    * Runs or resumes the scan. `store.loadCursor()` is `null` on a fresh run.
    * Must checkpoint and poll `store.status()` between batches and return
    * `paused` with the current cursor on `CancelRequested` or when `signal` fires.

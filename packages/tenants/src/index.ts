@@ -8,9 +8,34 @@
 
 export type { DedupGcConfig, DedupGcJob, DedupGcJobOptions } from './dedup-gc/index.js';
 export { createDedupGcJob, DEDUP_GC_JOB_NAME, dedupGcConfigFromEnv } from './dedup-gc/index.js';
+export type { DrivesConsistencyCheckOptions } from './drives-consistency/index.js';
+export {
+  createDrivesConsistencyCheck,
+  DRIVE_USED_BYTES_DRIFT,
+  DRIVES_CONSISTENCY_CHECK_NAME,
+  USER_USED_BYTES_DRIFT,
+} from './drives-consistency/index.js';
 export type { TenantEnv } from './env.js';
 export type { TenantsErrorCode } from './errors.js';
 export { isTenantsError, TenantsError } from './errors.js';
+export type { FilesConsistencyCheckOptions } from './files-consistency/index.js';
+export {
+  BLOB_SIZE_MISMATCH,
+  createFilesConsistencyCheck,
+  FILES_CONSISTENCY_CHECK_NAME,
+  MAX_AFFECTED_FILE_IDS,
+  MISSING_BLOB,
+  PARENT_FOLDER_TRASHED,
+} from './files-consistency/index.js';
+export type { FoldersConsistencyCheckOptions } from './folders-consistency/index.js';
+export {
+  createFoldersConsistencyCheck,
+  FOLDERS_CONSISTENCY_CHECK_NAME,
+  folderFindings,
+  LPATH_MISMATCH,
+  PARENT_TRASHED_MISMATCH,
+  PATH_MISMATCH,
+} from './folders-consistency/index.js';
 export type { GrantCleanupConfig, GrantCleanupJob, GrantCleanupJobOptions } from './grant-cleanup/index.js';
 export {
   createGrantCleanupJob,
@@ -19,12 +44,23 @@ export {
 } from './grant-cleanup/index.js';
 export type { BlobHasher, StoredBlobDigest } from './ports/blob-hasher.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';
+export type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from './ports/drive-usage-scan.js';
+export type {
+  FileBlobAnomaly,
+  FileBlobKey,
+  FileBlobScan,
+  FileScanOptions,
+  LiveFileInTrashedFolder,
+  MissingBlob,
+} from './ports/file-blob-scan.js';
+export type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from './ports/folder-tree-scan.js';
 export type { DeletedGrant, GrantRepository } from './ports/grant-repository.js';
 export type {
   OrphanBlobCandidate,
   OrphanBlobRepository,
   OrphanCollectResult,
 } from './ports/orphan-blob-repository.js';
+export type { ScanPage } from './ports/scan-page.js';
 export type { TrashPurgeBatch, TrashRepository } from './ports/trash-repository.js';
 export type { UsageCorrection, UsageReconcileResult, UsageRepository } from './ports/usage-repository.js';
 export type {

@@ -1,2 +1,10 @@
-/** The files_consistency tenant (not implemented yet). */
-export {};
+/** The files_consistency tenant: each file against its blob row (missing, size) and its folder (trashed). */
+export type { FilesConsistencyCheckOptions } from './files-consistency-check.js';
+export {
+  BLOB_SIZE_MISMATCH,
+  createFilesConsistencyCheck,
+  FILES_CONSISTENCY_CHECK_NAME,
+  MAX_AFFECTED_FILE_IDS,
+  MISSING_BLOB,
+  PARENT_FOLDER_TRASHED,
+} from './files-consistency-check.js';

@@ -1,2 +1,10 @@
-/** The folders_consistency tenant (not implemented yet). */
-export {};
+/** The folders_consistency tenant: each folder row against its parent row (trash flag, path, lpath). */
+export type { FoldersConsistencyCheckOptions } from './folders-consistency-check.js';
+export {
+  createFoldersConsistencyCheck,
+  FOLDERS_CONSISTENCY_CHECK_NAME,
+  folderFindings,
+  LPATH_MISMATCH,
+  PARENT_TRASHED_MISMATCH,
+  PATH_MISMATCH,
+} from './folders-consistency-check.js';

@@ -1,0 +1,168 @@
+/**
+ * drives_consistency: the usage counters against the rows they count.
+ *
+ * The five decisions (ConsistencyCheck's "for implementors"):
+ *
+ * 1. Direction. Forward only, DB aggregate → DB counter: there is no storage
+ *    side. Two phases: (1) each drive's `used_bytes` against `SUM(size)` of
+ *    its files, trashed included (the storage_reconcile rule); (2) each user's
+ *    envelope `auth.users.storage_used_bytes` against `SUM(used_bytes)` of
+ *    their drives.
+ * 2. Severity. Both kinds are `Drift`: an accounting mismatch, no bytes are
+ *    lost and nothing is unreachable; only quota enforcement and the usage
+ *    display are off, and storage_reconcile repairs them.
+ * 3. Cursor. Phase byte + 16-byte UUID of the last drive (phase 1) or user
+ *    (phase 2); both walks are keyset walks on the primary key.
+ * 4. Grace. 0 (none): a counter and the sum it should equal are read by one
+ *    statement, in one snapshot, so there are no "young rows" to exclude.
+ *    Writers that update the counter in a separate transaction are covered by
+ *    Pass 2, which re-reads each drifting row right before recording it.
+ * 5. Batch. 1000 rows or 30 s (the shared `runBatches` driver), checkpoint +
+ *    status poll between batches; findings idempotent on (run, kind, id).
+ */
+import {
+  type Batch,
+  bytesToUuid,
+  type CheckOptions,
+  type CheckStore,
+  type ConsistencyCheck,
+  decodePhaseCursor,
+  encodePhaseCursor,
+  type Inconsistency,
+  runBatches,
+  twoPass,
+  uuidToBytes,
+} from '@oxicloud/consistency';
+import type { RunOutcome } from '@oxicloud/recoverable';
+import type { Logger } from '@oxicloud/scheduler';
+import type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from '../ports/drive-usage-scan.js';
+
+/** Job name of the check. */
+export const DRIVES_CONSISTENCY_CHECK_NAME = 'drives_consistency';
+/** Finding kinds of drives_consistency. */
+export const DRIVE_USED_BYTES_DRIFT = 'drive_used_bytes_drift';
+export const USER_USED_BYTES_DRIFT = 'user_used_bytes_drift';
+
+const PHASE_DRIVES = 1;
+const PHASE_USERS = 2;
+const KEY_LENGTHS = { [PHASE_DRIVES]: 16, [PHASE_USERS]: 16 };
+
+/** Options of {@link createDrivesConsistencyCheck}. */
+export interface DrivesConsistencyCheckOptions {
+  readonly scan: DriveUsageScan;
+  /** Debug line per batch. */
+  readonly logger?: Logger;
+}
+
+type DriveItem = { readonly phase: typeof PHASE_DRIVES; readonly drift: DriveUsageDrift };
+type UserItem = { readonly phase: typeof PHASE_USERS; readonly drift: UserUsageDrift };
+type Item = DriveItem | UserItem;
+
+function driveFinding(d: DriveUsageDrift): Inconsistency {
+  return {
+    kind: DRIVE_USED_BYTES_DRIFT,
+    severity: 'Drift',
+    resourceId: d.driveId,
+    detail: {
+      recorded: d.recordedBytes,
+      actual: d.actualBytes,
+      delta: d.recordedBytes - d.actualBytes,
+      owner_id: d.ownerId,
+    },
+  };
+}
+
+function userFinding(u: UserUsageDrift): Inconsistency {
+  return {
+    kind: USER_USED_BYTES_DRIFT,
+    severity: 'Drift',
+    resourceId: u.userId,
+    detail: {
+      recorded: u.recordedBytes,
+      actual: u.actualBytes,
+      delta: u.recordedBytes - u.actualBytes,
+      drive_count: u.driveCount,
+    },
+  };
+}
+
+/**
+ * The `drives_consistency` check over a {@link DriveUsageScan}. Findings:
+ * `drive_used_bytes_drift` (resource = drive id) and `user_used_bytes_drift`
+ * (resource = user id), both `Drift`, detail `{ recorded, actual, delta }`
+ * (`delta = recorded − actual`).
+ */
+export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOptions): ConsistencyCheck {
+  const { scan, logger } = options;
+
+  async function fetchBatch(cursor: Uint8Array | null, limit: number): Promise<Batch<Item>> {
+    const at =
+      cursor === null
+        ? { phase: PHASE_DRIVES, key: new Uint8Array() }
+        : decodePhaseCursor(cursor, KEY_LENGTHS);
+    const after = at.key.length === 0 ? null : bytesToUuid(at.key);
+    if (at.phase === PHASE_DRIVES) {
+      const page = await scan.scanDriveUsage(after, limit);
+      if (page.lastKey === null) {
+        return { scanned: 0, items: [], cursor: encodePhaseCursor(PHASE_USERS), done: false };
+      }
+      return {
+        scanned: page.scanned,
+        items: page.anomalies.map((drift) => ({ phase: PHASE_DRIVES, drift })),
+        // A short page is the last one: go straight to the users phase.
+        cursor:
+          page.scanned < limit
+            ? encodePhaseCursor(PHASE_USERS)
+            : encodePhaseCursor(PHASE_DRIVES, uuidToBytes(page.lastKey)),
+        done: false,
+      };
+    }
+    const page = await scan.scanUserUsage(after, limit);
+    return {
+      scanned: page.scanned,
+      items: page.anomalies.map((drift) => ({ phase: PHASE_USERS, drift })),
+      cursor:
+        page.lastKey === null
+          ? encodePhaseCursor(PHASE_USERS, at.key)
+          : encodePhaseCursor(PHASE_USERS, uuidToBytes(page.lastKey)),
+      done: page.lastKey === null || page.scanned < limit,
+    };
+  }
+
+  async function processBatch(store: CheckStore, items: readonly Item[]) {
+    const drives = items
+      .filter((i): i is DriveItem => i.phase === PHASE_DRIVES)
+      .map((i) => driveFinding(i.drift));
+    const users = items
+      .filter((i): i is UserItem => i.phase === PHASE_USERS)
+      .map((i) => userFinding(i.drift));
+    if (drives.length > 0) {
+      return twoPass(store, drives, async (cs) =>
+        (await scan.reverifyDriveUsage(cs.map((c) => c.resourceId))).map(driveFinding),
+      );
+    }
+    return twoPass(store, users, async (cs) =>
+      (await scan.reverifyUserUsage(cs.map((c) => c.resourceId))).map(userFinding),
+    );
+  }
+
+  return {
+    name: DRIVES_CONSISTENCY_CHECK_NAME,
+    subsystem: scan.subsystem(),
+    graceWindowMs: () => 0,
+    concurrentSafe: () => true,
+    estimateTotal: () => scan.estimateRows(),
+    runResumable(store: CheckStore, runOptions: CheckOptions, signal: AbortSignal): Promise<RunOutcome> {
+      return runBatches<Item>({
+        store,
+        signal,
+        name: DRIVES_CONSISTENCY_CHECK_NAME,
+        ...(logger ? { logger } : {}),
+        ...(runOptions.batchSize !== undefined ? { batchSize: runOptions.batchSize } : {}),
+        ...(runOptions.throttleMs !== undefined ? { throttleMs: runOptions.throttleMs } : {}),
+        fetchBatch,
+        processBatch: (items) => processBatch(store, items),
+      });
+    },
+  };
+}

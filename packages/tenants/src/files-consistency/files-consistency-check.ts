@@ -1,0 +1,269 @@
+/**
+ * files_consistency: each file row against its blob row and its folder.
+ *
+ * The five decisions (ConsistencyCheck's "for implementors"):
+ *
+ * 1. Direction. Forward (DB → blob rows): the missing side of the old
+ *    bidirectional blob check (the orphan side, storage → DB, is
+ *    storage_consistency's). Two phases:
+ *    (1) `storage.files` in `(blob_hash, id)` order over the covering index,
+ *        the matching `storage.blobs` range joined per page: `missing_blob`
+ *        and `blob_size_mismatch`;
+ *    (2) the trashed folders in id order, and the live files inside them:
+ *        `parent_folder_trashed`. Walking the few trashed folders instead of
+ *        looking up every file's folder keeps phase 1 a merge of two ranges.
+ * 2. Severity.
+ *    - `missing_blob`: `DataLoss`. Every GET of every file referencing the
+ *      hash fails; one finding per blob with its fan-out (ref count, total
+ *      bytes, affected file ids), recorded biggest impact first.
+ *    - `parent_folder_trashed` (a live file in a trashed folder): `DataLoss`.
+ *      The file has vanished from the live tree, and purging the trashed
+ *      folder deletes it by `ON DELETE CASCADE`: user content on its way out.
+ *    - `blob_size_mismatch`: `Drift`. The bytes are intact; the denormalised
+ *      `files.size` is what quota and usage sum, so it is an accounting
+ *      mismatch (a client trusting a listed size may see a different
+ *      Content-Length, which is why it is worth fixing).
+ * 3. Cursor. Phase byte + 32-byte BLAKE3 hash + 16-byte file id (phase 1);
+ *    phase byte + 16-byte folder id (phase 2).
+ * 4. Grace. 1 h from the run's `startedAt`: files created after the boundary
+ *    are skipped (an upload whose blob row lands a moment later is not
+ *    missing), and folders trashed after it do not count as trashed (a
+ *    subtree being trashed right now). `force` makes it 0.
+ * 5. Batch. 1000 rows or 30 s (`runBatches`), checkpoint + status poll
+ *    between batches. Pass 2 re-reads the file and the blob before
+ *    recording: a file deleted mid-scan or a blob that landed meanwhile is
+ *    dropped, and so is any finding recorded for it before a resume.
+ */
+import {
+  addTallies,
+  type Batch,
+  bytesToHashHex,
+  bytesToUuid,
+  type CheckOptions,
+  type CheckStore,
+  type ConsistencyCheck,
+  DEFAULT_GRACE_WINDOW_MS,
+  decodePhaseCursor,
+  effectiveGraceMs,
+  encodePhaseCursor,
+  type FindingTally,
+  graceBoundary,
+  hashHexToBytes,
+  type Inconsistency,
+  runBatches,
+  twoPass,
+  uuidToBytes,
+} from '@oxicloud/consistency';
+import type { RunOutcome } from '@oxicloud/recoverable';
+import type { Logger } from '@oxicloud/scheduler';
+import type {
+  FileBlobAnomaly,
+  FileBlobKey,
+  FileBlobScan,
+  FileScanOptions,
+  LiveFileInTrashedFolder,
+  MissingBlob,
+} from '../ports/file-blob-scan.js';
+
+/** Job name of the check. */
+export const FILES_CONSISTENCY_CHECK_NAME = 'files_consistency';
+/** Finding kinds of files_consistency. */
+export const MISSING_BLOB = 'missing_blob';
+export const BLOB_SIZE_MISMATCH = 'blob_size_mismatch';
+export const PARENT_FOLDER_TRASHED = 'parent_folder_trashed';
+/** At most this many file ids are listed in a `missing_blob` finding's detail. */
+export const MAX_AFFECTED_FILE_IDS = 1000;
+
+const PHASE_FILES_BY_BLOB = 1;
+const PHASE_TRASHED_FOLDERS = 2;
+const KEY_LENGTHS = { [PHASE_FILES_BY_BLOB]: 48, [PHASE_TRASHED_FOLDERS]: 16 };
+
+/** Options of {@link createFilesConsistencyCheck}. */
+export interface FilesConsistencyCheckOptions {
+  readonly scan: FileBlobScan;
+  /** @defaultValue 1 h */
+  readonly graceWindowMs?: number;
+  readonly logger?: Logger;
+}
+
+type Item =
+  | { readonly phase: typeof PHASE_FILES_BY_BLOB; readonly anomaly: FileBlobAnomaly }
+  | { readonly phase: typeof PHASE_TRASHED_FOLDERS; readonly anomaly: LiveFileInTrashedFolder };
+
+function missingBlobFinding(m: MissingBlob): Inconsistency {
+  return {
+    kind: MISSING_BLOB,
+    severity: 'DataLoss',
+    resourceId: m.blobHash,
+    detail: {
+      ref_count: m.refCount,
+      live_file_count: m.liveFileCount,
+      total_bytes: m.totalBytes,
+      affected_file_ids: m.affectedFileIds,
+      affected_file_ids_truncated: m.affectedFileIds.length < m.refCount,
+    },
+  };
+}
+
+function sizeMismatchFinding(a: FileBlobAnomaly): Inconsistency {
+  return {
+    kind: BLOB_SIZE_MISMATCH,
+    severity: 'Drift',
+    resourceId: a.fileId,
+    detail: {
+      blob_hash: a.blobHash,
+      file_size: a.fileSize,
+      blob_size: a.blobSize,
+      delta: a.blobSize === null ? null : a.fileSize - a.blobSize,
+    },
+  };
+}
+
+function trashedFolderFinding(f: LiveFileInTrashedFolder): Inconsistency {
+  return {
+    kind: PARENT_FOLDER_TRASHED,
+    severity: 'DataLoss',
+    resourceId: f.fileId,
+    detail: {
+      folder_id: f.folderId,
+      drive_id: f.driveId,
+      folder_trashed_at: f.folderTrashedAt?.toISOString() ?? null,
+    },
+  };
+}
+
+/** Biggest impact first: more referencing files, then more bytes. */
+function byImpact(a: MissingBlob, b: MissingBlob): number {
+  return b.refCount - a.refCount || b.totalBytes - a.totalBytes || (a.blobHash < b.blobHash ? -1 : 1);
+}
+
+/**
+ * The `files_consistency` check over a {@link FileBlobScan}. Findings:
+ * `missing_blob` (`DataLoss`, resource = blob hash, detail `{ ref_count,
+ * live_file_count, total_bytes, affected_file_ids, affected_file_ids_truncated }`),
+ * `blob_size_mismatch` (`Drift`, resource = file id) and
+ * `parent_folder_trashed` (`DataLoss`, resource = file id).
+ */
+export function createFilesConsistencyCheck(options: FilesConsistencyCheckOptions): ConsistencyCheck {
+  const { scan, logger } = options;
+  const graceMs = options.graceWindowMs ?? DEFAULT_GRACE_WINDOW_MS;
+
+  async function fetchBatch(
+    cursor: Uint8Array | null,
+    limit: number,
+    scanOptions: FileScanOptions,
+  ): Promise<Batch<Item>> {
+    const at =
+      cursor === null
+        ? { phase: PHASE_FILES_BY_BLOB, key: new Uint8Array() }
+        : decodePhaseCursor(cursor, KEY_LENGTHS);
+    if (at.phase === PHASE_FILES_BY_BLOB) {
+      const after: FileBlobKey | null =
+        at.key.length === 0
+          ? null
+          : { blobHash: bytesToHashHex(at.key.subarray(0, 32)), fileId: bytesToUuid(at.key.subarray(32)) };
+      const page = await scan.scanFilesByBlob(after, limit, scanOptions);
+      const last = page.lastKey;
+      return {
+        scanned: page.scanned,
+        items: page.anomalies.map((anomaly) => ({ phase: PHASE_FILES_BY_BLOB, anomaly })),
+        cursor:
+          last === null || page.scanned < limit
+            ? encodePhaseCursor(PHASE_TRASHED_FOLDERS)
+            : encodePhaseCursor(PHASE_FILES_BY_BLOB, hashHexToBytes(last.blobHash), uuidToBytes(last.fileId)),
+        done: false,
+      };
+    }
+    const page = await scan.scanTrashedFolders(
+      at.key.length === 0 ? null : bytesToUuid(at.key),
+      limit,
+      scanOptions,
+    );
+    return {
+      scanned: page.scanned,
+      items: page.anomalies.map((anomaly) => ({ phase: PHASE_TRASHED_FOLDERS, anomaly })),
+      cursor: encodePhaseCursor(
+        PHASE_TRASHED_FOLDERS,
+        page.lastKey === null ? at.key : uuidToBytes(page.lastKey),
+      ),
+      done: page.scanned < limit,
+    };
+  }
+
+  async function processBatch(
+    store: CheckStore,
+    items: readonly Item[],
+    scanOptions: FileScanOptions,
+  ): Promise<FindingTally> {
+    const blobAnomalies: FileBlobAnomaly[] = [];
+    const inTrash: LiveFileInTrashedFolder[] = [];
+    for (const item of items) {
+      if (item.phase === PHASE_FILES_BY_BLOB) blobAnomalies.push(item.anomaly);
+      else inTrash.push(item.anomaly);
+    }
+    const missingHashes = [
+      ...new Set(blobAnomalies.filter((a) => a.blobSize === null).map((a) => a.blobHash)),
+    ];
+    const missing = await twoPass(
+      store,
+      missingHashes.map((hash) => ({ kind: MISSING_BLOB, resourceId: hash })),
+      async (cs) => {
+        // Pass 2 re-reads the blob row (landed → dropped) and every file that
+        // references the hash (all deleted → dropped), across batch borders.
+        const still = await scan.missingBlobs(
+          cs.map((c) => c.resourceId),
+          { ...scanOptions, maxFileIds: MAX_AFFECTED_FILE_IDS },
+        );
+        return [...still].sort(byImpact).map(missingBlobFinding);
+      },
+    );
+    const sizes = await twoPass(
+      store,
+      blobAnomalies
+        .filter((a) => a.blobSize !== null)
+        .map((a) => ({ kind: BLOB_SIZE_MISMATCH, resourceId: a.fileId })),
+      async (cs) =>
+        (
+          await scan.reverifyBlobSizes(
+            cs.map((c) => c.resourceId),
+            scanOptions,
+          )
+        ).map(sizeMismatchFinding),
+    );
+    const trashed = await twoPass(
+      store,
+      inTrash.map((f) => ({ kind: PARENT_FOLDER_TRASHED, resourceId: f.fileId })),
+      async (cs) =>
+        (
+          await scan.reverifyLiveFilesInTrashedFolders(
+            cs.map((c) => c.resourceId),
+            scanOptions,
+          )
+        ).map(trashedFolderFinding),
+    );
+    return addTallies(missing, sizes, trashed);
+  }
+
+  const check: ConsistencyCheck = {
+    name: FILES_CONSISTENCY_CHECK_NAME,
+    subsystem: scan.subsystem(),
+    graceWindowMs: () => graceMs,
+    concurrentSafe: () => true,
+    estimateTotal: () => scan.estimateRows(),
+    runResumable(store: CheckStore, runOptions: CheckOptions, signal: AbortSignal): Promise<RunOutcome> {
+      const boundary = graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions));
+      const scanOptions: FileScanOptions = { createdBefore: boundary, trashedBefore: boundary };
+      return runBatches<Item>({
+        store,
+        signal,
+        name: FILES_CONSISTENCY_CHECK_NAME,
+        ...(logger ? { logger } : {}),
+        ...(runOptions.batchSize !== undefined ? { batchSize: runOptions.batchSize } : {}),
+        ...(runOptions.throttleMs !== undefined ? { throttleMs: runOptions.throttleMs } : {}),
+        fetchBatch: (cursor, limit) => fetchBatch(cursor, limit, scanOptions),
+        processBatch: (items) => processBatch(store, items, scanOptions),
+      });
+    },
+  };
+  return check;
+}

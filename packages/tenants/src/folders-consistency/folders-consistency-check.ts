@@ -1,0 +1,166 @@
+/**
+ * folders_consistency: each folder row against its parent row.
+ *
+ * The five decisions (ConsistencyCheck's "for implementors"):
+ *
+ * 1. Direction. Forward, within the DB: the materialised columns and the
+ *    trash flag of a folder against its parent's row (one level; a wrong
+ *    ancestor is reported on the ancestor itself, not on every descendant).
+ * 2. Severity.
+ *    - `parent_trashed_mismatch` (a live folder under a trashed parent):
+ *      `DataLoss`. The user notices: the folder has vanished from the live
+ *      tree (its parent is in the trash), and emptying the trash, or
+ *      trash_cleanup's retention purge, deletes the trashed parent, whose
+ *      `ON DELETE CASCADE` takes the live folder and every file in it along.
+ *      Not `Drift`: it is not an accounting number, it is user content on
+ *      its way out.
+ *    - `path_mismatch`, `lpath_mismatch`: `Drift`. They are denormalised
+ *      copies of the parent chain, whose source of truth (`parent_id`,
+ *      `name`) is intact; nothing the user stored is lost and the server can
+ *      recompute both exactly. Not `Regenerable`: nothing heals them on the
+ *      next request (the trigger only recomputes on a rename or move). Path
+ *      lookups can go wrong while they drift, so they come right after the
+ *      `DataLoss` findings in triage.
+ * 3. Cursor. Phase byte + 16-byte UUID of the last folder: a keyset walk on
+ *    the primary key; the parent comparison is a join in the same statement.
+ * 4. Grace. 1 h on the parent's `trashed_at` (counted back from the run's
+ *    `startedAt`): a subtree being trashed right now, in several statements,
+ *    looks like a live child under a trashed parent for a moment. Path and
+ *    lpath need none: triggers keep them in the writing transaction. `force`
+ *    makes it 0.
+ * 5. Batch. 1000 rows or 30 s (`runBatches`), checkpoint + status poll
+ *    between batches; only the anomalies and the last key leave Postgres;
+ *    Pass 2 re-reads each anomalous folder and its parent before recording.
+ */
+import {
+  type Batch,
+  bytesToUuid,
+  type CheckOptions,
+  type CheckStore,
+  type ConsistencyCheck,
+  DEFAULT_GRACE_WINDOW_MS,
+  decodePhaseCursor,
+  effectiveGraceMs,
+  encodePhaseCursor,
+  graceBoundary,
+  type Inconsistency,
+  runBatches,
+  twoPass,
+  uuidToBytes,
+} from '@oxicloud/consistency';
+import type { RunOutcome } from '@oxicloud/recoverable';
+import type { Logger } from '@oxicloud/scheduler';
+import type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from '../ports/folder-tree-scan.js';
+
+/** Job name of the check. */
+export const FOLDERS_CONSISTENCY_CHECK_NAME = 'folders_consistency';
+/** Finding kinds of folders_consistency. */
+export const PARENT_TRASHED_MISMATCH = 'parent_trashed_mismatch';
+export const PATH_MISMATCH = 'path_mismatch';
+export const LPATH_MISMATCH = 'lpath_mismatch';
+
+const PHASE_FOLDERS = 1;
+const KEY_LENGTHS = { [PHASE_FOLDERS]: 16 };
+
+/** Options of {@link createFoldersConsistencyCheck}. */
+export interface FoldersConsistencyCheckOptions {
+  readonly scan: FolderTreeScan;
+  /** @defaultValue 1 h */
+  readonly graceWindowMs?: number;
+  readonly logger?: Logger;
+}
+
+/** The findings one anomalous folder row stands for. */
+export function folderFindings(a: FolderTreeAnomaly): Inconsistency[] {
+  const findings: Inconsistency[] = [];
+  if (a.liveUnderTrashedParent) {
+    findings.push({
+      kind: PARENT_TRASHED_MISMATCH,
+      severity: 'DataLoss',
+      resourceId: a.folderId,
+      detail: {
+        drive_id: a.driveId,
+        parent_id: a.parentId,
+        parent_trashed_at: a.parentTrashedAt?.toISOString() ?? null,
+      },
+    });
+  }
+  if (a.path !== a.expectedPath) {
+    findings.push({
+      kind: PATH_MISMATCH,
+      severity: 'Drift',
+      resourceId: a.folderId,
+      detail: { drive_id: a.driveId, parent_id: a.parentId, recorded: a.path, expected: a.expectedPath },
+    });
+  }
+  if (a.lpath !== a.expectedLpath) {
+    findings.push({
+      kind: LPATH_MISMATCH,
+      severity: 'Drift',
+      resourceId: a.folderId,
+      detail: { drive_id: a.driveId, parent_id: a.parentId, recorded: a.lpath, expected: a.expectedLpath },
+    });
+  }
+  return findings;
+}
+
+/**
+ * The `folders_consistency` check over a {@link FolderTreeScan}. Findings
+ * (resource = folder id): `parent_trashed_mismatch` (`DataLoss`),
+ * `path_mismatch` and `lpath_mismatch` (`Drift`, detail `{ recorded, expected }`).
+ */
+export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOptions): ConsistencyCheck {
+  const { scan, logger } = options;
+  const graceMs = options.graceWindowMs ?? DEFAULT_GRACE_WINDOW_MS;
+  const check: ConsistencyCheck = {
+    name: FOLDERS_CONSISTENCY_CHECK_NAME,
+    subsystem: scan.subsystem(),
+    graceWindowMs: () => graceMs,
+    concurrentSafe: () => true,
+    estimateTotal: () => scan.estimateRows(),
+    runResumable(store: CheckStore, runOptions: CheckOptions, signal: AbortSignal): Promise<RunOutcome> {
+      const scanOptions: FolderTreeScanOptions = {
+        trashedBefore: graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions)),
+      };
+      return runBatches<FolderTreeAnomaly>({
+        store,
+        signal,
+        name: FOLDERS_CONSISTENCY_CHECK_NAME,
+        ...(logger ? { logger } : {}),
+        ...(runOptions.batchSize !== undefined ? { batchSize: runOptions.batchSize } : {}),
+        ...(runOptions.throttleMs !== undefined ? { throttleMs: runOptions.throttleMs } : {}),
+        async fetchBatch(cursor, limit): Promise<Batch<FolderTreeAnomaly>> {
+          const key = cursor === null ? new Uint8Array() : decodePhaseCursor(cursor, KEY_LENGTHS).key;
+          const page = await scan.scanFolderTree(
+            key.length === 0 ? null : bytesToUuid(key),
+            limit,
+            scanOptions,
+          );
+          return {
+            scanned: page.scanned,
+            items: page.anomalies,
+            cursor: encodePhaseCursor(PHASE_FOLDERS, page.lastKey === null ? key : uuidToBytes(page.lastKey)),
+            done: page.scanned < limit,
+          };
+        },
+        processBatch: (items) =>
+          // Every kind a folder could have is a candidate, so Pass 2 also drops
+          // kinds recorded before a resume that have since healed.
+          twoPass(
+            store,
+            items.flatMap((a) =>
+              [PARENT_TRASHED_MISMATCH, PATH_MISMATCH, LPATH_MISMATCH].map((kind) => ({
+                kind,
+                resourceId: a.folderId,
+              })),
+            ),
+            async () => {
+              const ids = items.map((a) => a.folderId);
+              return (await scan.reverifyFolderTree(ids, scanOptions)).flatMap(folderFindings);
+            },
+          ),
+      });
+    },
+  };
+  return check;
+}

@@ -1,0 +1,40 @@
+import type { StatefulAdapter } from '@oxicloud/consistency';
+import type { ScanPage } from './scan-page.js';
+
+/** A drive whose `used_bytes` differs from `SUM(size)` of its files (trashed included). */
+export interface DriveUsageDrift {
+  readonly driveId: string;
+  readonly ownerId: string;
+  /** `storage.drives.used_bytes`. */
+  readonly recordedBytes: number;
+  /** `SUM(storage.files.size)` over the drive's files, trashed included (the reconcile job's rule). */
+  readonly actualBytes: number;
+}
+
+/** A user whose envelope `auth.users.storage_used_bytes` differs from `SUM(used_bytes)` of their drives. */
+export interface UserUsageDrift {
+  readonly userId: string;
+  /** `auth.users.storage_used_bytes`. */
+  readonly recordedBytes: number;
+  /** `SUM(storage.drives.used_bytes)` over the user's drives. */
+  readonly actualBytes: number;
+  readonly driveCount: number;
+}
+
+/**
+ * What `drives_consistency` reads: the usage counters walked in id order,
+ * compared in the database. A state-owning port (`StatefulAdapter`): the
+ * adapter returns `drives_consistency` from `consistencyChecks()`.
+ */
+export interface DriveUsageScan extends StatefulAdapter {
+  /** Up to `limit` drives with id > `afterId` in id order; the anomalies are the drives that drift. */
+  scanDriveUsage(afterId: string | null, limit: number): Promise<ScanPage<DriveUsageDrift>>;
+  /** Pass 2: re-reads these drives now; returns the ones that still drift (current values). */
+  reverifyDriveUsage(driveIds: readonly string[]): Promise<DriveUsageDrift[]>;
+  /** Up to `limit` users with id > `afterId` in id order; the anomalies are the envelopes that drift. */
+  scanUserUsage(afterId: string | null, limit: number): Promise<ScanPage<UserUsageDrift>>;
+  /** Pass 2: re-reads these users now; returns the ones that still drift. */
+  reverifyUserUsage(userIds: readonly string[]): Promise<UserUsageDrift[]>;
+  /** Rows the whole walk will examine (drives + users), from planner statistics; `null` when unknown. */
+  estimateRows(): Promise<number | null>;
+}

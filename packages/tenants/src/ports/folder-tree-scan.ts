@@ -1,0 +1,53 @@
+import type { StatefulAdapter } from '@oxicloud/consistency';
+import type { ScanPage } from './scan-page.js';
+
+/** A folder whose row disagrees with its parent row. */
+export interface FolderTreeAnomaly {
+  readonly folderId: string;
+  readonly driveId: string;
+  readonly parentId: string | null;
+  /**
+   * The folder is live (`is_trashed = false`) while its parent is trashed,
+   * and the parent was trashed before the grace boundary.
+   */
+  readonly liveUnderTrashedParent: boolean;
+  readonly parentTrashedAt: Date | null;
+  /** The materialised `path`. */
+  readonly path: string;
+  /** `parent.path || '/' || name` (`'/' || name` for a root). */
+  readonly expectedPath: string;
+  /** The materialised `lpath` as text. */
+  readonly lpath: string;
+  /** `parent.lpath || label(id)` (`label(id)` for a root), label = the id without dashes. */
+  readonly expectedLpath: string;
+}
+
+/** The grace boundary of a folder-tree scan. */
+export interface FolderTreeScanOptions {
+  /** Only a parent trashed at or before this instant counts (a subtree being trashed right now is skipped). */
+  readonly trashedBefore: Date;
+}
+
+/**
+ * What `folders_consistency` reads: folders walked in id order, each
+ * compared in SQL with its parent row. A state-owning port: the adapter
+ * returns `folders_consistency` from `consistencyChecks()`.
+ */
+export interface FolderTreeScan extends StatefulAdapter {
+  /**
+   * Up to `limit` folders with id > `afterId` in id order; the anomalies are
+   * the folders with any mismatch (parent trashed, path, lpath).
+   */
+  scanFolderTree(
+    afterId: string | null,
+    limit: number,
+    options: FolderTreeScanOptions,
+  ): Promise<ScanPage<FolderTreeAnomaly>>;
+  /** Pass 2: re-reads these folders and their parents now; returns those still mismatched. */
+  reverifyFolderTree(
+    folderIds: readonly string[],
+    options: FolderTreeScanOptions,
+  ): Promise<FolderTreeAnomaly[]>;
+  /** Rows the walk will examine, from planner statistics; `null` when unknown. */
+  estimateRows(): Promise<number | null>;
+}
