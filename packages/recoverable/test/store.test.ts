@@ -1,0 +1,191 @@
+import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import { Kysely, PostgresDialect } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  completed,
+  type JobStoreFactory,
+  MAX_PROGRESS_SAMPLES,
+  PgJobStoreFactory,
+  type RecoverableJobHandler,
+  type RecoverableTables,
+  type RunRecord,
+  runOrResume,
+} from '../src/index.js';
+import { CapturingLogger, decodeCursor, encodeCursor, Gate, runRow, walker } from './support.js';
+
+let db: TestDatabase;
+let factory: PgJobStoreFactory;
+const kysely = () => new Kysely<RecoverableTables>({ dialect: new PostgresDialect({ pool: db.pool }) });
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  factory = new PgJobStoreFactory(kysely());
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('PgJobStore.checkpoint', () => {
+  it('one UPDATE: cursor, count, scanned_count, counters, total_estimate, progress samples, last_progress_at', async () => {
+    const record = (await factory.insertRunning('cp_job', { a: 1 }))!;
+    const store = factory.storeFor(record, { a: 1 });
+    expect(store.params).toEqual({ a: 1 });
+    expect(await store.status()).toBe('Running');
+    expect(await store.loadCursor()).toBeNull();
+
+    await store.checkpoint(encodeCursor(7), 2, {
+      scanned: 7,
+      totalEstimate: 70,
+      counters: { failed_blobs: 1 },
+    });
+    await store.checkpoint(encodeCursor(9), 1, { counters: { failed_blobs: 2, bytes_copied: 10.5 } });
+    const row = await runRow(db.pool, record.runId);
+    expect(decodeCursor(row!.cursor)).toBe(9);
+    expect(decodeCursor(await store.loadCursor())).toBe(9);
+    expect(row!.stats).toMatchObject({
+      count: 3,
+      scanned_count: 8,
+      total_estimate: 70,
+      failed_blobs: 3,
+      bytes_copied: 10.5,
+    });
+    const samples = row!.stats['progress_samples'] as Array<[number, number]>;
+    // Two checkpoints within the sample spacing: the first sample and the newest.
+    expect(samples.map((s) => s[1])).toEqual([7, 8]);
+    const { rows } = await db.pool.query(
+      'SELECT last_progress_at > started_at AS moved FROM jobs.recoverable_runs WHERE id = $1',
+      [record.runId],
+    );
+    expect(rows[0].moved).toBe(true);
+  });
+
+  it('keeps at most MAX_PROGRESS_SAMPLES samples, spaced apart', async () => {
+    const record = (await factory.insertRunning('sample_job', {}))!;
+    const spaced = Array.from({ length: 40 }, (_, i) => [i * 3_000, i * 10]);
+    await db.pool.query(
+      `UPDATE jobs.recoverable_runs SET stats = jsonb_build_object('progress_samples', $2::jsonb) WHERE id = $1`,
+      [record.runId, JSON.stringify(spaced)],
+    );
+    await factory.storeFor(record, {}).checkpoint(encodeCursor(1), 1);
+    const samples = (await runRow(db.pool, record.runId))!.stats['progress_samples'] as number[][];
+    expect(samples).toHaveLength(MAX_PROGRESS_SAMPLES);
+    expect(samples.at(-1)?.[1]).toBe(1);
+    expect(samples[0]).toEqual(spaced[40 - MAX_PROGRESS_SAMPLES + 1]);
+  });
+
+  it('rejects reserved counters and bad numbers', async () => {
+    const record = (await factory.insertRunning('bad_cp_job', {}))!;
+    const store = factory.storeFor(record, {});
+    await expect(store.checkpoint(encodeCursor(1), 1, { counters: { count: 1 } })).rejects.toMatchObject({
+      code: 'INVALID_CHECKPOINT',
+    });
+    await expect(store.checkpoint(encodeCursor(1), -1)).rejects.toMatchObject({ code: 'INVALID_CHECKPOINT' });
+    await expect(store.checkpoint(encodeCursor(1), Number.NaN)).rejects.toMatchObject({
+      code: 'INVALID_CHECKPOINT',
+    });
+    expect((await runRow(db.pool, record.runId))!.stats).toEqual({});
+  });
+});
+
+class BarrierFactory implements JobStoreFactory {
+  inserts: Array<RunRecord | null> = [];
+  #first = true;
+  constructor(
+    private readonly inner: PgJobStoreFactory,
+    private readonly barrier: { arrive(): Promise<void> },
+  ) {}
+  async latestRun(jobName: string) {
+    const result = await this.inner.latestRun(jobName);
+    if (this.#first) {
+      this.#first = false;
+      await this.barrier.arrive(); // both racers have read "no active run" before either inserts
+    }
+    return result;
+  }
+  async insertRunning(jobName: string, params: Readonly<Record<string, unknown>>) {
+    const r = await this.inner.insertRunning(jobName, params);
+    this.inserts.push(r);
+    return r;
+  }
+  resumePaused(runId: string) {
+    return this.inner.resumePaused(runId);
+  }
+  storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>) {
+    return this.inner.storeFor(record, params);
+  }
+  recordTotalEstimate(runId: string, total: number) {
+    return this.inner.recordTotalEstimate(runId, total);
+  }
+  finishRun(...args: Parameters<PgJobStoreFactory['finishRun']>) {
+    return this.inner.finishRun(...args);
+  }
+}
+
+function barrier(parties: number) {
+  let arrived = 0;
+  let release!: () => void;
+  const all = new Promise<void>((r) => {
+    release = r;
+  });
+  return {
+    arrive() {
+      arrived += 1;
+      if (arrived === parties) release();
+      return all;
+    },
+  };
+}
+
+describe('runOrResume', () => {
+  it('unique-index race: two factories both read "none", both INSERT; the loser reads the winner', async () => {
+    const gate = new Gate();
+    const job = walker('race_job', { total: 10, batch: 10, gate });
+    const b = barrier(2);
+    const left = new BarrierFactory(new PgJobStoreFactory(kysely()), b);
+    const right = new BarrierFactory(new PgJobStoreFactory(kysely()), b);
+    const outcomes = Promise.all([runOrResume(job, left), runOrResume(job, right)]);
+    // Exactly one INSERT wins; the loser short-circuits, then the winner's run is let through.
+    const loserDone = await Promise.race([
+      outcomes,
+      new Promise((r) => setTimeout(r, 200)).then(() => 'waiting'),
+    ]);
+    expect(loserDone).toBe('waiting');
+    gate.open();
+    const [l, r] = await outcomes;
+    const inserts = [...left.inserts, ...right.inserts];
+    expect(inserts).toHaveLength(2);
+    const winner = inserts.find((i) => i !== null)!;
+    expect(inserts.filter((i) => i === null)).toHaveLength(1);
+    const results = [l, r].map((o) => (o.kind === 'ok' ? o.extra : o));
+    expect(results).toContainEqual({ completed: true, run_id: winner.runId });
+    expect(results).toContainEqual({ skipped: 'already_running', run_id: winner.runId });
+    const { rows } = await db.pool.query(
+      "SELECT count(*)::int AS n FROM jobs.recoverable_runs WHERE job_name = 'race_job'",
+    );
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('logs job.run for completed, skipped and rejects invalid params without a row', async () => {
+    const log = new CapturingLogger();
+    const job: RecoverableJobHandler = {
+      name: 'plain_job',
+      validateParams: (raw) =>
+        (raw as Record<string, unknown>)['bad'] ? { ok: false, message: 'no bad' } : { ok: true, params: {} },
+      runResumable: async (store) => {
+        await store.checkpoint(encodeCursor(1), 4);
+        return completed();
+      },
+    };
+    const outcome = await runOrResume(job, factory, { logger: log, force: true });
+    expect(outcome).toMatchObject({ kind: 'ok', count: 4, extra: { completed: true } });
+    expect(log.events('job.run')[0]?.fields).toMatchObject({ outcome: 'ok', extra: { completed: true } });
+    expect(await runOrResume(job, factory, { params: { bad: true } })).toEqual({
+      kind: 'err',
+      message: 'invalid params for plain_job: no bad',
+    });
+    const { rows } = await db.pool.query(
+      "SELECT count(*)::int AS n FROM jobs.recoverable_runs WHERE job_name = 'plain_job'",
+    );
+    expect(rows[0].n).toBe(1);
+  });
+});
