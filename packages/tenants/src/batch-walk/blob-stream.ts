@@ -3,9 +3,15 @@ import { Readable } from 'node:stream';
 /** A blob's byte stream as `BlobStorage.get` returns it. */
 export type BlobStream = NodeJS.ReadableStream & AsyncIterable<Uint8Array>;
 
-/** The stream as a Node `Readable` (what the parsers take). */
+/**
+ * The stream as a Node byte-mode `Readable` (what the parsers take). An
+ * object-mode stream (`Readable.from([buffer])`) is re-wrapped: strtok3
+ * fails on object-mode chunks with "offset is out of bounds".
+ */
 export function toReadable(stream: BlobStream): Readable {
-  return stream instanceof Readable ? stream : Readable.from(stream);
+  return stream instanceof Readable && !stream.readableObjectMode
+    ? stream
+    : Readable.from(stream, { objectMode: false });
 }
 
 /**
