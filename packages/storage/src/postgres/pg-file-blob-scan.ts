@@ -1,0 +1,227 @@
+import type { ConsistencyCheck } from '@oxicloud/consistency';
+import type { Logger } from '@oxicloud/scheduler';
+import {
+  createFilesConsistencyCheck,
+  type FileBlobAnomaly,
+  type FileBlobKey,
+  type FileBlobScan,
+  type FileScanOptions,
+  type LiveFileInTrashedFolder,
+  type MissingBlob,
+  type ScanPage,
+} from '@oxicloud/tenants';
+import { type Kysely, sql } from 'kysely';
+import { bigintToNumber, type StorageDatabase } from './database.js';
+import { estimateRowsOf } from './row-estimate.js';
+
+interface BlobAnomalyJson {
+  id: string;
+  blob_hash: string;
+  file_size: string;
+  blob_size: string | null;
+}
+interface InTrashJson {
+  id: string;
+  folder_id: string;
+  drive_id: string;
+  /** ISO text from json_build_object, a Date from a plain column. */
+  folder_trashed_at: string | Date | null;
+}
+
+const toBlobAnomaly = (r: BlobAnomalyJson): FileBlobAnomaly => ({
+  fileId: r.id,
+  blobHash: r.blob_hash,
+  fileSize: bigintToNumber(r.file_size),
+  blobSize: r.blob_size === null ? null : bigintToNumber(r.blob_size),
+});
+const toInTrash = (r: InTrashJson): LiveFileInTrashedFolder => ({
+  fileId: r.id,
+  folderId: r.folder_id,
+  driveId: r.drive_id,
+  folderTrashedAt: r.folder_trashed_at === null ? null : new Date(r.folder_trashed_at),
+});
+
+/** Options of {@link PgFileBlobScan}. */
+export interface PgFileBlobScanOptions {
+  /** Grace window of `files_consistency` (file age, folder trash age). @defaultValue 1 h */
+  readonly graceWindowMs?: number;
+  readonly logger?: Logger;
+}
+
+/**
+ * {@link FileBlobScan} on `storage.files` / `storage.blobs` / `storage.folders`,
+ * and the stateful adapter of the file → blob references
+ * (`subsystem() === 'files'`): it contributes `files_consistency`.
+ *
+ * Phase 1 pages walk the covering index `files (blob_hash, id) INCLUDE
+ * (size, folder_id, is_trashed)` and fetch the matching `storage.blobs`
+ * range (`hash BETWEEN first AND last`) in the same statement, so both sides
+ * are read in key order (a merge, not a million random lookups); the
+ * comparison happens in SQL and only the anomalies, grace-filtered, come back.
+ */
+export class PgFileBlobScan implements FileBlobScan {
+  readonly #db: Kysely<StorageDatabase>;
+  readonly #checks: readonly ConsistencyCheck[];
+
+  constructor(db: Kysely<StorageDatabase>, options: PgFileBlobScanOptions = {}) {
+    this.#db = db;
+    this.#checks = [
+      createFilesConsistencyCheck({
+        scan: this,
+        ...(options.graceWindowMs !== undefined ? { graceWindowMs: options.graceWindowMs } : {}),
+        ...(options.logger ? { logger: options.logger } : {}),
+      }),
+    ];
+  }
+
+  subsystem(): string {
+    return 'files';
+  }
+
+  /** `files_consistency`: missing blob rows, size mismatches, live files in trashed folders. */
+  consistencyChecks(): readonly ConsistencyCheck[] {
+    return this.#checks;
+  }
+
+  async scanFilesByBlob(
+    after: FileBlobKey | null,
+    limit: number,
+    options: FileScanOptions,
+  ): Promise<ScanPage<FileBlobAnomaly, FileBlobKey>> {
+    const { rows } = await sql<{
+      scanned: string;
+      last_key: { blob_hash: string; id: string } | null;
+      anomalies: BlobAnomalyJson[];
+    }>`
+      WITH batch AS MATERIALIZED (
+        SELECT f.blob_hash, f.id, f.size
+          FROM storage.files f
+         ${after === null ? sql`` : sql`WHERE (f.blob_hash, f.id) > (${after.blobHash}::text, ${after.fileId}::uuid)`}
+         ORDER BY f.blob_hash, f.id
+         LIMIT ${limit}
+      ),
+      bounds AS (SELECT min(blob_hash) AS lo, max(blob_hash) AS hi FROM batch),
+      blobs AS MATERIALIZED (
+        SELECT b.hash, b.size FROM storage.blobs b, bounds WHERE b.hash >= bounds.lo AND b.hash <= bounds.hi
+      ),
+      anomalies AS (
+        SELECT x.id, x.blob_hash, x.size AS file_size, bl.size AS blob_size
+          FROM batch x LEFT JOIN blobs bl ON bl.hash = x.blob_hash
+         WHERE bl.hash IS NULL OR bl.size <> x.size
+      )
+      SELECT (SELECT count(*) FROM batch) AS scanned,
+             (SELECT json_build_object('blob_hash', blob_hash, 'id', id)
+                FROM batch ORDER BY blob_hash DESC, id DESC LIMIT 1) AS last_key,
+             COALESCE((
+               SELECT json_agg(json_build_object(
+                        'id', a.id, 'blob_hash', a.blob_hash,
+                        'file_size', a.file_size::text, 'blob_size', a.blob_size::text) ORDER BY a.blob_hash, a.id)
+                 FROM anomalies a JOIN storage.files f ON f.id = a.id
+                WHERE f.created_at <= ${options.createdBefore}
+             ), '[]'::json) AS anomalies`.execute(this.#db);
+    const row = rows[0];
+    if (!row) return { scanned: 0, lastKey: null, anomalies: [] };
+    return {
+      scanned: bigintToNumber(row.scanned),
+      lastKey: row.last_key === null ? null : { blobHash: row.last_key.blob_hash, fileId: row.last_key.id },
+      anomalies: row.anomalies.map(toBlobAnomaly),
+    };
+  }
+
+  async missingBlobs(
+    hashes: readonly string[],
+    options: FileScanOptions & { readonly maxFileIds: number },
+  ): Promise<MissingBlob[]> {
+    if (hashes.length === 0) return [];
+    const { rows } = await sql<{
+      blob_hash: string;
+      ref_count: string;
+      live: string;
+      total: string;
+      ids: string[];
+    }>`
+      SELECT f.blob_hash,
+             count(*) AS ref_count,
+             count(*) FILTER (WHERE NOT f.is_trashed) AS live,
+             COALESCE(sum(f.size), 0)::text AS total,
+             (array_agg(f.id::text ORDER BY f.id))[1:${options.maxFileIds}] AS ids
+        FROM storage.files f
+       WHERE f.blob_hash = ANY(${[...hashes]}::text[])
+         AND f.created_at <= ${options.createdBefore}
+         AND NOT EXISTS (SELECT 1 FROM storage.blobs b WHERE b.hash = f.blob_hash)
+       GROUP BY f.blob_hash`.execute(this.#db);
+    return rows.map((r) => ({
+      blobHash: r.blob_hash,
+      refCount: bigintToNumber(r.ref_count),
+      liveFileCount: bigintToNumber(r.live),
+      totalBytes: bigintToNumber(r.total),
+      affectedFileIds: r.ids,
+    }));
+  }
+
+  async reverifyBlobSizes(fileIds: readonly string[], options: FileScanOptions): Promise<FileBlobAnomaly[]> {
+    if (fileIds.length === 0) return [];
+    const { rows } = await sql<BlobAnomalyJson>`
+      SELECT f.id, f.blob_hash, f.size::text AS file_size, b.size::text AS blob_size
+        FROM storage.files f
+        JOIN storage.blobs b ON b.hash = f.blob_hash
+       WHERE f.id = ANY(${[...fileIds]}::uuid[])
+         AND f.size <> b.size
+         AND f.created_at <= ${options.createdBefore}
+       ORDER BY f.blob_hash, f.id`.execute(this.#db);
+    return rows.map(toBlobAnomaly);
+  }
+
+  async scanTrashedFolders(
+    afterFolderId: string | null,
+    limit: number,
+    options: FileScanOptions,
+  ): Promise<ScanPage<LiveFileInTrashedFolder>> {
+    const { rows } = await sql<{ scanned: string; last_id: string | null; anomalies: InTrashJson[] }>`
+      WITH batch AS MATERIALIZED (
+        SELECT id, trashed_at FROM storage.folders
+         WHERE is_trashed ${afterFolderId === null ? sql`` : sql`AND id > ${afterFolderId}::uuid`}
+         ORDER BY id LIMIT ${limit}
+      )
+      SELECT (SELECT count(*) FROM batch) AS scanned,
+             (SELECT id FROM batch ORDER BY id DESC LIMIT 1) AS last_id,
+             COALESCE((
+               SELECT json_agg(json_build_object(
+                        'id', f.id, 'folder_id', f.folder_id, 'drive_id', f.drive_id,
+                        'folder_trashed_at', b.trashed_at) ORDER BY f.folder_id, f.id)
+                 FROM batch b JOIN storage.files f ON f.folder_id = b.id
+                WHERE NOT f.is_trashed
+                  AND COALESCE(b.trashed_at, '-infinity'::timestamptz) <= ${options.trashedBefore}
+                  AND f.created_at <= ${options.createdBefore}
+             ), '[]'::json) AS anomalies`.execute(this.#db);
+    const row = rows[0];
+    if (!row) return { scanned: 0, lastKey: null, anomalies: [] };
+    return {
+      scanned: bigintToNumber(row.scanned),
+      lastKey: row.last_id,
+      anomalies: row.anomalies.map(toInTrash),
+    };
+  }
+
+  async reverifyLiveFilesInTrashedFolders(
+    fileIds: readonly string[],
+    options: FileScanOptions,
+  ): Promise<LiveFileInTrashedFolder[]> {
+    if (fileIds.length === 0) return [];
+    const { rows } = await sql<InTrashJson>`
+      SELECT f.id, f.folder_id, f.drive_id, d.trashed_at AS folder_trashed_at
+        FROM storage.files f
+        JOIN storage.folders d ON d.id = f.folder_id
+       WHERE f.id = ANY(${[...fileIds]}::uuid[])
+         AND NOT f.is_trashed
+         AND d.is_trashed
+         AND COALESCE(d.trashed_at, '-infinity'::timestamptz) <= ${options.trashedBefore}
+         AND f.created_at <= ${options.createdBefore}
+       ORDER BY f.folder_id, f.id`.execute(this.#db);
+    return rows.map(toInTrash);
+  }
+
+  estimateRows(): Promise<number | null> {
+    return estimateRowsOf(this.#db, ['storage.files']);
+  }
+}

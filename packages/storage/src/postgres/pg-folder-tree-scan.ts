@@ -1,0 +1,148 @@
+import type { ConsistencyCheck } from '@oxicloud/consistency';
+import type { Logger } from '@oxicloud/scheduler';
+import {
+  createFoldersConsistencyCheck,
+  type FolderTreeAnomaly,
+  type FolderTreeScan,
+  type FolderTreeScanOptions,
+  type ScanPage,
+} from '@oxicloud/tenants';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { bigintToNumber, type StorageDatabase } from './database.js';
+import { estimateRowsOf } from './row-estimate.js';
+
+interface FolderJson {
+  id: string;
+  drive_id: string;
+  parent_id: string | null;
+  live_under_trashed: boolean;
+  parent_trashed_at: string | null;
+  path: string;
+  expected_path: string;
+  lpath: string;
+  expected_lpath: string;
+}
+interface PageRow {
+  scanned: string;
+  last_id: string | null;
+  anomalies: FolderJson[];
+}
+
+const toAnomaly = (r: FolderJson): FolderTreeAnomaly => ({
+  folderId: r.id,
+  driveId: r.drive_id,
+  parentId: r.parent_id,
+  liveUnderTrashedParent: r.live_under_trashed,
+  parentTrashedAt: r.parent_trashed_at === null ? null : new Date(r.parent_trashed_at),
+  path: r.path,
+  expectedPath: r.expected_path,
+  lpath: r.lpath,
+  expectedLpath: r.expected_lpath,
+});
+
+/** Options of {@link PgFolderTreeScan}. */
+export interface PgFolderTreeScanOptions {
+  /** Grace window of `folders_consistency` on the parent's `trashed_at`. @defaultValue 1 h */
+  readonly graceWindowMs?: number;
+  readonly logger?: Logger;
+}
+
+/**
+ * {@link FolderTreeScan} on `storage.folders`, and the stateful adapter of
+ * the folder tree (`subsystem() === 'folder_tree'`): it contributes
+ * `folders_consistency`. Each page is one statement: a keyset page of
+ * folders by id, each joined to its parent row, the reconstruction
+ * (`parent.path || '/' || name`, `parent.lpath || folder_label(id)`) compared
+ * in SQL, and back only the mismatching folders plus the count and last id.
+ */
+export class PgFolderTreeScan implements FolderTreeScan {
+  readonly #db: Kysely<StorageDatabase>;
+  readonly #checks: readonly ConsistencyCheck[];
+
+  constructor(db: Kysely<StorageDatabase>, options: PgFolderTreeScanOptions = {}) {
+    this.#db = db;
+    this.#checks = [
+      createFoldersConsistencyCheck({
+        scan: this,
+        ...(options.graceWindowMs !== undefined ? { graceWindowMs: options.graceWindowMs } : {}),
+        ...(options.logger ? { logger: options.logger } : {}),
+      }),
+    ];
+  }
+
+  subsystem(): string {
+    return 'folder_tree';
+  }
+
+  /** `folders_consistency`: trash flag, path and lpath of each folder against its parent. */
+  consistencyChecks(): readonly ConsistencyCheck[] {
+    return this.#checks;
+  }
+
+  async scanFolderTree(
+    afterId: string | null,
+    limit: number,
+    options: FolderTreeScanOptions,
+  ): Promise<ScanPage<FolderTreeAnomaly>> {
+    const page = await this.#compare(
+      sql`SELECT id, drive_id, parent_id, name, path, lpath, is_trashed FROM storage.folders
+          ${afterId === null ? sql`` : sql`WHERE id > ${afterId}::uuid`}
+          ORDER BY id LIMIT ${limit}`,
+      options,
+    );
+    return {
+      scanned: bigintToNumber(page.scanned),
+      lastKey: page.last_id,
+      anomalies: page.anomalies.map(toAnomaly),
+    };
+  }
+
+  async reverifyFolderTree(
+    folderIds: readonly string[],
+    options: FolderTreeScanOptions,
+  ): Promise<FolderTreeAnomaly[]> {
+    if (folderIds.length === 0) return [];
+    const page = await this.#compare(
+      sql`SELECT id, drive_id, parent_id, name, path, lpath, is_trashed FROM storage.folders
+           WHERE id = ANY(${[...folderIds]}::uuid[])`,
+      options,
+    );
+    return page.anomalies.map(toAnomaly);
+  }
+
+  estimateRows(): Promise<number | null> {
+    return estimateRowsOf(this.#db, ['storage.folders']);
+  }
+
+  async #compare(batch: RawBuilder<unknown>, options: FolderTreeScanOptions): Promise<PageRow> {
+    const { rows } = await sql<PageRow>`
+      WITH batch AS MATERIALIZED (${batch}),
+      checked AS (
+        SELECT b.id, b.drive_id, b.parent_id,
+               (NOT b.is_trashed AND COALESCE(p.is_trashed, false)
+                 AND COALESCE(p.trashed_at, '-infinity'::timestamptz) <= ${options.trashedBefore}) AS live_under_trashed,
+               p.trashed_at AS parent_trashed_at,
+               b.path,
+               CASE WHEN b.parent_id IS NULL THEN '/' || b.name ELSE p.path || '/' || b.name END AS expected_path,
+               b.lpath,
+               CASE WHEN b.parent_id IS NULL THEN storage.folder_label(b.id)
+                    ELSE p.lpath || storage.folder_label(b.id) END AS expected_lpath
+          FROM batch b
+          LEFT JOIN storage.folders p ON p.id = b.parent_id
+      )
+      SELECT (SELECT count(*) FROM batch) AS scanned,
+             (SELECT id FROM batch ORDER BY id DESC LIMIT 1) AS last_id,
+             COALESCE((
+               SELECT json_agg(json_build_object(
+                        'id', c.id, 'drive_id', c.drive_id, 'parent_id', c.parent_id,
+                        'live_under_trashed', c.live_under_trashed, 'parent_trashed_at', c.parent_trashed_at,
+                        'path', c.path, 'expected_path', COALESCE(c.expected_path, ''),
+                        'lpath', c.lpath::text, 'expected_lpath', COALESCE(c.expected_lpath::text, '')) ORDER BY c.id)
+                 FROM checked c
+                WHERE c.live_under_trashed
+                   OR c.path IS DISTINCT FROM c.expected_path
+                   OR c.lpath IS DISTINCT FROM c.expected_lpath
+             ), '[]'::json) AS anomalies`.execute(this.#db);
+    return rows[0] as PageRow;
+  }
+}
