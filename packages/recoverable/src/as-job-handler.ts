@@ -25,7 +25,7 @@ export interface AsJobHandlerOptions {
  * @example
  * ```ts
  * engine.register(filesConsistency);
- * scheduler.register(asJobHandler(engine, 'files_consistency'), { intervalMs: 24 * 3_600_000 });
+ * registry.register(asJobHandler(engine, 'files_consistency'), 24 * 3_600_000, null);
  * ```
  */
 export function asJobHandler(

@@ -32,9 +32,13 @@ export interface JobStore {
   /** The last persisted cursor, or `null` on a fresh run. */
   loadCursor(): Promise<Uint8Array | null>;
   /**
-   * Advances the cursor, adds `deltaCount` to `stats.count` and the scanned
-   * count to `stats.scanned_count`, bumps `last_progress_at`. Call between
-   * batches (about 1000 rows or 30 s, whichever first).
+   * Advances the cursor, adds `deltaCount` to `stats.count` (the primary
+   * scalar, mirrored in `JobOutcome.ok.count`) and `progress.scanned ??
+   * deltaCount` to `stats.scanned_count`, adds each counter, sets
+   * `stats.total_estimate`, keeps a progress sample for rate/ETA, bumps
+   * `last_progress_at`: one UPDATE. Call between batches (about 1000 rows or
+   * 30 s, whichever first). Rejects with `INVALID_CHECKPOINT` on negative or
+   * non-finite numbers and on counters named like the engine's own keys.
    */
   checkpoint(cursor: Uint8Array, deltaCount: number, progress?: CheckpointProgress): Promise<void>;
 }

@@ -10,6 +10,7 @@ import {
   acquireRun,
   type ExecutedRun,
   executeRun,
+  logRunLine,
   logRunStart,
   prepareTriggerParams,
   RECOVERABLE_TARGET,
@@ -198,19 +199,7 @@ export class RecoverableEngine {
     if (acquired.kind === 'already_running') {
       const outcome = ok(0, { skipped: 'already_running', run_id: acquired.record.runId });
       if (args.logRunLine !== false) {
-        this.#log.info(
-          {
-            target: 'oxicloud::scheduler',
-            event: 'job.run',
-            job: name,
-            run_id: acquired.record.runId,
-            outcome: 'ok',
-            count: 0,
-            elapsed_ms: Math.round(performance.now() - started),
-            extra: outcome.extra,
-          },
-          `job ${name} ran`,
-        );
+        logRunLine(this.#log, name, acquired.record.runId, outcome, Math.round(performance.now() - started));
       }
       return outcome;
     }

@@ -292,36 +292,58 @@ async function runHandler(
   }
 }
 
-function logRunLine(log: Logger, job: string, runId: string, outcome: JobOutcome, elapsedMs: number): void {
+/** Field names of the `job.run` line an `extra` key may not overwrite (prefixed `extra_` instead). */
+const RESERVED_LOG_KEYS = new Set([
+  'target',
+  'event',
+  'job',
+  'outcome',
+  'cause',
+  'count',
+  'elapsed_ms',
+  'error',
+  'source',
+  'msg',
+  'level',
+  'time',
+]);
+
+/**
+ * The `job.run` line, in the scheduler's schema: `target`, `event`, `job`,
+ * `outcome` (`ok` | `err`), `count`, `cause` + `error` on err, `elapsed_ms`,
+ * `source`, then the outcome's `extra` flattened (`completed`, `paused`,
+ * `cursor_hex`, `skipped`, `run_id`).
+ */
+export function logRunLine(
+  log: Logger,
+  job: string,
+  runId: string,
+  outcome: JobOutcome,
+  elapsedMs: number,
+  source: 'tick' | 'trigger' = 'trigger',
+): void {
+  const fields: Record<string, unknown> = {
+    target: SCHEDULER_TARGET,
+    event: 'job.run',
+    job,
+    outcome: outcome.kind,
+  };
   if (outcome.kind === 'ok') {
-    log.info(
-      {
-        target: SCHEDULER_TARGET,
-        event: 'job.run',
-        job,
-        run_id: runId,
-        outcome: 'ok',
-        count: outcome.count,
-        elapsed_ms: elapsedMs,
-        extra: outcome.extra,
-      },
-      `job ${job} ran`,
-    );
+    fields['count'] = outcome.count;
   } else {
-    log.error(
-      {
-        target: SCHEDULER_TARGET,
-        event: 'job.run',
-        job,
-        run_id: runId,
-        outcome: 'err',
-        cause: 'handler',
-        error: outcome.message,
-        elapsed_ms: elapsedMs,
-      },
-      `job ${job} ran`,
-    );
+    fields['cause'] = 'handler';
+    fields['count'] = 0;
+    fields['error'] = outcome.message;
   }
+  fields['elapsed_ms'] = elapsedMs;
+  fields['source'] = source;
+  fields['run_id'] = runId;
+  if (outcome.kind === 'ok') {
+    for (const [key, value] of Object.entries(outcome.extra)) {
+      fields[RESERVED_LOG_KEYS.has(key) ? `extra_${key}` : key] = value;
+    }
+  }
+  log.info(fields, `job ${job} ran`);
 }
 
 /**

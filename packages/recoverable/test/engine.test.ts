@@ -68,7 +68,9 @@ describe('fresh run and idempotent trigger (Verification Part 2, items 2 and 3)'
       target: 'oxicloud::scheduler',
       outcome: 'ok',
       count: 30,
-      extra: { completed: true, run_id: first.run_id },
+      source: 'trigger',
+      completed: true,
+      run_id: first.run_id,
     });
     expect(typeof runLines[0]?.fields['elapsed_ms']).toBe('number');
   });
@@ -144,7 +146,9 @@ describe('cancel and resume (Verification Part 2, item 4)', () => {
     expect(pausedLine?.fields).toMatchObject({
       outcome: 'ok',
       count: 30,
-      extra: { paused: true, cursor_hex: '0000001e', run_id },
+      paused: true,
+      cursor_hex: '0000001e',
+      run_id,
     });
     expect(finished.at(-1)).toMatchObject({ job: 'resume_job', run_id, status: 'Paused' });
 
@@ -240,8 +244,14 @@ describe('bridge log lines (Verification Part 2, item 7)', () => {
     expect(outcome).toEqual({ kind: 'err', message: 'disk on fire' });
     const line = log.events('job.run', 'says_failed')[0];
     expect(line).toMatchObject({
-      level: 'error',
-      fields: { target: 'oxicloud::scheduler', outcome: 'err', cause: 'handler', error: 'disk on fire' },
+      level: 'info',
+      fields: {
+        target: 'oxicloud::scheduler',
+        outcome: 'err',
+        cause: 'handler',
+        error: 'disk on fire',
+        count: 0,
+      },
     });
     const runId = line?.fields['run_id'] as string;
     expect(await runRow(db.pool, runId)).toMatchObject({ status: 'Failed', error_message: 'disk on fire' });

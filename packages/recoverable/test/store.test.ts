@@ -178,7 +178,7 @@ describe('runOrResume', () => {
     };
     const outcome = await runOrResume(job, factory, { logger: log, force: true });
     expect(outcome).toMatchObject({ kind: 'ok', count: 4, extra: { completed: true } });
-    expect(log.events('job.run')[0]?.fields).toMatchObject({ outcome: 'ok', extra: { completed: true } });
+    expect(log.events('job.run')[0]?.fields).toMatchObject({ outcome: 'ok', count: 4, completed: true });
     expect(await runOrResume(job, factory, { params: { bad: true } })).toEqual({
       kind: 'err',
       message: 'invalid params for plain_job: no bad',
