@@ -1,6 +1,30 @@
 /**
- * @oxicloud/dataset: Dataset generator: users, drives, folder trees, files, blob rows and real blob bytes at scale, with named fault injections.
+ * @oxicloud/dataset: the dataset generator behind `oxijobs seed`. Users,
+ * drives, folder trees, files, blob rows and real blob bytes at scale
+ * (set-based SQL), with named fault injections that later checks must find.
  *
  * @packageDocumentation
  */
-export {};
+
+export { backdateLocalBlob } from './backdate.js';
+export type { BlobKind } from './blob-content.js';
+export { BLOB_KINDS } from './blob-content.js';
+export type { DatasetErrorCode } from './errors.js';
+export { DatasetError, isDatasetError } from './errors.js';
+export type { FaultExpectation, FaultName } from './faults.js';
+export { FAULT_EXPECTATIONS, FAULT_NAMES, isFaultName, parseFaults } from './faults.js';
+export type { DatasetFlags } from './flags.js';
+export { DATASET_FLAGS, datasetOptionsFromFlags, parseByteSize } from './flags.js';
+export type { DatasetLogger, GenerateDatasetInput } from './generate-dataset.js';
+export { generateDataset, usernamePrefix } from './generate-dataset.js';
+export type { DatasetOptions, IntRange, ResolvedDatasetOptions } from './options.js';
+export { DATASET_DEFAULTS, DATASET_LIMITS, resolveDatasetOptions } from './options.js';
+export type {
+  DatasetCounts,
+  DatasetPhase,
+  DatasetProgress,
+  DatasetReport,
+  FaultRecord,
+  FaultResource,
+} from './report.js';
+export { describeDatasetReport } from './report.js';

@@ -1,0 +1,104 @@
+import { DatasetError } from './errors.js';
+
+/**
+ * Every fault the generator can inject, in the order it injects them. Each
+ * one is a named, deliberate inconsistency that a later check or job must
+ * find; none is injected unless asked for.
+ */
+export const FAULT_NAMES = [
+  'drive_used_bytes_drift',
+  'user_used_bytes_drift',
+  'live_folder_under_trashed_parent',
+  'live_file_under_trashed_folder',
+  'wrong_folder_path',
+  'wrong_folder_lpath',
+  'missing_blob_row',
+  'blob_size_mismatch',
+  'orphan_blob_on_disk',
+  'blob_bytes_missing',
+  'expired_grants',
+  'old_trash',
+] as const;
+
+/** One of {@link FAULT_NAMES}. */
+export type FaultName = (typeof FAULT_NAMES)[number];
+
+/** The job that must find (or act on) a fault, and the finding kind it records. */
+export interface FaultExpectation {
+  /** Job name: a consistency check (`files_consistency`, …) or a Part 1 job (`grant_cleanup`, `trash_cleanup`). */
+  readonly job: string;
+  /**
+   * For a consistency check: the finding `kind` it records, one per faulted
+   * resource id. For a Part 1 job: what it removes (`expired_grant`,
+   * `expired_trash`), one per faulted resource id.
+   */
+  readonly kind: string;
+  /** Severity the finding should carry (consistency checks only). */
+  readonly severity?: 'DataLoss' | 'Reclaimable' | 'Regenerable' | 'Drift';
+}
+
+/**
+ * Which job finds each fault and under which kind. The kinds follow
+ * job-registry.md's tenant table (`parent_trashed_mismatch`, `path_mismatch`,
+ * `lpath_mismatch`, `parent_folder_trashed`, `missing_blob`,
+ * `blob_size_mismatch`); the others are this package's proposal
+ * (`drive_used_bytes_drift`, `user_used_bytes_drift`, `orphan_blob`,
+ * `missing_blob_bytes`) and must match what the checks record.
+ */
+export const FAULT_EXPECTATIONS = {
+  drive_used_bytes_drift: { job: 'drives_consistency', kind: 'drive_used_bytes_drift', severity: 'Drift' },
+  user_used_bytes_drift: { job: 'drives_consistency', kind: 'user_used_bytes_drift', severity: 'Drift' },
+  live_folder_under_trashed_parent: { job: 'folders_consistency', kind: 'parent_trashed_mismatch' },
+  live_file_under_trashed_folder: { job: 'files_consistency', kind: 'parent_folder_trashed' },
+  wrong_folder_path: { job: 'folders_consistency', kind: 'path_mismatch' },
+  wrong_folder_lpath: { job: 'folders_consistency', kind: 'lpath_mismatch' },
+  missing_blob_row: { job: 'files_consistency', kind: 'missing_blob', severity: 'DataLoss' },
+  blob_size_mismatch: { job: 'files_consistency', kind: 'blob_size_mismatch' },
+  orphan_blob_on_disk: { job: 'storage_consistency', kind: 'orphan_blob', severity: 'Reclaimable' },
+  blob_bytes_missing: { job: 'storage_consistency', kind: 'missing_blob_bytes', severity: 'DataLoss' },
+  expired_grants: { job: 'grant_cleanup', kind: 'expired_grant' },
+  old_trash: { job: 'trash_cleanup', kind: 'expired_trash' },
+} as const satisfies Record<FaultName, FaultExpectation>;
+
+/** Whether `value` is one of {@link FAULT_NAMES}. */
+export function isFaultName(value: string): value is FaultName {
+  return (FAULT_NAMES as readonly string[]).includes(value);
+}
+
+/**
+ * Parses a comma-separated fault list (the `--faults` flag): `"all"` gives
+ * every fault, `""` / `"none"` gives none; names may repeat (kept once) and
+ * come back in {@link FAULT_NAMES} order.
+ *
+ * @throws DatasetError `INVALID_OPTIONS` naming the unknown entries and listing the allowed names.
+ * @example
+ * ```ts
+ * parseFaults('missing_blob_row, old_trash'); // ['missing_blob_row', 'old_trash']
+ * parseFaults('all').length === FAULT_NAMES.length;
+ * ```
+ */
+export function parseFaults(text: string): FaultName[] {
+  const entries = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (entries.length === 0 || (entries.length === 1 && entries[0] === 'none')) return [];
+  if (entries.includes('all')) {
+    if (entries.length > 1) {
+      throw new DatasetError(
+        'INVALID_OPTIONS',
+        `faults ${JSON.stringify(text)} mixes "all" with other names: give "all" alone or a list of names`,
+      );
+    }
+    return [...FAULT_NAMES];
+  }
+  const unknown = entries.filter((e) => !isFaultName(e));
+  if (unknown.length > 0) {
+    throw new DatasetError(
+      'INVALID_OPTIONS',
+      `unknown fault name${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u)).join(', ')}: ` +
+        `allowed are "all", "none" or a comma-separated list of ${FAULT_NAMES.join(', ')}`,
+    );
+  }
+  return FAULT_NAMES.filter((name) => entries.includes(name));
+}
