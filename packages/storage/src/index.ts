@@ -35,3 +35,5 @@ export type { PgFileBlobScanOptions } from './postgres/pg-file-blob-scan.js';
 export { PgFileBlobScan } from './postgres/pg-file-blob-scan.js';
 export type { PgFolderTreeScanOptions } from './postgres/pg-folder-tree-scan.js';
 export { PgFolderTreeScan } from './postgres/pg-folder-tree-scan.js';
+export { PgBlobWalkRepository } from './postgres/pg-blob-walk-repository.js';
+export { PgMediaFileRepository } from './postgres/pg-media-file-repository.js';

@@ -7,7 +7,13 @@
  */
 
 export type { DedupGcConfig, DedupGcJob, DedupGcJobOptions } from './dedup-gc/index.js';
-export { createDedupGcJob, DEDUP_GC_JOB_NAME, dedupGcConfigFromEnv } from './dedup-gc/index.js';
+export {
+  createDedupGcJob,
+  DEDUP_GC_DEFAULTS,
+  DEDUP_GC_ENV,
+  DEDUP_GC_JOB_NAME,
+  dedupGcConfigFromEnv,
+} from './dedup-gc/index.js';
 export type { DrivesConsistencyCheckOptions } from './drives-consistency/index.js';
 export {
   createDrivesConsistencyCheck,
@@ -39,11 +45,14 @@ export {
 export type { GrantCleanupConfig, GrantCleanupJob, GrantCleanupJobOptions } from './grant-cleanup/index.js';
 export {
   createGrantCleanupJob,
+  GRANT_CLEANUP_DEFAULTS,
+  GRANT_CLEANUP_ENV,
   GRANT_CLEANUP_JOB_NAME,
   grantCleanupConfigFromEnv,
 } from './grant-cleanup/index.js';
 export type { BlobHasher, StoredBlobDigest } from './ports/blob-hasher.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';
+export type { BlobRow, BlobWalkRepository } from './ports/blob-walk-repository.js';
 export type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from './ports/drive-usage-scan.js';
 export type {
   FileBlobAnomaly,
@@ -56,6 +65,12 @@ export type {
 export type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from './ports/folder-tree-scan.js';
 export type { DeletedGrant, GrantRepository } from './ports/grant-repository.js';
 export type {
+  AudioMetadata,
+  ImageMetadata,
+  MediaFileRepository,
+  MediaFileRow,
+} from './ports/media-file-repository.js';
+export type {
   OrphanBlobCandidate,
   OrphanBlobRepository,
   OrphanCollectResult,
@@ -63,6 +78,25 @@ export type {
 export type { ScanPage } from './ports/scan-page.js';
 export type { TrashPurgeBatch, TrashRepository } from './ports/trash-repository.js';
 export type { UsageCorrection, UsageReconcileResult, UsageRepository } from './ports/usage-repository.js';
+export type { MediaReextractJob, MediaReextractParams } from './reextract-audio/index.js';
+export {
+  createReextractAudioJob,
+  mediaReextractParamsSchema,
+  REEXTRACT_AUDIO_JOB_NAME,
+} from './reextract-audio/index.js';
+export { createReextractImageJob, REEXTRACT_IMAGE_JOB_NAME } from './reextract-image/index.js';
+export type {
+  BlobBackendName,
+  StorageMigrationJob,
+  StorageMigrationJobOptions,
+  StorageMigrationParams,
+} from './storage-migration/index.js';
+export {
+  createStorageMigrationJob,
+  MIGRATION_FAILED_KIND,
+  STORAGE_MIGRATION_JOB_NAME,
+  storageMigrationParamsSchema,
+} from './storage-migration/index.js';
 export type {
   StorageReconcileConfig,
   StorageReconcileJob,
@@ -70,12 +104,16 @@ export type {
 } from './storage-reconcile/index.js';
 export {
   createStorageReconcileJob,
+  STORAGE_RECONCILE_DEFAULTS,
+  STORAGE_RECONCILE_ENV,
   STORAGE_RECONCILE_JOB_NAME,
   storageReconcileConfigFromEnv,
 } from './storage-reconcile/index.js';
 export type { TrashCleanupConfig, TrashCleanupJob, TrashCleanupJobOptions } from './trash-cleanup/index.js';
 export {
   createTrashCleanupJob,
+  TRASH_CLEANUP_DEFAULTS,
+  TRASH_CLEANUP_ENV,
   TRASH_CLEANUP_JOB_NAME,
   trashCleanupConfigFromEnv,
 } from './trash-cleanup/index.js';

@@ -66,9 +66,12 @@ describe('storage_migration params', () => {
   it('requires a target and names the allowed ones', () => {
     const result = job.validateParams({});
     expect(result.ok).toBe(false);
-    expect(!result.ok && result.message).toMatch(
-      /^invalid params for storage_migration: target: .*"local".*"s3"/,
-    );
+    expect(!result.ok && result.message).toMatch(/^target: required; one of "local", "s3"$/);
+  });
+
+  it('names the allowed targets when the target is not one of them', () => {
+    const result = job.validateParams({ target: 'gcs' });
+    expect(!result.ok && result.message).toBe('target: "gcs" is not a backend; one of "local", "s3"');
   });
 
   it('refuses a target equal to the source, saying which target is allowed', () => {
@@ -238,7 +241,15 @@ describe('storage_migration run', () => {
 
   it('ends Failed with the validation message when the stored params are bad', async () => {
     const outcome = await setup(1).job.runResumable(new MemoryJobStore({ target: 'local' }), signal());
-    expect(outcome).toEqual({ kind: 'failed', message: expect.stringMatching(/serves from/) });
+    expect(outcome).toEqual({
+      kind: 'failed',
+      message: expect.stringMatching(/^invalid params for storage_migration: target "local" .*serves from/),
+    });
+  });
+
+  it('accepts the force and deep keys the engine adds to stored params', async () => {
+    const store = new MemoryJobStore({ target: 's3', batch_size: 10, force: false, deep: false });
+    expect(await setup(2).job.runResumable(store, signal())).toEqual({ kind: 'completed' });
   });
 
   it('ends Failed on a cursor that is not a blob hash', async () => {

@@ -32,12 +32,21 @@ export const throttleMsField = z
   .max(WALK_LIMITS.throttleMs.max)
   .default(WALK_LIMITS.throttleMs.defaultValue);
 
+/** Param keys the engine owns (`?force`, `?deep`): stripped before a tenant's schema sees the params. */
+export const ENGINE_PARAM_KEYS: readonly string[] = ['force', 'deep'];
+
+/** The params without the engine's keys (a run's stored params carry `force` and `deep`). */
+export function withoutEngineKeys(params: unknown): unknown {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return params;
+  return Object.fromEntries(Object.entries(params).filter(([key]) => !ENGINE_PARAM_KEYS.includes(key)));
+}
+
 /**
  * Validates `raw` against `schema`; the refusal message names every bad
- * field with what is allowed, prefixed by the job name.
+ * field with what is allowed (`concurrency: Too big: expected number to be
+ * <=32`). The engine prefixes it with `invalid params for <job>: `.
  */
 export function parseParams<T extends Record<string, unknown>>(
-  jobName: string,
   schema: z.ZodType<T>,
   raw: unknown,
 ): { ok: true; params: T } | { ok: false; message: string } {
@@ -47,5 +56,5 @@ export function parseParams<T extends Record<string, unknown>>(
     const where = issue.path.length > 0 ? issue.path.join('.') : 'params';
     return `${where}: ${issue.message}`;
   });
-  return { ok: false, message: `invalid params for ${jobName}: ${problems.join('; ')}` };
+  return { ok: false, message: problems.join('; ') };
 }

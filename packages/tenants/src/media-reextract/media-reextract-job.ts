@@ -11,6 +11,7 @@ import {
   type ParamsValidation,
   parseParams,
   throttleMsField,
+  withoutEngineKeys,
 } from '../batch-walk/walk-params.js';
 import type { BlobStorage } from '../ports/blob-storage.js';
 import type { MediaFileRepository, MediaFileRow } from '../ports/media-file-repository.js';
@@ -34,8 +35,12 @@ export const mediaReextractParamsSchema = z.strictObject({
 /** Validated re-extraction params, defaults filled in. */
 export type MediaReextractParams = z.infer<typeof mediaReextractParamsSchema>;
 
-/** Stats counters of a re-extraction run: files whose metadata was written, files that failed. */
-export const MEDIA_REEXTRACT_COUNTERS = ['updated_files', 'failed_files'] as const;
+/**
+ * Stats counters of a re-extraction run: files whose metadata was written,
+ * files that failed (missing or unparsable bytes), files deleted while the
+ * run read them (nothing to write).
+ */
+export const MEDIA_REEXTRACT_COUNTERS = ['updated_files', 'failed_files', 'vanished_files'] as const;
 
 /**
  * Why a file's metadata was not re-extracted (logged as `reason`):
@@ -61,7 +66,8 @@ export interface MediaExtractor<Metadata> {
    * so an extractor may stop reading early. Throws for bytes it cannot parse.
    */
   extract(file: MediaFileRow, stream: BlobStream): Promise<Metadata>;
-  upsert(files: MediaFileRepository, fileId: string, metadata: Metadata): Promise<void>;
+  /** Writes the metadata row; `false` when the file was deleted meanwhile. */
+  upsert(files: MediaFileRepository, fileId: string, metadata: Metadata): Promise<boolean>;
 }
 
 /** Options every re-extraction tenant factory takes. */
@@ -100,7 +106,7 @@ export function createMediaReextractJob<Metadata>(
 ): MediaReextractJob {
   const { files, blobs } = options;
   const logger = options.logger ?? silentLogger;
-  const validate = (raw: unknown) => parseParams(extractor.name, mediaReextractParamsSchema, raw);
+  const validate = (raw: unknown) => parseParams(mediaReextractParamsSchema, withoutEngineKeys(raw));
 
   async function extractOne(
     file: MediaFileRow,
@@ -127,7 +133,7 @@ export function createMediaReextractJob<Metadata>(
 
   async function run(store: JobStore, signal: AbortSignal): Promise<RunOutcome> {
     const validation = validate(store.params);
-    if (!validation.ok) return failed(validation.message);
+    if (!validation.ok) return failed(`invalid params for ${extractor.name}: ${validation.message}`);
     const params = validation.params;
     const base = { target: LOG_TARGET, job: extractor.name, run_id: store.runId };
 
@@ -148,7 +154,10 @@ export function createMediaReextractJob<Metadata>(
         );
         return;
       }
-      await extractor.upsert(files, file.id, result.metadata);
+      if (!(await extractor.upsert(files, file.id, result.metadata))) {
+        tally.add('vanished_files');
+        return;
+      }
       tally.add('updated_files');
       tally.count += 1;
     }

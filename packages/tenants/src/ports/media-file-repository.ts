@@ -47,8 +47,14 @@ export interface MediaFileRepository {
   }): Promise<MediaFileRow[]>;
   /** Number of files a full walk over `mimePrefixes` examines. */
   countFiles(mimePrefixes: readonly string[]): Promise<number>;
-  /** Inserts or replaces the file's audio tags; sets `extracted_at` to now. */
-  upsertAudioMetadata(fileId: string, metadata: AudioMetadata): Promise<void>;
-  /** Inserts or replaces the file's image metadata; sets `extracted_at` to now. */
-  upsertImageMetadata(fileId: string, metadata: ImageMetadata): Promise<void>;
+  /**
+   * Inserts or replaces the file's audio tags; sets `extracted_at` to now.
+   * @returns `false` when the file was deleted meanwhile (nothing written).
+   */
+  upsertAudioMetadata(fileId: string, metadata: AudioMetadata): Promise<boolean>;
+  /**
+   * Inserts or replaces the file's image metadata; sets `extracted_at` to now.
+   * @returns `false` when the file was deleted meanwhile (nothing written).
+   */
+  upsertImageMetadata(fileId: string, metadata: ImageMetadata): Promise<boolean>;
 }

@@ -5,7 +5,7 @@ import { type Logger, silentLogger } from '@oxicloud/scheduler';
 import { type BatchTally, type ItemContext, runBatchWalk } from '../batch-walk/batch-walk.js';
 import { destroyStream, errorCode } from '../batch-walk/blob-stream.js';
 import { hashCursor } from '../batch-walk/cursor-codec.js';
-import { type ParamsValidation, parseParams } from '../batch-walk/walk-params.js';
+import { type ParamsValidation, parseParams, withoutEngineKeys } from '../batch-walk/walk-params.js';
 import { TenantsError } from '../errors.js';
 import type { BlobStorage } from '../ports/blob-storage.js';
 import type { BlobRow, BlobWalkRepository } from '../ports/blob-walk-repository.js';
@@ -138,7 +138,7 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
   function validate(
     raw: unknown,
   ): { ok: true; params: StorageMigrationParams } | { ok: false; message: string } {
-    const parsed = parseParams(STORAGE_MIGRATION_JOB_NAME, storageMigrationParamsSchema, raw);
+    const parsed = parseParams(storageMigrationParamsSchema, withoutEngineKeys(raw));
     if (!parsed.ok) return parsed;
     const { target } = parsed.params;
     if (target === sourceBackend) {
@@ -146,7 +146,7 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
       return {
         ok: false,
         message:
-          `invalid params for storage_migration: target ${JSON.stringify(target)} is the backend this ` +
+          `target ${JSON.stringify(target)} is the backend this ` +
           `server serves from, so there is nothing to copy; allowed target: ${other}`,
       };
     }
@@ -154,7 +154,7 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
       return {
         ok: false,
         message:
-          `invalid params for storage_migration: target ${JSON.stringify(target)} is not configured on ` +
+          `target ${JSON.stringify(target)} is not configured on ` +
           `this server; configure its settings and restart, then trigger again`,
       };
     }
@@ -163,7 +163,8 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
 
   async function run(store: JobStore, signal: AbortSignal): Promise<RunOutcome> {
     const validation = validate(store.params);
-    if (!validation.ok) return failed(validation.message);
+    if (!validation.ok)
+      return failed(`invalid params for ${STORAGE_MIGRATION_JOB_NAME}: ${validation.message}`);
     const params = validation.params;
     const resolvedSource = resolveBackend(sourceBackend);
     const resolvedTarget = resolveBackend(params.target);

@@ -27,7 +27,12 @@ export const STORAGE_MIGRATION_DEFAULTS = {
  *   default 100.
  */
 export const storageMigrationParamsSchema = z.strictObject({
-  target: z.enum(BLOB_BACKEND_NAMES),
+  target: z.enum(BLOB_BACKEND_NAMES, {
+    error: (issue) =>
+      issue.input === undefined
+        ? `required; one of ${BLOB_BACKEND_NAMES.map((n) => `"${n}"`).join(', ')}`
+        : `${JSON.stringify(issue.input)} is not a backend; one of ${BLOB_BACKEND_NAMES.map((n) => `"${n}"`).join(', ')}`,
+  }),
   batch_size: batchSizeField,
   concurrency: concurrencyField(STORAGE_MIGRATION_DEFAULTS.concurrency),
   throttle_ms: throttleMsField,
