@@ -1,2 +1,4 @@
-/** The oxijobs command line (filled by the server slice). */
-console.log('oxijobs: not implemented yet');
+/** The `oxijobs` command line: see `oxijobs --help`. */
+import { runCli } from './program.js';
+
+await runCli(process.argv);

@@ -1,0 +1,88 @@
+import type { Logger } from '@oxicloud/scheduler';
+import { resolveJwtSecret } from '../auth/jwt-secret.js';
+import { composeServer } from '../compose.js';
+import type { ServerConfig } from '../config/server-config.js';
+import { tenantConfigsFromEnv } from '../config/tenant-configs.js';
+import { openDatabase } from '../database/open-database.js';
+import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.js';
+import { listen } from '../http-listener.js';
+import { createLogger, SERVER_TARGET } from '../logger.js';
+
+function nextSignal(logger: Logger): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      // A second signal while shutting down: give up waiting.
+      const force = (again: NodeJS.Signals) => {
+        logger.error(
+          { target: SERVER_TARGET, event: 'server.forced_exit', signal: again },
+          `${again} during shutdown: exiting now`,
+        );
+        process.exit(1);
+      };
+      process.once('SIGTERM', force);
+      process.once('SIGINT', force);
+      resolve(signal);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}
+
+/**
+ * `oxijobs serve`: opens the database (DATABASE_URL, else the embedded
+ * Postgres it starts), migrates, creates the first admin, serves HTTP, starts
+ * the scheduler, and on SIGTERM/SIGINT shuts down in order: HTTP, scheduler
+ * and engine, pool, embedded Postgres. Resolves when shut down.
+ */
+export async function serveCommand(
+  config: ServerConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<void> {
+  const logger = createLogger({ level: config.logLevel, destination: 'stdout' });
+  const tenants = tenantConfigsFromEnv(env);
+  const signal = nextSignal(logger);
+  const db = await openDatabase(config, logger);
+  let composed: ReturnType<typeof composeServer>;
+  let http: Awaited<ReturnType<typeof listen>>;
+  try {
+    await applyMigrations(db.pool, logger);
+    await ensureFirstAdmin(db.pool, logger);
+    const jwt = await resolveJwtSecret(config);
+    if (jwt.source === 'generated') {
+      logger.info(
+        { target: SERVER_TARGET, event: 'auth.secret_generated', path: jwt.path },
+        `OXICLOUD_JWT_SECRET is unset: generated a token secret in ${jwt.path}`,
+      );
+    }
+    composed = composeServer({ config, tenants, logger, pool: db.pool, jwtSecret: jwt.secret });
+    http = await listen(composed.app.fetch, config.http);
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+  composed.start();
+  logger.info(
+    {
+      target: SERVER_TARGET,
+      event: 'server.listening',
+      host: config.http.host,
+      port: http.port,
+      public_base_url: config.publicBaseUrl,
+      database: db.source,
+      storage_backend: config.storage.backend,
+    },
+    `listening on http://${config.http.host}:${http.port} (admin API at ${config.publicBaseUrl}/api/admin/jobs; token: pnpm oxijobs token --user admin)`,
+  );
+
+  const received = await signal;
+  logger.info(
+    { target: SERVER_TARGET, event: 'server.stopping', signal: received },
+    `${received}: shutting down`,
+  );
+  await http.close();
+  await composed.stop();
+  await db.close();
+  logger.info({ target: SERVER_TARGET, event: 'server.stopped' }, 'shut down cleanly');
+}

@@ -1,0 +1,48 @@
+import { signAdminToken } from '@oxicloud/admin-api';
+import { PgUsersRepository } from '@oxicloud/storage';
+import { resolveJwtSecret } from '../auth/jwt-secret.js';
+import type { ServerConfig } from '../config/server-config.js';
+import { openDatabase } from '../database/open-database.js';
+import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.js';
+import { createLogger } from '../logger.js';
+import { ServerError } from '../server-error.js';
+
+/**
+ * `oxijobs token --user <username>`: mints a bearer token for an ADMIN user
+ * and prints it as the last line of stdout (logs go to stderr). Refuses an
+ * unknown or non-admin user. Uses the same database and JWT secret as `serve`.
+ */
+export async function tokenCommand(
+  config: ServerConfig,
+  options: { readonly user: string; readonly expiresInSeconds: number },
+): Promise<void> {
+  const logger = createLogger({ level: config.logLevel, destination: 'stderr' });
+  const db = await openDatabase(config, logger, { max: 2 });
+  let token: string;
+  try {
+    await applyMigrations(db.pool, logger);
+    await ensureFirstAdmin(db.pool, logger);
+    const users = new PgUsersRepository(db.pool);
+    const user = await users.findByUsername(options.user);
+    if (!user) {
+      throw new ServerError(
+        'USER_NOT_FOUND',
+        `no user named "${options.user}"; tokens are for admin users (the first boot creates "admin")`,
+      );
+    }
+    if (user.role !== 'admin') {
+      throw new ServerError(
+        'NOT_ADMIN',
+        `user "${user.username}" has role "${user.role}"; tokens are only minted for users with role "admin"`,
+      );
+    }
+    const { secret } = await resolveJwtSecret(config);
+    token = await signAdminToken({ secret, user, expiresInSeconds: options.expiresInSeconds });
+  } finally {
+    await db.close();
+  }
+  process.stderr.write(
+    `token for admin "${options.user}", valid ${options.expiresInSeconds} s; use it as: Authorization: Bearer <token>\n`,
+  );
+  process.stdout.write(`${token}\n`);
+}

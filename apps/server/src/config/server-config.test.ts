@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { ServerError } from '../server-error.js';
+import { CONFIG_DEFAULTS } from './env-vars.js';
+import { loadConfig } from './server-config.js';
+
+function problem(env: Record<string, string>): string {
+  try {
+    loadConfig(env, '/srv');
+  } catch (error) {
+    expect(error).toBeInstanceOf(ServerError);
+    expect((error as ServerError).code).toBe('BAD_CONFIG');
+    return (error as Error).message;
+  }
+  throw new Error('loadConfig accepted a bad configuration');
+}
+
+describe('loadConfig', () => {
+  it('applies the defaults', () => {
+    const config = loadConfig({}, '/srv');
+    expect(config).toEqual({
+      env: 'development',
+      databaseUrl: undefined,
+      dataDir: '/srv/.oxicloud',
+      postgresDir: '/srv/.oxicloud/postgres',
+      embeddedPostgresPort: 54329,
+      http: { host: '127.0.0.1', port: 8086 },
+      jwtSecret: undefined,
+      logLevel: 'info',
+      publicBaseUrl: 'http://127.0.0.1:8086',
+      storage: { backend: 'local', root: '/srv/.oxicloud/blobs' },
+    });
+    expect(CONFIG_DEFAULTS.embeddedPostgresPort).not.toBe(5432);
+  });
+
+  it('reads every variable, treating empty values as unset', () => {
+    const config = loadConfig(
+      {
+        DATABASE_URL: 'postgres://u:p@db:5432/x',
+        OXICLOUD_DATA_DIR: '/var/lib/oxi',
+        OXICLOUD_HTTP_PORT: '9000',
+        OXICLOUD_HTTP_HOST: '0.0.0.0',
+        OXICLOUD_EMBEDDED_POSTGRES_PORT: '',
+        OXICLOUD_JWT_SECRET: 'x'.repeat(32),
+        OXICLOUD_ENV: 'Production',
+        OXICLOUD_LOG_LEVEL: 'debug',
+        OXICLOUD_PUBLIC_BASE_URL: 'https://jobs.example.org/',
+      },
+      '/srv',
+    );
+    expect(config).toMatchObject({
+      env: 'production',
+      databaseUrl: 'postgres://u:p@db:5432/x',
+      dataDir: '/var/lib/oxi',
+      embeddedPostgresPort: 54329,
+      http: { host: '0.0.0.0', port: 9000 },
+      logLevel: 'debug',
+      publicBaseUrl: 'https://jobs.example.org',
+    });
+  });
+
+  it('names the variable, the bad value and what is allowed, for every problem at once', () => {
+    const message = problem({
+      OXICLOUD_HTTP_PORT: 'abc',
+      OXICLOUD_EMBEDDED_POSTGRES_PORT: '70000',
+      OXICLOUD_ENV: 'prod',
+      OXICLOUD_LOG_LEVEL: 'loud',
+      OXICLOUD_STORAGE_BACKEND: 'ftp',
+      OXICLOUD_PUBLIC_BASE_URL: 'jobs.example.org',
+    });
+    expect(message).toContain('OXICLOUD_HTTP_PORT="abc": must be an integer from 1 to 65535');
+    expect(message).toContain('OXICLOUD_EMBEDDED_POSTGRES_PORT="70000": must be from 1 to 65535');
+    expect(message).toContain('OXICLOUD_ENV="prod": must be one of development, production');
+    expect(message).toContain(
+      'OXICLOUD_LOG_LEVEL="loud": must be one of fatal, error, warn, info, debug, trace, silent',
+    );
+    expect(message).toContain('OXICLOUD_STORAGE_BACKEND="ftp": must be one of local, s3');
+    expect(message).toContain(
+      'OXICLOUD_PUBLIC_BASE_URL="jobs.example.org": must be an http:// or https:// URL',
+    );
+  });
+
+  it('never echoes a secret', () => {
+    const message = problem({
+      OXICLOUD_JWT_SECRET: 'too-short-secret',
+      DATABASE_URL: 'mysql://root:hunter2@x/db',
+    });
+    expect(message).toContain('OXICLOUD_JWT_SECRET=(hidden): must be at least 32 characters');
+    expect(message).toContain('DATABASE_URL=(hidden): must be a postgres:// or postgresql:// URL');
+    expect(message).not.toContain('too-short-secret');
+    expect(message).not.toContain('hunter2');
+  });
+
+  it('refuses production without OXICLOUD_JWT_SECRET', () => {
+    expect(problem({ OXICLOUD_ENV: 'production' })).toContain(
+      'OXICLOUD_JWT_SECRET (unset): required when OXICLOUD_ENV=production',
+    );
+  });
+
+  it('validates the S3 settings through s3ConfigFromEnv', () => {
+    expect(problem({ OXICLOUD_STORAGE_BACKEND: 's3' })).toContain('OXICLOUD_S3_BUCKET is required');
+    const config = loadConfig({
+      OXICLOUD_STORAGE_BACKEND: 's3',
+      OXICLOUD_S3_BUCKET: 'blobs',
+      OXICLOUD_S3_REGION: 'us-east-1',
+    });
+    expect(config.storage).toMatchObject({ backend: 's3', s3: { bucket: 'blobs', region: 'us-east-1' } });
+  });
+});

@@ -1,0 +1,176 @@
+import { isAbsolute, join, resolve } from 'node:path';
+import { type S3BlobStorageOptions, StorageError, s3ConfigFromEnv } from '@oxicloud/storage';
+import { z } from 'zod';
+import { ServerError } from '../server-error.js';
+import { CONFIG_DEFAULTS } from './env-vars.js';
+
+/** The log levels pino knows. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Where the blobs live. */
+export type BlobStorageConfig =
+  | { readonly backend: 'local'; readonly root: string }
+  | { readonly backend: 's3'; readonly s3: S3BlobStorageOptions };
+
+/** The validated configuration of the server and the CLI. */
+export interface ServerConfig {
+  readonly env: 'development' | 'production';
+  /** `undefined` = use the embedded Postgres. */
+  readonly databaseUrl: string | undefined;
+  /** Absolute. */
+  readonly dataDir: string;
+  /** `<dataDir>/postgres`: the embedded Postgres cluster. */
+  readonly postgresDir: string;
+  readonly embeddedPostgresPort: number;
+  readonly http: { readonly host: string; readonly port: number };
+  /** `undefined` = generated and kept in `<dataDir>/jwt-secret` (not allowed in production). */
+  readonly jwtSecret: string | undefined;
+  readonly logLevel: LogLevel;
+  /** No trailing slash. */
+  readonly publicBaseUrl: string;
+  readonly storage: BlobStorageConfig;
+}
+
+/** Variables whose values never appear in error messages. */
+const SECRET_VARS = new Set(['OXICLOUD_JWT_SECRET', 'DATABASE_URL']);
+
+const unsetIfEmpty = (value: unknown) =>
+  typeof value === 'string' && value.trim() === '' ? undefined : value;
+
+const port = (fallback: number) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^\d+$/, { error: 'must be an integer from 1 to 65535' })
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(1, { error: 'must be from 1 to 65535' })
+          .max(65535, { error: 'must be from 1 to 65535' }),
+      )
+      .default(fallback),
+  );
+
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
+  z.preprocess(
+    (v) => (typeof unsetIfEmpty(v) === 'string' ? (v as string).trim().toLowerCase() : undefined),
+    z.enum(values, { error: `must be one of ${values.join(', ')}` }).default(fallback as never),
+  );
+
+const httpUrl = z.preprocess(
+  unsetIfEmpty,
+  z
+    .string()
+    .refine((v) => /^https?:$/.test(URL.canParse(v) ? new URL(v).protocol : ''), {
+      error: 'must be an http:// or https:// URL, for example https://jobs.example.org',
+    })
+    .optional(),
+);
+
+const EnvSchema = z.object({
+  DATABASE_URL: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .refine((v) => /^postgres(ql)?:$/.test(URL.canParse(v) ? new URL(v).protocol : ''), {
+        error: 'must be a postgres:// or postgresql:// URL (or unset for the embedded Postgres)',
+      })
+      .optional(),
+  ),
+  OXICLOUD_DATA_DIR: z.preprocess(unsetIfEmpty, z.string().default(CONFIG_DEFAULTS.dataDir)),
+  OXICLOUD_HTTP_PORT: port(CONFIG_DEFAULTS.httpPort),
+  OXICLOUD_HTTP_HOST: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9.:[\]-]+$/, {
+        error: 'must be a host name or IP address, for example 127.0.0.1 or 0.0.0.0',
+      })
+      .default(CONFIG_DEFAULTS.httpHost),
+  ),
+  OXICLOUD_EMBEDDED_POSTGRES_PORT: port(CONFIG_DEFAULTS.embeddedPostgresPort),
+  OXICLOUD_JWT_SECRET: z.preprocess(
+    unsetIfEmpty,
+    z.string().min(32, { error: 'must be at least 32 characters (HS256 needs 256 bits)' }).optional(),
+  ),
+  OXICLOUD_ENV: oneOf(['development', 'production'], CONFIG_DEFAULTS.env),
+  OXICLOUD_LOG_LEVEL: oneOf(LOG_LEVELS, CONFIG_DEFAULTS.logLevel),
+  OXICLOUD_PUBLIC_BASE_URL: httpUrl,
+  OXICLOUD_STORAGE_BACKEND: oneOf(['local', 's3'], CONFIG_DEFAULTS.storageBackend),
+});
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function describeValue(env: Env, name: string): string {
+  if (!(name in env) || env[name] === undefined) return `${name} (unset)`;
+  return SECRET_VARS.has(name) ? `${name}=(hidden)` : `${name}=${JSON.stringify(env[name])}`;
+}
+
+function configError(problems: string[]): ServerError {
+  return new ServerError(
+    'BAD_CONFIG',
+    `invalid configuration:\n  - ${problems.join('\n  - ')}\nRun \`oxijobs --help\` for every variable and its default.`,
+  );
+}
+
+/**
+ * Reads and validates the server's configuration from `env`, with every
+ * default from `CONFIG_DEFAULTS`. Throws one {@link ServerError}
+ * `BAD_CONFIG` listing every problem: which variable, the bad value (never a
+ * secret's) and what is allowed.
+ *
+ * @example
+ * ```ts
+ * const config = loadConfig(process.env);
+ * ```
+ */
+export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig {
+  const parsed = EnvSchema.safeParse(env);
+  const problems: string[] = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? '(environment)');
+        return `${describeValue(env, name)}: ${issue.message}`;
+      });
+  const production = env['OXICLOUD_ENV']?.trim().toLowerCase() === 'production';
+  if (production && (env['OXICLOUD_JWT_SECRET'] ?? '').trim() === '') {
+    problems.push(
+      'OXICLOUD_JWT_SECRET (unset): required when OXICLOUD_ENV=production (at least 32 characters, e.g. `openssl rand -hex 32`)',
+    );
+  }
+  if (!parsed.success) throw configError(problems);
+  const v = parsed.data;
+  const dataDir = isAbsolute(v.OXICLOUD_DATA_DIR) ? v.OXICLOUD_DATA_DIR : resolve(cwd, v.OXICLOUD_DATA_DIR);
+  let storage: BlobStorageConfig = { backend: 'local', root: join(dataDir, 'blobs') };
+  if (v.OXICLOUD_STORAGE_BACKEND === 's3') {
+    try {
+      storage = { backend: 's3', s3: s3ConfigFromEnv(env) };
+    } catch (cause) {
+      if (!(cause instanceof StorageError)) throw cause;
+      problems.push(`OXICLOUD_STORAGE_BACKEND=s3: ${cause.message.replace(/\n- /g, '\n      - ')}`);
+    }
+  }
+  if (problems.length > 0) throw configError(problems);
+  const host = v.OXICLOUD_HTTP_HOST;
+  const shownHost =
+    host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return {
+    env: v.OXICLOUD_ENV,
+    databaseUrl: v.DATABASE_URL,
+    dataDir,
+    postgresDir: join(dataDir, 'postgres'),
+    embeddedPostgresPort: v.OXICLOUD_EMBEDDED_POSTGRES_PORT,
+    http: { host, port: v.OXICLOUD_HTTP_PORT },
+    jwtSecret: v.OXICLOUD_JWT_SECRET,
+    logLevel: v.OXICLOUD_LOG_LEVEL,
+    publicBaseUrl: (v.OXICLOUD_PUBLIC_BASE_URL ?? `http://${shownHost}:${v.OXICLOUD_HTTP_PORT}`).replace(
+      /\/+$/,
+      '',
+    ),
+    storage,
+  };
+}

@@ -1,0 +1,46 @@
+import {
+  type DedupGcConfig,
+  dedupGcConfigFromEnv,
+  type GrantCleanupConfig,
+  grantCleanupConfigFromEnv,
+  isTenantsError,
+  type StorageReconcileConfig,
+  storageReconcileConfigFromEnv,
+  type TrashCleanupConfig,
+  trashCleanupConfigFromEnv,
+} from '@oxicloud/tenants';
+import { ServerError } from '../server-error.js';
+
+/** The env-derived configs of the Part 1 tenants (each tenant owns its variables). */
+export interface TenantConfigs {
+  readonly trashCleanup: TrashCleanupConfig;
+  readonly storageReconcile: StorageReconcileConfig;
+  readonly dedupGc: DedupGcConfig;
+  readonly grantCleanup: GrantCleanupConfig;
+}
+
+/**
+ * Reads every tenant's own variables (`OXICLOUD_TRASH_CLEANUP_*`, …) through
+ * the tenant's `*ConfigFromEnv`, collecting every problem into one
+ * `BAD_CONFIG` error, like `loadConfig`.
+ */
+export function tenantConfigsFromEnv(env: Readonly<Record<string, string | undefined>>): TenantConfigs {
+  const problems: string[] = [];
+  const read = <T>(fn: (e: typeof env) => T): T | undefined => {
+    try {
+      return fn(env);
+    } catch (error) {
+      if (!isTenantsError(error)) throw error;
+      problems.push(error.message);
+      return undefined;
+    }
+  };
+  const trashCleanup = read(trashCleanupConfigFromEnv);
+  const storageReconcile = read(storageReconcileConfigFromEnv);
+  const dedupGc = read(dedupGcConfigFromEnv);
+  const grantCleanup = read(grantCleanupConfigFromEnv);
+  if (problems.length > 0 || !trashCleanup || !storageReconcile || !dedupGc || !grantCleanup) {
+    throw new ServerError('BAD_CONFIG', `invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+  return { trashCleanup, storageReconcile, dedupGc, grantCleanup };
+}

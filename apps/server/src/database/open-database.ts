@@ -1,0 +1,94 @@
+import type { Logger } from '@oxicloud/scheduler';
+import pg from 'pg';
+import type { ServerConfig } from '../config/server-config.js';
+import { SERVER_TARGET } from '../logger.js';
+import { ServerError } from '../server-error.js';
+import { startOrReuseEmbeddedPostgres } from './embedded-postgres.js';
+
+/** Which database a process ended up on. */
+export type DatabaseSource = 'DATABASE_URL' | 'embedded' | 'embedded (reused)';
+
+/** A pool on the chosen database, and how to let go of it. */
+export interface OpenDatabase {
+  readonly pool: pg.Pool;
+  readonly url: string;
+  readonly source: DatabaseSource;
+  /** Closes the pool, then stops the embedded Postgres when this process started it. */
+  close(): Promise<void>;
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/**
+ * Opens the database every command uses, in this order: `DATABASE_URL` when
+ * set; else the embedded Postgres under the data dir, reusing the server's
+ * when it runs, starting (and on {@link OpenDatabase.close} stopping) it
+ * otherwise. The first connection is checked so a wrong URL fails here, with
+ * a message that names it.
+ */
+export async function openDatabase(
+  config: ServerConfig,
+  logger: Logger,
+  options: { readonly max?: number } = {},
+): Promise<OpenDatabase> {
+  let url: string;
+  let source: DatabaseSource;
+  let stopEmbedded: () => Promise<void> = async () => undefined;
+  if (config.databaseUrl !== undefined) {
+    url = config.databaseUrl;
+    source = 'DATABASE_URL';
+  } else {
+    const embedded = await startOrReuseEmbeddedPostgres(config, logger);
+    url = embedded.url;
+    source = embedded.owned ? 'embedded' : 'embedded (reused)';
+    stopEmbedded = () => embedded.stop();
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client losing its connection (Postgres restarted) emits here; without a listener the process dies.
+  pool.on('error', (error) => {
+    logger.warn(
+      { target: SERVER_TARGET, event: 'database.connection_lost', error: error.message },
+      'a pooled database connection was lost; it will be replaced on the next query',
+    );
+  });
+  try {
+    await pool.query('SELECT 1');
+  } catch (cause) {
+    await pool.end().catch(() => undefined);
+    await stopEmbedded().catch(() => undefined);
+    const where =
+      source === 'DATABASE_URL' ? `DATABASE_URL (${redact(url)})` : `the embedded Postgres (${redact(url)})`;
+    throw new ServerError('DATABASE_UNAVAILABLE', `cannot connect to ${where}: ${(cause as Error).message}`, {
+      cause,
+    });
+  }
+  logger.info(
+    { target: SERVER_TARGET, event: 'database.connected', source, url: redact(url) },
+    `database: ${source} (${redact(url)})`,
+  );
+  let closed = false;
+  return {
+    pool,
+    url,
+    source,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end().catch(() => undefined);
+      await stopEmbedded();
+    },
+  };
+}
