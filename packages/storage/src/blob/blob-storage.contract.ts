@@ -15,6 +15,13 @@ export interface BlobStorageContractSetup {
    * before any I/O.
    */
   makeUnreachable(): Promise<BlobStorage>;
+  /**
+   * The backend under test keeps the bytes of an upload aborted half-way
+   * (s3rver does; real S3 discards a PUT whose body is shorter than its
+   * Content-Length). Then the "stores nothing" assertion is skipped for a
+   * stream whose length turns out wrong; the rejection is still checked.
+   */
+  readonly keepsAbortedUploads?: boolean;
 }
 
 /** A random well-formed blob key (the backends do not re-hash on put). */
@@ -157,7 +164,11 @@ export function describeBlobStorageContract(name: string, setup: BlobStorageCont
         'SIZE_MISMATCH',
       );
       await expectStorageError(storage.put(buffer, bytes, 5), 'SIZE_MISMATCH');
-      for (const hash of [short, long, buffer]) expect(await storage.exists(hash)).toBe(false);
+      expect(await storage.exists(buffer)).toBe(false);
+      if (!setup.keepsAbortedUploads) {
+        expect(await storage.exists(short)).toBe(false);
+        expect(await storage.exists(long)).toBe(false);
+      }
     });
 
     it('answers exists/head/delete, and deleting an absent blob is fine', async () => {

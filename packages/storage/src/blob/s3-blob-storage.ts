@@ -174,38 +174,39 @@ export class S3BlobStorage implements BlobStorage {
   async put(hash: string, data: BlobData, size?: number): Promise<void> {
     const key = this.keyOf(hash);
     assertBlobSize(size);
-    let mismatch: StorageError | undefined;
-    const tooLong = (got: string) =>
+    const sizeMismatch = (got: string) =>
       new StorageError(
         'SIZE_MISMATCH',
         `blob ${hash}: got ${got} bytes but the caller announced ${String(size)}; nothing was stored`,
       );
+    // A failure of the source stream or a size mismatch found while the body
+    // is being sent: the request is aborted and this is what put rejects with.
+    let failure: StorageError | undefined;
+    const abort = new AbortController();
     let body: Uint8Array | Readable;
     let length: number;
     try {
       if (data instanceof Uint8Array) {
-        if (size !== undefined && data.byteLength !== size) throw tooLong(String(data.byteLength));
+        if (size !== undefined && data.byteLength !== size) throw sizeMismatch(String(data.byteLength));
         body = data;
         length = data.byteLength;
       } else if (size !== undefined) {
-        const announced = size;
         body = Readable.from(
-          (async function* counted() {
-            let seen = 0;
-            for await (const chunk of chunksOf(data)) {
-              seen += chunk.byteLength;
-              if (seen > announced) {
-                mismatch = tooLong(`more than ${announced}`);
-                throw mismatch;
-              }
-              yield chunk;
-            }
-            if (seen !== announced) {
-              mismatch = tooLong(String(seen));
-              throw mismatch;
-            }
-          })(),
-          { objectMode: false },
+          this.#checkedBody(
+            data,
+            size,
+            (error) => {
+              failure ??=
+                error instanceof StorageError && error.code === 'SIZE_MISMATCH'
+                  ? error
+                  : toStorageError(
+                      error,
+                      `S3 put of s3://${this.bucket}/${key} failed while reading the data`,
+                    );
+              abort.abort(failure);
+            },
+            sizeMismatch,
+          ),
         );
         length = size;
       } else {
@@ -226,12 +227,48 @@ export class S3BlobStorage implements BlobStorage {
           ContentLength: length,
           ContentType: 'application/octet-stream',
         }),
+        { abortSignal: abort.signal },
       );
     } catch (error) {
-      if (mismatch !== undefined) throw mismatch;
-      throw this.#backendError('put', key, error);
+      throw failure ?? this.#backendError('put', key, error);
     }
-    if (mismatch !== undefined) throw mismatch;
+    if (failure !== undefined) throw failure;
+  }
+
+  /**
+   * The chunks of `data`, checked against the announced `size`. Each chunk is
+   * held back until the next one (or the end) is known, so the server never
+   * receives `size` bytes from a source that turns out longer: the request is
+   * aborted (through `fail`) before it can complete. Never throws (a piped
+   * body's error would go unheard); reports through `fail` and stops instead.
+   */
+  async *#checkedBody(
+    data: BlobData,
+    size: number,
+    fail: (error: unknown) => void,
+    sizeMismatch: (got: string) => StorageError,
+  ): AsyncGenerator<Uint8Array> {
+    let seen = 0;
+    let pending: Uint8Array | undefined;
+    try {
+      for await (const chunk of chunksOf(data)) {
+        seen += chunk.byteLength;
+        if (seen > size) {
+          fail(sizeMismatch(`more than ${size}`));
+          return;
+        }
+        if (pending !== undefined) yield pending;
+        pending = chunk;
+      }
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    if (seen !== size) {
+      fail(sizeMismatch(String(seen)));
+      return;
+    }
+    if (pending !== undefined) yield pending;
   }
 
   async get(hash: string): Promise<NodeJS.ReadableStream & AsyncIterable<Uint8Array>> {
