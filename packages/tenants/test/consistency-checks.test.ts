@@ -1,0 +1,261 @@
+import {
+  bytesToHashHex,
+  bytesToUuid,
+  type CheckStore,
+  decodePhaseCursor,
+  encodePhaseCursor,
+  hashHexToBytes,
+  type Inconsistency,
+  uuidToBytes,
+} from '@oxicloud/consistency';
+import type { CheckpointProgress, RunStatus } from '@oxicloud/recoverable';
+import { describe, expect, it } from 'vitest';
+import {
+  createDrivesConsistencyCheck,
+  createFilesConsistencyCheck,
+  createFoldersConsistencyCheck,
+  type DriveUsageScan,
+  type FileBlobScan,
+  type FolderTreeScan,
+  folderFindings,
+  type ScanPage,
+} from '../src/index.js';
+
+/** In-memory CheckStore (the Postgres one is exercised in tests/integration). */
+class MemoryStore implements CheckStore {
+  readonly runId = '00000000-0000-7000-8000-000000000001';
+  readonly startedAt = new Date('2026-03-01T12:00:00Z');
+  readonly params = {};
+  cursor: Uint8Array | null = null;
+  scanned = 0;
+  count = 0;
+  status_: RunStatus = 'Running';
+  readonly checkpoints: Uint8Array[] = [];
+  readonly findings = new Map<string, Inconsistency>();
+  async status() {
+    return this.status_;
+  }
+  async loadCursor() {
+    return this.cursor;
+  }
+  async checkpoint(cursor: Uint8Array, delta: number, progress?: CheckpointProgress) {
+    this.cursor = cursor;
+    this.checkpoints.push(cursor);
+    this.count += delta;
+    this.scanned += progress?.scanned ?? delta;
+  }
+  async recordFinding(f: Inconsistency) {
+    const key = `${f.kind}/${f.resourceId}`;
+    const isNew = !this.findings.has(key);
+    this.findings.set(key, f);
+    return isNew;
+  }
+  async dropFinding(kind: string, id: string) {
+    return this.findings.delete(`${kind}/${id}`);
+  }
+}
+
+const ids = (n: number) =>
+  Array.from({ length: n }, (_, i) => `00000000-0000-7000-8000-${String(i + 1).padStart(12, '0')}`);
+const signal = new AbortController().signal;
+const opts = { force: false, deep: false };
+
+/** A key-ordered page of `keys` after `after`. */
+function page<T>(
+  keys: string[],
+  after: string | null,
+  limit: number,
+  anomalies: (k: string) => T[],
+): ScanPage<T> {
+  const rows = keys.filter((k) => after === null || k > after).slice(0, limit);
+  return { scanned: rows.length, lastKey: rows.at(-1) ?? null, anomalies: rows.flatMap(anomalies) };
+}
+
+describe('drives_consistency over a fake port', () => {
+  const driveIds = ids(5);
+  const userIds = ids(3);
+  const calls: string[] = [];
+  const scan: DriveUsageScan = {
+    subsystem: () => 'used_bytes',
+    consistencyChecks: () => [],
+    scanDriveUsage: async (after, limit) => {
+      calls.push(`drives after ${after} limit ${limit}`);
+      return page(driveIds, after, limit, (k) =>
+        k === driveIds[3] ? [{ driveId: k, ownerId: userIds[0]!, recordedBytes: 10, actualBytes: 4 }] : [],
+      );
+    },
+    reverifyDriveUsage: async (ds) =>
+      ds.map((d) => ({ driveId: d, ownerId: userIds[0]!, recordedBytes: 10, actualBytes: 4 })),
+    scanUserUsage: async (after, limit) => {
+      calls.push(`users after ${after} limit ${limit}`);
+      return page(userIds, after, limit, (k) =>
+        k === userIds[2] ? [{ userId: k, recordedBytes: 0, actualBytes: 9, driveCount: 1 }] : [],
+      );
+    },
+    // The envelope was fixed between the passes: Pass 2 drops it.
+    reverifyUserUsage: async () => [],
+    estimateRows: async () => 8,
+  };
+
+  it('walks drives then users with a phase-prefixed UUID cursor, checks Drift findings, drops what healed', async () => {
+    const store = new MemoryStore();
+    const check = createDrivesConsistencyCheck({ scan });
+    expect(check.graceWindowMs(opts)).toBe(0);
+    expect(await check.estimateTotal?.(opts)).toBe(8);
+    const outcome = await check.runResumable(store, { ...opts, batchSize: 2 }, signal);
+    expect(outcome).toEqual({ kind: 'completed' });
+    expect(calls).toEqual([
+      'drives after null limit 2',
+      `drives after ${driveIds[1]} limit 2`,
+      `drives after ${driveIds[3]} limit 2`,
+      'users after null limit 2',
+      `users after ${userIds[1]} limit 2`,
+    ]);
+    const phases = store.checkpoints.map((c) => decodePhaseCursor(c).phase);
+    expect(phases).toEqual([1, 1, 2, 2, 2]);
+    expect(bytesToUuid(decodePhaseCursor(store.checkpoints[1]!).key)).toBe(driveIds[3]);
+    expect(store.scanned).toBe(8);
+    expect([...store.findings.values()]).toEqual([
+      {
+        kind: 'drive_used_bytes_drift',
+        severity: 'Drift',
+        resourceId: driveIds[3],
+        detail: { recorded: 10, actual: 4, delta: 6, owner_id: userIds[0] },
+      },
+    ]);
+  });
+
+  it('resumes from a persisted cursor and fails (does not throw) on a foreign cursor', async () => {
+    calls.length = 0;
+    const store = new MemoryStore();
+    store.cursor = encodePhaseCursor(2, uuidToBytes(userIds[0]!));
+    const check = createDrivesConsistencyCheck({ scan });
+    expect((await check.runResumable(store, opts, signal)).kind).toBe('completed');
+    expect(calls).toEqual([`users after ${userIds[0]} limit 1000`]);
+    store.cursor = encodePhaseCursor(9);
+    const failed = await check.runResumable(store, opts, signal);
+    expect(failed.kind).toBe('failed');
+    expect(failed.kind === 'failed' && failed.message).toMatch(/cursor phase 9 is unknown/);
+  });
+});
+
+describe('folders_consistency', () => {
+  it('maps one anomalous row to one finding per mismatch with the chosen severities', () => {
+    const base = {
+      folderId: 'f',
+      driveId: 'd',
+      parentId: 'p',
+      liveUnderTrashedParent: false,
+      parentTrashedAt: null,
+      path: '/a/b',
+      expectedPath: '/a/b',
+      lpath: 'x.y',
+      expectedLpath: 'x.y',
+    };
+    expect(folderFindings(base)).toEqual([]);
+    expect(
+      folderFindings({ ...base, liveUnderTrashedParent: true, path: '/z', lpath: 'q' }).map((f) => [
+        f.kind,
+        f.severity,
+      ]),
+    ).toEqual([
+      ['parent_trashed_mismatch', 'DataLoss'],
+      ['path_mismatch', 'Drift'],
+      ['lpath_mismatch', 'Drift'],
+    ]);
+  });
+
+  it('hands the scan a grace boundary from the run start, 0 with force', async () => {
+    const seen: Date[] = [];
+    const scan: FolderTreeScan = {
+      subsystem: () => 'folder_tree',
+      consistencyChecks: () => [],
+      scanFolderTree: async (_after, _limit, o) => {
+        seen.push(o.trashedBefore);
+        return { scanned: 0, lastKey: null, anomalies: [] };
+      },
+      reverifyFolderTree: async () => [],
+      estimateRows: async () => null,
+    };
+    const check = createFoldersConsistencyCheck({ scan });
+    const store = new MemoryStore();
+    await check.runResumable(store, opts, signal);
+    await check.runResumable(store, { ...opts, force: true }, signal);
+    expect(seen.map((d) => d.toISOString())).toEqual([
+      '2026-03-01T11:00:00.000Z',
+      '2026-03-01T12:00:00.000Z',
+    ]);
+  });
+});
+
+describe('files_consistency over a fake port', () => {
+  const h = (c: string) => c.repeat(64);
+  const files = [
+    { blobHash: h('1'), fileId: ids(1)[0]! },
+    { blobHash: h('2'), fileId: ids(2)[1]! },
+    { blobHash: h('3'), fileId: ids(3)[2]! },
+  ];
+  const cursorsSeen: Array<string | null> = [];
+  const scan: FileBlobScan = {
+    subsystem: () => 'files',
+    consistencyChecks: () => [],
+    scanFilesByBlob: async (after, limit) => {
+      cursorsSeen.push(after === null ? null : `${after.blobHash.slice(0, 1)}/${after.fileId}`);
+      const rows = files.filter((f) => after === null || f.blobHash > after.blobHash).slice(0, limit);
+      return {
+        scanned: rows.length,
+        lastKey: rows.at(-1) ?? null,
+        anomalies: rows
+          .filter((r) => r.blobHash !== h('1'))
+          .map((r) => ({ fileId: r.fileId, blobHash: r.blobHash, fileSize: 5, blobSize: null })),
+      };
+    },
+    missingBlobs: async (hashes) =>
+      hashes.map((blobHash) => ({
+        blobHash,
+        refCount: blobHash === h('3') ? 3 : 1,
+        liveFileCount: 1,
+        totalBytes: 5,
+        affectedFileIds: ['x'],
+      })),
+    reverifyBlobSizes: async () => [],
+    scanTrashedFolders: async () => ({ scanned: 0, lastKey: null, anomalies: [] }),
+    reverifyLiveFilesInTrashedFolders: async () => [],
+    estimateRows: async () => 3,
+  };
+
+  it('walks (blob_hash, id) with a 1+32+16-byte cursor, then trashed folders; records biggest impact first', async () => {
+    const store = new MemoryStore();
+    const check = createFilesConsistencyCheck({ scan });
+    const outcome = await check.runResumable(store, { ...opts, batchSize: 2 }, signal);
+    expect(outcome.kind).toBe('completed');
+    expect(cursorsSeen).toEqual([null, `2/${files[1]!.fileId}`]);
+    const first = decodePhaseCursor(store.checkpoints[0]!);
+    expect(first.phase).toBe(1);
+    expect(first.key).toHaveLength(48);
+    expect(bytesToHashHex(first.key.subarray(0, 32))).toBe(h('2'));
+    expect(decodePhaseCursor(store.checkpoints[1]!).phase).toBe(2);
+    expect([...store.findings.values()].map((f) => [f.kind, f.severity, f.resourceId])).toEqual([
+      ['missing_blob', 'DataLoss', h('2')],
+      ['missing_blob', 'DataLoss', h('3')],
+    ]);
+    expect(store.findings.get(`missing_blob/${h('3')}`)?.detail).toMatchObject({
+      ref_count: 3,
+      affected_file_ids_truncated: true,
+    });
+    expect(hashHexToBytes(h('2'))).toHaveLength(32);
+  });
+
+  it('returns paused with the cursor when the run is CancelRequested between batches', async () => {
+    const store = new MemoryStore();
+    store.status_ = 'CancelRequested';
+    const outcome = await createFilesConsistencyCheck({ scan }).runResumable(
+      store,
+      { ...opts, batchSize: 1 },
+      signal,
+    );
+    expect(outcome.kind).toBe('paused');
+    expect(store.checkpoints).toHaveLength(1);
+    expect(outcome.kind === 'paused' && outcome.cursor).toEqual(store.checkpoints[0]);
+  });
+});
