@@ -36,4 +36,5 @@ export { PgFileBlobScan } from './postgres/pg-file-blob-scan.js';
 export type { PgFolderTreeScanOptions } from './postgres/pg-folder-tree-scan.js';
 export { PgFolderTreeScan } from './postgres/pg-folder-tree-scan.js';
 export { PgBlobWalkRepository } from './postgres/pg-blob-walk-repository.js';
+export { PgBlobIndexScan } from './postgres/pg-blob-index-scan.js';
 export { PgMediaFileRepository } from './postgres/pg-media-file-repository.js';

@@ -6,6 +6,17 @@
  * @packageDocumentation
  */
 
+export type {
+  ConsistencyBatchJobOptions,
+  ConsistencyBatchRunArgs,
+  PerCheckEntry,
+} from './consistency-batch/index.js';
+export {
+  CONSISTENCY_BATCH_JOB_NAME,
+  CONSISTENCY_CHECK_ORDER,
+  createConsistencyBatchJob,
+  orderConsistencyChecks,
+} from './consistency-batch/index.js';
 export type { DedupGcConfig, DedupGcJob, DedupGcJobOptions } from './dedup-gc/index.js';
 export {
   createDedupGcJob,
@@ -51,6 +62,13 @@ export {
   grantCleanupConfigFromEnv,
 } from './grant-cleanup/index.js';
 export type { BlobHasher, StoredBlobDigest } from './ports/blob-hasher.js';
+export type {
+  BlobFileImpact,
+  BlobIndexRow,
+  BlobIndexScan,
+  BlobRangeQuery,
+  BlobRangeScan,
+} from './ports/blob-index-scan.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';
 export type { BlobRow, BlobWalkRepository } from './ports/blob-walk-repository.js';
 export type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from './ports/drive-usage-scan.js';
@@ -97,6 +115,19 @@ export {
   STORAGE_MIGRATION_JOB_NAME,
   storageMigrationParamsSchema,
 } from './storage-migration/index.js';
+export type { MimeSniff, StorageConsistencyCheckOptions } from './storage-consistency/index.js';
+export {
+  BLOB_HASH_MISMATCH,
+  BLOB_MIME_MISMATCH,
+  createStorageConsistencyCheck,
+  MISSING_BLOB_BYTES,
+  MISSING_BYTES_MAX_FILE_IDS,
+  mimeContradicts,
+  normaliseMime,
+  ORPHAN_BLOB,
+  sniffMime,
+  STORAGE_CONSISTENCY_CHECK_NAME,
+} from './storage-consistency/index.js';
 export type {
   StorageReconcileConfig,
   StorageReconcileJob,

@@ -1,2 +1,12 @@
-/** The consistency_batch tenant (not implemented yet). */
-export {};
+/** The consistency_batch tenant: every `*_consistency` check in turn, one click; always ok, failures per check. */
+export type {
+  ConsistencyBatchJobOptions,
+  ConsistencyBatchRunArgs,
+  PerCheckEntry,
+} from './consistency-batch-job.js';
+export {
+  CONSISTENCY_BATCH_JOB_NAME,
+  CONSISTENCY_CHECK_ORDER,
+  createConsistencyBatchJob,
+  orderConsistencyChecks,
+} from './consistency-batch-job.js';

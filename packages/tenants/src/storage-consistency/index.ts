@@ -1,2 +1,14 @@
-/** The storage_consistency tenant (not implemented yet). */
-export {};
+/** The storage_consistency tenant: the blob backend merged with `storage.blobs` (orphans, missing bytes, deep re-hash + mime sniff). */
+
+export type { MimeSniff } from './mime-sniff.js';
+export { mimeContradicts, normaliseMime, sniffMime } from './mime-sniff.js';
+export type { StorageConsistencyCheckOptions } from './storage-consistency-check.js';
+export {
+  BLOB_HASH_MISMATCH,
+  BLOB_MIME_MISMATCH,
+  createStorageConsistencyCheck,
+  MISSING_BLOB_BYTES,
+  MISSING_BYTES_MAX_FILE_IDS,
+  ORPHAN_BLOB,
+  STORAGE_CONSISTENCY_CHECK_NAME,
+} from './storage-consistency-check.js';

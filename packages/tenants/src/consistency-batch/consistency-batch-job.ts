@@ -1,0 +1,179 @@
+import {
+  err,
+  type JobHandler,
+  type JobOutcome,
+  type JobRunArgs,
+  type Logger,
+  ok,
+  silentLogger,
+} from '@oxicloud/scheduler';
+import { TenantsError } from '../errors.js';
+import { errorMessage } from '../run-support.js';
+
+/** Job name of the wrapper. */
+export const CONSISTENCY_BATCH_JOB_NAME = 'consistency_batch';
+
+/**
+ * The order the batch runs the checks in: the cheap accounting checks first,
+ * then the tree, the files, and the blob backend last (the slowest, and deep
+ * mode re-hashes every byte).
+ */
+export const CONSISTENCY_CHECK_ORDER: readonly string[] = [
+  'drives_consistency',
+  'folders_consistency',
+  'files_consistency',
+  'storage_consistency',
+];
+
+const LOG_TARGET = 'oxicloud::consistency';
+
+/** What the batch hands each child run. Structurally an `EngineRunArgs` of `@oxicloud/recoverable`. */
+export interface ConsistencyBatchRunArgs {
+  readonly force: boolean;
+  readonly deep: boolean;
+  /** Extra run params (`batch_size`, `throttle_ms`, …) from the batch's trigger, passed on as they are. */
+  readonly params?: Readonly<Record<string, unknown>>;
+  /** The batch's own signal: aborting it asks the running child to pause at its next batch boundary. */
+  readonly signal: AbortSignal;
+}
+
+/** Options of {@link createConsistencyBatchJob}. */
+export interface ConsistencyBatchJobOptions {
+  /**
+   * The `*_consistency` job names to run, in a stable order (read on every
+   * run, so checks registered later are picked up). See {@link orderConsistencyChecks}.
+   */
+  readonly checks: () => readonly string[];
+  /** Starts or resumes one child run and resolves with its bridged outcome (`RecoverableEngine.runOrResume`). */
+  readonly runOrResume: (name: string, args: ConsistencyBatchRunArgs) => Promise<JobOutcome>;
+  readonly logger?: Logger;
+}
+
+/** One child's entry in `extra.per_check`. */
+export interface PerCheckEntry {
+  /** The child's outcome; `null` when it was not started (the batch was aborted first). */
+  readonly outcome: JobOutcome | null;
+  /** The child's run id, when its outcome carries one. */
+  readonly run_id?: string;
+  /** `'aborted'` when the batch stopped before starting this child. */
+  readonly skipped?: string;
+}
+
+/**
+ * Orders job names for the batch: the {@link CONSISTENCY_CHECK_ORDER} ones
+ * first in that order, then any other `*_consistency` name alphabetically;
+ * names that do not end in `_consistency` are left out.
+ *
+ * @example
+ * ```ts
+ * orderConsistencyChecks(engine.names()); // ['drives_consistency', …, 'storage_consistency']
+ * ```
+ */
+export function orderConsistencyChecks(names: readonly string[]): string[] {
+  const unique = [...new Set(names.filter((n) => n.endsWith('_consistency')))];
+  const rank = (n: string) => {
+    const i = CONSISTENCY_CHECK_ORDER.indexOf(n);
+    return i === -1 ? CONSISTENCY_CHECK_ORDER.length : i;
+  };
+  return unique.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function runIdOf(outcome: JobOutcome): string | undefined {
+  if (outcome.kind !== 'ok') return undefined;
+  const id = outcome.extra['run_id'];
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * `consistency_batch`: a plain Part 1 job (not recoverable) that runs every
+ * `*_consistency` check in turn through `runOrResume` (a Paused child is
+ * resumed, an active one is reported as `skipped: already_running`), passing
+ * `deep` and `force` on. It ALWAYS returns `ok`: a child that fails or throws
+ * lands in `extra.per_check[<name>].outcome`, never fails the batch.
+ * `count` = children that completed their whole scan. Between children the
+ * signal is honoured: once it fires, the remaining children are not started
+ * (`skipped: 'aborted'`), and the running child gets the same signal (it
+ * pauses with its cursor).
+ *
+ * `extra`: `{ per_check, checks, completed, paused, failed, skipped, deep, force }`.
+ */
+export function createConsistencyBatchJob(options: ConsistencyBatchJobOptions): JobHandler {
+  if (typeof options?.checks !== 'function' || typeof options.runOrResume !== 'function') {
+    throw new TenantsError(
+      'INVALID_CONFIG',
+      'createConsistencyBatchJob needs checks: () => string[] and runOrResume: (name, args) => Promise<JobOutcome>',
+    );
+  }
+  const log = options.logger ?? silentLogger;
+  return {
+    name: CONSISTENCY_BATCH_JOB_NAME,
+    async run(args: JobRunArgs, signal: AbortSignal): Promise<JobOutcome> {
+      const params = args.params ?? {};
+      const deep = args.deep ?? params['deep'] === true;
+      const force = args.force || params['force'] === true;
+      const { deep: _deep, force: _force, ...rest } = params;
+      let names: string[];
+      try {
+        names = [...new Set(options.checks())];
+      } catch (error) {
+        return ok(0, {
+          per_check: {},
+          checks: [],
+          error: `listing the checks failed: ${errorMessage(error)}`,
+        });
+      }
+      const perCheck: Record<string, PerCheckEntry> = {};
+      let completed = 0;
+      let paused = 0;
+      let failed = 0;
+      let skipped = 0;
+      for (const name of names) {
+        if (signal.aborted) {
+          perCheck[name] = { outcome: null, skipped: 'aborted' };
+          skipped++;
+          continue;
+        }
+        const started = performance.now();
+        let outcome: JobOutcome;
+        try {
+          outcome = await options.runOrResume(name, {
+            force,
+            deep,
+            ...(Object.keys(rest).length > 0 ? { params: rest } : {}),
+            signal,
+          });
+        } catch (error) {
+          outcome = err(`${name}: ${errorMessage(error)}`);
+        }
+        const runId = runIdOf(outcome);
+        perCheck[name] = { outcome, ...(runId !== undefined ? { run_id: runId } : {}) };
+        if (outcome.kind === 'err') failed++;
+        else if (outcome.extra['completed'] === true) completed++;
+        else if (outcome.extra['paused'] === true) paused++;
+        else skipped++;
+        log.info(
+          {
+            target: LOG_TARGET,
+            event: 'consistency_batch.check',
+            check: name,
+            outcome: outcome.kind,
+            ...(runId !== undefined ? { run_id: runId } : {}),
+            ...(outcome.kind === 'err' ? { error: outcome.message } : { extra: outcome.extra }),
+            elapsed_ms: Math.round(performance.now() - started),
+          },
+          `consistency_batch: ${name} ${outcome.kind}`,
+        );
+      }
+      return ok(completed, {
+        per_check: perCheck,
+        checks: names,
+        completed,
+        paused,
+        failed,
+        skipped,
+        deep,
+        force,
+      });
+    },
+  };
+}

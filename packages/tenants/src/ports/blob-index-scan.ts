@@ -1,0 +1,77 @@
+/** One `storage.blobs` row as `storage_consistency` reads it. */
+export interface BlobIndexRow {
+  /** BLAKE3 hex of the bytes (64 lowercase hex characters). */
+  readonly hash: string;
+  readonly size: number;
+  readonly refCount: number;
+  /** Set when `refCount` reached 0 (dedup GC collects it after its grace); `null` otherwise. */
+  readonly orphanedAt: Date | null;
+  /** The content type recorded at upload, if any. */
+  readonly contentType: string | null;
+  readonly createdAt: Date;
+}
+
+/** One hash interval of the merge walk: `(after, upTo]`, compared against the keys the backend listed. */
+export interface BlobRangeQuery {
+  /** Exclusive lower bound; `null` = from the first row. */
+  readonly after: string | null;
+  /** Inclusive upper bound; `null` = no upper bound (the backend listing is exhausted). */
+  readonly upTo: string | null;
+  /** At most this many rows are examined; when reached, the interval ends at the last row examined. */
+  readonly limit: number;
+  /** The keys the backend listed in the interval, ascending. */
+  readonly listedHashes: readonly string[];
+}
+
+/** What one interval of the merge walk found; anomalies only, never every row. */
+export interface BlobRangeScan {
+  /** Rows of `storage.blobs` examined in the interval. */
+  readonly rowsScanned: number;
+  /**
+   * The hash of the last row examined when `rowsScanned === limit` (the
+   * interval was cut short there: listed keys after it were NOT compared);
+   * `null` when the interval was read to its end.
+   */
+  readonly cutAt: string | null;
+  /**
+   * Rows in the interval (up to `cutAt`) whose hash the backend did not list:
+   * bytes possibly missing. Young rows included (the check applies its grace).
+   */
+  readonly rowsNotListed: readonly BlobIndexRow[];
+  /** Listed keys (up to `cutAt`) that have no row: possibly orphan bytes. */
+  readonly listedWithoutRow: readonly string[];
+  /**
+   * Listed keys (up to `cutAt`) whose row has `ref_count = 0` and
+   * `orphaned_at IS NULL`: unreferenced, but never marked, so dedup GC never
+   * collects them.
+   */
+  readonly unmarkedOrphans: readonly BlobIndexRow[];
+}
+
+/** A blob row with the files that point at its hash (Pass 2 of `missing_blob_bytes`). */
+export interface BlobFileImpact {
+  readonly row: BlobIndexRow;
+  /** Files (live and trashed) whose `blob_hash` is this hash. */
+  readonly fileCount: number;
+  /** Of those, the live (not trashed) ones. */
+  readonly liveFileCount: number;
+  /** Their ids in id order, at most the `maxFileIds` asked for. */
+  readonly fileIds: readonly string[];
+}
+
+/**
+ * What `storage_consistency` reads from `storage.blobs`: hash intervals in
+ * key order (so the backend listing and the table are merged over the same
+ * interval, not looked up row by row), and the Pass 2 re-reads.
+ * `@oxicloud/storage` implements it as `PgBlobIndexScan`.
+ */
+export interface BlobIndexScan {
+  /** Pass 1 of one batch: the interval `(after, upTo]` compared with the listed keys, in SQL. */
+  scanRange(query: BlobRangeQuery): Promise<BlobRangeScan>;
+  /** Pass 2: the rows that exist right now for these hashes (any order). */
+  rowsByHash(hashes: readonly string[]): Promise<BlobIndexRow[]>;
+  /** Pass 2 of the missing direction: the rows that still exist, with their referencing files. */
+  fileImpact(hashes: readonly string[], maxFileIds: number): Promise<BlobFileImpact[]>;
+  /** Number of blob rows (approximate is fine), for progress and ETA; `null` when unknown. */
+  estimateRows(): Promise<number | null>;
+}

@@ -1,0 +1,493 @@
+/**
+ * storage_consistency: the blob backend (local disk or S3) against `storage.blobs`.
+ *
+ * The five decisions (ConsistencyCheck's "for implementors"):
+ *
+ * 1. Direction. BOTH, in one merge walk. Each batch lists up to N keys from
+ *    the backend in hash order after the cursor and range-reads the rows of
+ *    `storage.blobs` over the same interval `(cursor, last listed key]` (to
+ *    the end of the table once the listing is exhausted); the comparison runs
+ *    in SQL and only the anomalies come back:
+ *    - backward (bytes → row): a listed key without a row is an orphan; so is
+ *      a row with `ref_count = 0` that was never marked (`orphaned_at IS
+ *      NULL`), which dedup GC never collects. A row with `ref_count = 0` AND
+ *      `orphaned_at` set is the orphaned-but-not-yet-collected state: not
+ *      flagged, GC collects it.
+ *    - forward (row → bytes): a row whose key the backend did not list has
+ *      lost its bytes.
+ *    `?deep=true` also re-hashes every listed blob (worker threads, 2 at a
+ *    time) and sniffs its mime type from the first bytes.
+ * 2. Severity.
+ *    - `orphan_blob`: `Reclaimable` (disk waste, no user impact).
+ *    - `missing_blob_bytes`: `DataLoss` (every GET of every file pointing at
+ *      the hash fails); detail carries `ref_count`, the file count and up to
+ *      20 file ids; recorded biggest impact first within a batch. A row that
+ *      nothing references (`ref_count = 0` and no file) is not data loss and
+ *      is left to dedup GC.
+ *    - `blob_hash_mismatch`: `DataLoss` (the bytes are not what was uploaded).
+ *    - `blob_mime_mismatch`: `Drift` (the bytes are intact; the recorded
+ *      content type is wrong, so clients get the wrong `Content-Type`).
+ * 3. Cursor. Phase byte 1 + the 32-byte hash of the last key of the interval
+ *    (both sides are done up to and including it). One phase suffices: the
+ *    rows after the last listed key are the tail of the same merge (the
+ *    interval is open-ended once the listing is exhausted). A batch cut short
+ *    by an abort during deep hashing ends at the last fully-checked key.
+ * 4. Grace. 1 h from the run's `startedAt` (bytes by their `modifiedAt`,
+ *    rows by `created_at`): an upload whose row lands a moment after its
+ *    bytes is neither orphan nor missing. Deep re-hashing only looks at bytes
+ *    older than 24 h (a partial upload is never hashed). `force` makes both 0.
+ * 5. Batch. N = 1000 keys or 30 s (`runBatches`), checkpoint + status poll
+ *    between batches. Pass 2 re-reads the other side before recording:
+ *    orphan → re-read the row (landed → drop) and re-head the bytes (collected
+ *    → drop); missing → re-head the bytes (landed → drop) and re-read the row
+ *    (deleted → drop); hash mismatch → re-head (rewritten → re-hash);
+ *    mime mismatch → re-read the recorded type.
+ */
+import {
+  addTallies,
+  type Batch,
+  bytesToHashHex,
+  type CheckOptions,
+  type CheckStore,
+  type ConsistencyCheck,
+  DEEP_GRACE_WINDOW_MS,
+  DEFAULT_GRACE_WINDOW_MS,
+  decodePhaseCursor,
+  effectiveGraceMs,
+  encodePhaseCursor,
+  type FindingTally,
+  graceBoundary,
+  hashHexToBytes,
+  type Inconsistency,
+  runBatches,
+  twoPass,
+} from '@oxicloud/consistency';
+import type { RunOutcome } from '@oxicloud/recoverable';
+import type { Logger } from '@oxicloud/scheduler';
+import { TenantsError } from '../errors.js';
+import type { BlobHasher, StoredBlobDigest } from '../ports/blob-hasher.js';
+import type { BlobIndexRow, BlobIndexScan } from '../ports/blob-index-scan.js';
+import type { BlobEntry, BlobStorage } from '../ports/blob-storage.js';
+import { mapLimit } from './map-limit.js';
+import { type MimeSniff, mimeContradicts, sniffMime } from './mime-sniff.js';
+
+/** Job name of the check. */
+export const STORAGE_CONSISTENCY_CHECK_NAME = 'storage_consistency';
+/** Finding kinds of storage_consistency. */
+export const ORPHAN_BLOB = 'orphan_blob';
+export const MISSING_BLOB_BYTES = 'missing_blob_bytes';
+export const BLOB_HASH_MISMATCH = 'blob_hash_mismatch';
+export const BLOB_MIME_MISMATCH = 'blob_mime_mismatch';
+/** At most this many file ids are listed in a `missing_blob_bytes` finding's detail. */
+export const MISSING_BYTES_MAX_FILE_IDS = 20;
+
+const PHASE_MERGE = 1;
+const KEY_LENGTHS = { [PHASE_MERGE]: 32 };
+/** Backend HEAD calls in flight during Pass 2. */
+const HEAD_CONCURRENCY = 8;
+
+/** Options of {@link createStorageConsistencyCheck}. */
+export interface StorageConsistencyCheckOptions {
+  /** The backend walked (its `list` must be in ascending hash order). */
+  readonly blobs: BlobStorage;
+  /** `storage.blobs`, read over the same hash intervals. */
+  readonly index: BlobIndexScan;
+  /** Re-hashes bytes off the event loop (deep mode). */
+  readonly hasher: BlobHasher;
+  /** @defaultValue 1 h */
+  readonly graceWindowMs?: number;
+  /** Age the bytes must have before deep mode re-hashes them. @defaultValue 24 h */
+  readonly deepGraceWindowMs?: number;
+  /** Blobs re-hashed at once in deep mode. @defaultValue 2 */
+  readonly hashConcurrency?: number;
+  readonly logger?: Logger;
+}
+
+type Item =
+  | { readonly kind: typeof ORPHAN_BLOB; readonly entry: BlobEntry; readonly row: BlobIndexRow | null }
+  | { readonly kind: typeof MISSING_BLOB_BYTES; readonly row: BlobIndexRow }
+  | {
+      readonly kind: typeof BLOB_HASH_MISMATCH;
+      readonly entry: BlobEntry;
+      readonly digest: StoredBlobDigest;
+      readonly row: BlobIndexRow | null;
+    }
+  | {
+      readonly kind: typeof BLOB_MIME_MISMATCH;
+      readonly entry: BlobEntry;
+      readonly sniffed: MimeSniff;
+      readonly row: BlobIndexRow;
+    };
+
+/** Per-run constants. */
+interface RunContext {
+  readonly boundary: Date;
+  readonly deep: boolean;
+  readonly deepBoundary: Date;
+  readonly signal: AbortSignal;
+}
+
+function isOld(modifiedAt: Date | undefined, boundary: Date): boolean {
+  // A backend that does not know the age of its bytes: Pass 2 is the only guard.
+  return modifiedAt === undefined || modifiedAt.getTime() <= boundary.getTime();
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error
+    ? String((error as { code: unknown }).code)
+    : undefined;
+}
+
+function iso(date: Date | null | undefined): string | null {
+  return date ? date.toISOString() : null;
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number, min: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < min) {
+    throw new TenantsError(
+      'INVALID_CONFIG',
+      `createStorageConsistencyCheck: ${name} must be an integer of at least ${min}, got ${String(value)}`,
+    );
+  }
+  return v;
+}
+
+/**
+ * The `storage_consistency` check: the blob backend walked in hash order and
+ * merged with `storage.blobs`. Findings (resource = blob hash):
+ * `orphan_blob` (`Reclaimable`), `missing_blob_bytes` (`DataLoss`), and in
+ * deep mode `blob_hash_mismatch` (`DataLoss`) and `blob_mime_mismatch` (`Drift`).
+ *
+ * @example
+ * ```ts
+ * const blobs = new LocalFsBlobStorage({
+ *   root,
+ *   consistencyChecks: (self) => [
+ *     createStorageConsistencyCheck({ blobs: self, index: new PgBlobIndexScan(db), hasher: createBlobHasher(self, pool) }),
+ *   ],
+ * });
+ * ```
+ */
+export function createStorageConsistencyCheck(options: StorageConsistencyCheckOptions): ConsistencyCheck {
+  const { blobs, index, hasher, logger } = options;
+  if (!blobs || !index || !hasher) {
+    throw new TenantsError('INVALID_CONFIG', 'createStorageConsistencyCheck needs blobs, index and hasher');
+  }
+  const graceMs = positiveInteger('graceWindowMs', options.graceWindowMs, DEFAULT_GRACE_WINDOW_MS, 0);
+  const deepGraceMs = positiveInteger(
+    'deepGraceWindowMs',
+    options.deepGraceWindowMs,
+    DEEP_GRACE_WINDOW_MS,
+    0,
+  );
+  const hashConcurrency = positiveInteger('hashConcurrency', options.hashConcurrency, 2, 1);
+
+  /** Deep mode over the listed keys of one interval; `undone` = the first key whose hash did not finish (abort). */
+  async function deepCheck(
+    entries: readonly BlobEntry[],
+    rows: ReadonlyMap<string, BlobIndexRow>,
+    ctx: RunContext,
+  ): Promise<{ items: Item[]; firstUndone: number | null }> {
+    const targets = entries
+      .map((entry, position) => ({ entry, position }))
+      .filter(({ entry }) => isOld(entry.modifiedAt, ctx.deepBoundary));
+    const results = await mapLimit(targets, hashConcurrency, async ({ entry }) => {
+      if (ctx.signal.aborted) return { done: false as const };
+      try {
+        const digest = await hasher.hashStoredBlob(entry.hash, ctx.signal);
+        const sniffed = digest.hash === entry.hash ? await sniffMime(digest.head) : null;
+        return { done: true as const, digest, sniffed };
+      } catch (error) {
+        if (ctx.signal.aborted) return { done: false as const };
+        if (errorCode(error) === 'NOT_FOUND') return { done: true as const, digest: null, sniffed: null };
+        throw error;
+      }
+    });
+    const items: Item[] = [];
+    let firstUndone: number | null = null;
+    for (const [i, target] of targets.entries()) {
+      const result = results[i];
+      if (!result?.done) {
+        firstUndone = target.position;
+        break;
+      }
+      const { entry } = target;
+      const row = rows.get(entry.hash) ?? null;
+      if (result.digest === null) continue; // deleted since the listing: nothing to hash
+      if (result.digest.hash !== entry.hash) {
+        items.push({ kind: BLOB_HASH_MISMATCH, entry, digest: result.digest, row });
+      } else if (
+        row !== null &&
+        result.sniffed !== null &&
+        mimeContradicts(row.contentType, result.sniffed)
+      ) {
+        items.push({ kind: BLOB_MIME_MISMATCH, entry, sniffed: result.sniffed, row });
+      }
+    }
+    return { items, firstUndone };
+  }
+
+  async function fetchBatch(cursor: Uint8Array | null, limit: number, ctx: RunContext): Promise<Batch<Item>> {
+    const at = cursor === null ? { key: new Uint8Array() } : decodePhaseCursor(cursor, KEY_LENGTHS);
+    const after = at.key.length === 0 ? null : bytesToHashHex(at.key);
+    const listed = await blobs.list({ startAfter: after, limit });
+    const upTo = listed.length < limit ? null : (listed[listed.length - 1] as BlobEntry).hash;
+    const range = await index.scanRange({
+      after,
+      upTo,
+      limit,
+      listedHashes: listed.map((e) => e.hash),
+    });
+    // The interval this batch covers: (after, bound]; null = to the end.
+    let bound: string | null = range.cutAt ?? upTo;
+    let covered = bound === null ? listed : listed.filter((e) => e.hash <= (bound as string));
+    let truncated = false;
+    const deepItems: Item[] = [];
+    if (ctx.deep && covered.length > 0) {
+      const rows = new Map((await index.rowsByHash(covered.map((e) => e.hash))).map((r) => [r.hash, r]));
+      const deep = await deepCheck(covered, rows, ctx);
+      deepItems.push(...deep.items);
+      if (deep.firstUndone !== null) {
+        // Aborted mid-batch: end the batch at the last fully checked key.
+        truncated = true;
+        const last = deep.firstUndone > 0 ? (covered[deep.firstUndone - 1] as BlobEntry).hash : after;
+        covered = covered.slice(0, deep.firstUndone);
+        bound = last;
+      }
+    }
+    const within = (hash: string): boolean =>
+      truncated ? bound !== null && hash <= bound : bound === null || hash <= bound;
+    const byHash = new Map(covered.map((e) => [e.hash, e]));
+    const items: Item[] = [];
+    for (const hash of range.listedWithoutRow) {
+      const entry = byHash.get(hash);
+      if (entry && within(hash) && isOld(entry.modifiedAt, ctx.boundary)) {
+        items.push({ kind: ORPHAN_BLOB, entry, row: null });
+      }
+    }
+    for (const row of range.unmarkedOrphans) {
+      const entry = byHash.get(row.hash);
+      if (
+        entry &&
+        within(row.hash) &&
+        isOld(entry.modifiedAt, ctx.boundary) &&
+        isOld(row.createdAt, ctx.boundary)
+      ) {
+        items.push({ kind: ORPHAN_BLOB, entry, row });
+      }
+    }
+    const notListed = range.rowsNotListed.filter((row) => within(row.hash));
+    for (const row of notListed) {
+      if (isOld(row.createdAt, ctx.boundary)) items.push({ kind: MISSING_BLOB_BYTES, row });
+    }
+    items.push(...deepItems);
+
+    const done = !truncated && bound === null;
+    let lastHash = after;
+    for (const hash of [...covered.map((e) => e.hash), ...notListed.map((r) => r.hash)]) {
+      if (lastHash === null || hash > lastHash) lastHash = hash;
+    }
+    const cursorKey = done ? lastHash : bound;
+    return {
+      scanned: covered.length + notListed.length,
+      items,
+      cursor:
+        cursorKey === null
+          ? encodePhaseCursor(PHASE_MERGE)
+          : encodePhaseCursor(PHASE_MERGE, hashHexToBytes(cursorKey)),
+      done,
+    };
+  }
+
+  async function headAll(hashes: readonly string[]): Promise<Map<string, BlobEntry | null>> {
+    const heads = await mapLimit(hashes, HEAD_CONCURRENCY, (hash) => blobs.head(hash));
+    return new Map(hashes.map((hash, i) => [hash, heads[i] ?? null]));
+  }
+
+  async function confirmOrphans(
+    items: readonly Extract<Item, { kind: 'orphan_blob' }>[],
+  ): Promise<Inconsistency[]> {
+    const rows = new Map((await index.rowsByHash(items.map((i) => i.entry.hash))).map((r) => [r.hash, r]));
+    // A row that landed (or got marked orphan) meanwhile: not an orphan any more.
+    const still = items.filter((i) => {
+      const row = rows.get(i.entry.hash);
+      return row === undefined || (row.refCount === 0 && row.orphanedAt === null);
+    });
+    const heads = await headAll(still.map((i) => i.entry.hash));
+    const out: Inconsistency[] = [];
+    for (const item of still) {
+      const head = heads.get(item.entry.hash);
+      if (!head) continue; // collected meanwhile
+      const row = rows.get(item.entry.hash) ?? null;
+      out.push({
+        kind: ORPHAN_BLOB,
+        severity: 'Reclaimable',
+        resourceId: item.entry.hash,
+        detail: {
+          size: head.size,
+          modified_at: iso(head.modifiedAt ?? item.entry.modifiedAt),
+          backend: blobs.backend,
+          has_row: row !== null,
+          ...(row !== null
+            ? { ref_count: row.refCount, orphaned_at: null, reason: 'unreferenced_row_never_marked_orphan' }
+            : { reason: 'no_row' }),
+        },
+      });
+    }
+    return out;
+  }
+
+  async function confirmMissing(
+    items: readonly Extract<Item, { kind: 'missing_blob_bytes' }>[],
+    ctx: RunContext,
+  ): Promise<Inconsistency[]> {
+    const heads = await headAll(items.map((i) => i.row.hash));
+    const stillAbsent = items.filter((i) => !heads.get(i.row.hash)).map((i) => i.row.hash);
+    if (stillAbsent.length === 0) return [];
+    const impacts = await index.fileImpact(stillAbsent, MISSING_BYTES_MAX_FILE_IDS);
+    return impacts
+      .filter(
+        ({ row, fileCount }) => isOld(row.createdAt, ctx.boundary) && (fileCount > 0 || row.refCount > 0),
+      )
+      .sort(
+        (a, b) => b.fileCount - a.fileCount || b.row.size - a.row.size || (a.row.hash < b.row.hash ? -1 : 1),
+      )
+      .map(({ row, fileCount, liveFileCount, fileIds }) => ({
+        kind: MISSING_BLOB_BYTES,
+        severity: 'DataLoss' as const,
+        resourceId: row.hash,
+        detail: {
+          size: row.size,
+          ref_count: row.refCount,
+          file_count: fileCount,
+          live_file_count: liveFileCount,
+          affected_file_ids: fileIds,
+          affected_file_ids_truncated: fileIds.length < fileCount,
+          content_type: row.contentType,
+          created_at: iso(row.createdAt),
+          backend: blobs.backend,
+        },
+      }));
+  }
+
+  async function confirmHashMismatches(
+    items: readonly Extract<Item, { kind: 'blob_hash_mismatch' }>[],
+    ctx: RunContext,
+  ): Promise<Inconsistency[]> {
+    const heads = await headAll(items.map((i) => i.entry.hash));
+    const out: Inconsistency[] = [];
+    for (const item of items) {
+      const head = heads.get(item.entry.hash);
+      if (!head) continue; // deleted meanwhile
+      let digest: StoredBlobDigest | null = item.digest;
+      const unchanged =
+        head.size === item.digest.size && head.modifiedAt?.getTime() === item.entry.modifiedAt?.getTime();
+      if (!unchanged) {
+        // Rewritten since the first hash (a repair, a re-upload): hash again.
+        try {
+          digest = await hasher.hashStoredBlob(item.entry.hash, ctx.signal);
+        } catch (error) {
+          if (errorCode(error) === 'NOT_FOUND') continue;
+          throw error;
+        }
+      }
+      if (digest.hash === item.entry.hash) continue;
+      out.push({
+        kind: BLOB_HASH_MISMATCH,
+        severity: 'DataLoss',
+        resourceId: item.entry.hash,
+        detail: {
+          actual_hash: digest.hash,
+          stored_size: digest.size,
+          row_size: item.row?.size ?? null,
+          ref_count: item.row?.refCount ?? null,
+          modified_at: iso(head.modifiedAt),
+          backend: blobs.backend,
+        },
+      });
+    }
+    return out;
+  }
+
+  async function confirmMimeMismatches(
+    items: readonly Extract<Item, { kind: 'blob_mime_mismatch' }>[],
+  ): Promise<Inconsistency[]> {
+    const rows = new Map((await index.rowsByHash(items.map((i) => i.entry.hash))).map((r) => [r.hash, r]));
+    const out: Inconsistency[] = [];
+    for (const item of items) {
+      const row = rows.get(item.entry.hash);
+      if (!row || !mimeContradicts(row.contentType, item.sniffed)) continue;
+      out.push({
+        kind: BLOB_MIME_MISMATCH,
+        severity: 'Drift',
+        resourceId: item.entry.hash,
+        detail: {
+          recorded_content_type: row.contentType,
+          sniffed_mime: item.sniffed.mime,
+          sniffed_ext: item.sniffed.ext,
+          ref_count: row.refCount,
+        },
+      });
+    }
+    return out;
+  }
+
+  async function processBatch(
+    store: CheckStore,
+    items: readonly Item[],
+    ctx: RunContext,
+  ): Promise<FindingTally> {
+    const of = <K extends Item['kind']>(kind: K) =>
+      items.filter((i): i is Extract<Item, { kind: K }> => i.kind === kind);
+    const candidates = <T extends Item>(list: readonly T[], kind: string, key: (t: T) => string) =>
+      list.map((item) => ({ kind, resourceId: key(item), item }));
+    const orphans = candidates(of(ORPHAN_BLOB), ORPHAN_BLOB, (i) => i.entry.hash);
+    const missing = candidates(of(MISSING_BLOB_BYTES), MISSING_BLOB_BYTES, (i) => i.row.hash);
+    const hashes = candidates(of(BLOB_HASH_MISMATCH), BLOB_HASH_MISMATCH, (i) => i.entry.hash);
+    const mimes = candidates(of(BLOB_MIME_MISMATCH), BLOB_MIME_MISMATCH, (i) => i.entry.hash);
+    return addTallies(
+      await twoPass(store, missing, (cs) =>
+        confirmMissing(
+          cs.map((c) => c.item),
+          ctx,
+        ),
+      ),
+      await twoPass(store, hashes, (cs) =>
+        confirmHashMismatches(
+          cs.map((c) => c.item),
+          ctx,
+        ),
+      ),
+      await twoPass(store, orphans, (cs) => confirmOrphans(cs.map((c) => c.item))),
+      await twoPass(store, mimes, (cs) => confirmMimeMismatches(cs.map((c) => c.item))),
+    );
+  }
+
+  const check: ConsistencyCheck = {
+    name: STORAGE_CONSISTENCY_CHECK_NAME,
+    subsystem: blobs.subsystem(),
+    graceWindowMs: () => graceMs,
+    concurrentSafe: () => true,
+    estimateTotal: () => index.estimateRows(),
+    runResumable(store: CheckStore, runOptions: CheckOptions, signal: AbortSignal): Promise<RunOutcome> {
+      const ctx: RunContext = {
+        boundary: graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions)),
+        deep: runOptions.deep,
+        deepBoundary: graceBoundary(store.startedAt, runOptions.force ? 0 : deepGraceMs),
+        signal,
+      };
+      return runBatches<Item>({
+        store,
+        signal,
+        name: STORAGE_CONSISTENCY_CHECK_NAME,
+        ...(logger ? { logger } : {}),
+        ...(runOptions.batchSize !== undefined ? { batchSize: runOptions.batchSize } : {}),
+        ...(runOptions.throttleMs !== undefined ? { throttleMs: runOptions.throttleMs } : {}),
+        fetchBatch: (cursor, limit) => fetchBatch(cursor, limit, ctx),
+        processBatch: (items) => processBatch(store, items, ctx),
+      });
+    },
+  };
+  return check;
+}

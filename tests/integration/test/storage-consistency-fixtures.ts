@@ -1,0 +1,192 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ConsistencyCheck } from '@oxicloud/consistency';
+import {
+  Blake3WorkerPool,
+  blake3Hex,
+  createBlobHasher,
+  LocalFsBlobStorage,
+  PgBlobIndexScan,
+  type StorageDatabase,
+} from '@oxicloud/storage';
+import {
+  type BlobHasher,
+  type BlobIndexScan,
+  type BlobStorage,
+  createStorageConsistencyCheck,
+  type StorageConsistencyCheckOptions,
+} from '@oxicloud/tenants';
+import { Kysely, PostgresDialect } from 'kysely';
+import type pg from 'pg';
+
+export const HOUR = 3_600_000;
+export const DAY = 24 * HOUR;
+export const ago = (ms: number): Date => new Date(Date.now() - ms);
+
+/** A local blob root in a temp folder, a worker pool, the Postgres index scan: what storage_consistency runs on. */
+export interface BlobWorld {
+  readonly root: string;
+  readonly storage: LocalFsBlobStorage;
+  readonly pool: Blake3WorkerPool;
+  readonly hasher: BlobHasher;
+  readonly index: PgBlobIndexScan;
+  readonly db: Kysely<StorageDatabase>;
+  /** Drive that test files live in. */
+  readonly driveId: string;
+  /** A storage_consistency check over (possibly wrapped) ports. */
+  check(overrides?: Partial<StorageConsistencyCheckOptions>): ConsistencyCheck;
+  close(): Promise<void>;
+}
+
+export async function blobWorld(pool: pg.Pool): Promise<BlobWorld> {
+  const root = await mkdtemp(join(tmpdir(), 'oxicloud-storage-consistency-'));
+  const storage = new LocalFsBlobStorage({ root });
+  const workers = new Blake3WorkerPool({ size: 2 });
+  const hasher = createBlobHasher(storage, workers);
+  const db = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool }) });
+  const index = new PgBlobIndexScan(db);
+  const [user] = (
+    await pool.query(
+      "INSERT INTO auth.users (username) VALUES ('blob-owner-' || gen_random_uuid()) RETURNING id",
+    )
+  ).rows;
+  const [drive] = (
+    await pool.query("INSERT INTO storage.drives (owner_id, name) VALUES ($1, 'main') RETURNING id", [
+      user.id,
+    ])
+  ).rows;
+  return {
+    root,
+    storage,
+    pool: workers,
+    hasher,
+    index,
+    db,
+    driveId: drive.id,
+    check: (overrides = {}) =>
+      createStorageConsistencyCheck({
+        blobs: storage,
+        index,
+        hasher,
+        ...overrides,
+      } as StorageConsistencyCheckOptions),
+    async close() {
+      await workers.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Options of {@link putBlob}. */
+export interface PutBlobOptions {
+  /** Write the bytes to the backend. @defaultValue true */
+  readonly bytes?: boolean;
+  /** mtime of the bytes (local backend only). @defaultValue 2 days ago */
+  readonly modifiedAt?: Date | null;
+  /** Insert a `storage.blobs` row. @defaultValue true */
+  readonly row?: boolean;
+  /** Files pointing at the blob (the triggers keep ref_count). @defaultValue 1 */
+  readonly files?: number;
+  /** Override of the row's `ref_count`/`orphaned_at` after the files are in. */
+  readonly refCount?: number;
+  readonly orphanedAt?: Date | null;
+  readonly contentType?: string | null;
+  /** @defaultValue 2 days ago */
+  readonly createdAt?: Date;
+}
+
+/** A blob of the test world. */
+export interface TestBlob {
+  readonly hash: string;
+  readonly bytes: Buffer;
+  readonly fileIds: string[];
+}
+
+/** Writes a blob (real BLAKE3 key) and/or its row and files, everything two days old unless told. */
+export async function putBlob(
+  pool: pg.Pool,
+  world: Pick<BlobWorld, 'driveId'> & { storage: BlobStorage },
+  options: PutBlobOptions & { readonly data?: Buffer } = {},
+): Promise<TestBlob> {
+  const bytes = options.data ?? randomBytes(64 + Math.floor(Math.random() * 512));
+  const hash = blake3Hex(bytes);
+  if (options.bytes !== false) {
+    await world.storage.put(hash, bytes, bytes.length);
+    const mtime = options.modifiedAt === undefined ? ago(2 * DAY) : options.modifiedAt;
+    if (mtime !== null && world.storage instanceof LocalFsBlobStorage) {
+      await utimes(world.storage.pathOf(hash), mtime, mtime);
+    }
+  }
+  const fileIds: string[] = [];
+  if (options.row !== false) {
+    await pool.query(
+      'INSERT INTO storage.blobs (hash, size, ref_count, content_type, created_at) VALUES ($1, $2, 0, $3, $4)',
+      [hash, bytes.length, options.contentType ?? null, options.createdAt ?? ago(2 * DAY)],
+    );
+    for (let i = 0; i < (options.files ?? 1); i++) {
+      const { rows } = await pool.query(
+        `INSERT INTO storage.files (drive_id, name, blob_hash, size, created_at)
+         VALUES ($1, $2, $3, $4, now() - interval '2 days') RETURNING id`,
+        [world.driveId, `f-${hash.slice(0, 8)}-${i}`, hash, bytes.length],
+      );
+      fileIds.push(rows[0].id);
+    }
+    if (options.refCount !== undefined || options.orphanedAt !== undefined) {
+      await pool.query(
+        `UPDATE storage.blobs SET ref_count = COALESCE($2, ref_count),
+                orphaned_at = CASE WHEN $4 THEN $3 ELSE orphaned_at END WHERE hash = $1`,
+        [hash, options.refCount ?? null, options.orphanedAt ?? null, options.orphanedAt !== undefined],
+      );
+    }
+  }
+  return { hash, bytes, fileIds: fileIds.sort() };
+}
+
+/** Overwrites a local blob's bytes in place (corruption), keeping the key, with the given mtime. */
+export async function corruptLocalBlob(
+  storage: LocalFsBlobStorage,
+  hash: string,
+  mtime: Date,
+): Promise<Buffer> {
+  const other = randomBytes(300);
+  await writeFile(storage.pathOf(hash), other);
+  await utimes(storage.pathOf(hash), mtime, mtime);
+  return other;
+}
+
+/** A BlobIndexScan whose `scanRange` runs a hook after Pass 1 read the rows (a race between the passes). */
+export function indexWithHook(
+  index: BlobIndexScan,
+  afterScan: (call: number) => Promise<void>,
+): BlobIndexScan {
+  let calls = 0;
+  return {
+    scanRange: async (query) => {
+      const result = await index.scanRange(query);
+      await afterScan(++calls);
+      return result;
+    },
+    rowsByHash: (hashes) => index.rowsByHash(hashes),
+    fileImpact: (hashes, max) => index.fileImpact(hashes, max),
+    estimateRows: () => index.estimateRows(),
+  };
+}
+
+/** A BlobStorage whose `list` runs a hook after the listing was taken. */
+export function storageWithListHook(storage: BlobStorage, afterList: () => Promise<void>): BlobStorage {
+  return new Proxy(storage, {
+    get(target, property, receiver) {
+      if (property === 'list') {
+        return async (options: { startAfter?: string | null; limit: number }) => {
+          const listed = await target.list(options);
+          await afterList();
+          return listed;
+        };
+      }
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
