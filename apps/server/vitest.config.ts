@@ -1,3 +1,9 @@
 import { packageTestConfig } from '../../vitest.shared.ts';
 
-export default packageTestConfig({ withDatabase: true });
+const base = packageTestConfig({ withDatabase: true, testTimeout: 120_000 });
+
+// The process tests spawn `node dist/cli.js`: build it first when it is stale.
+export default {
+  ...base,
+  test: { ...base.test, globalSetup: ['./test/build-server.ts', ...(base.test?.globalSetup as string[])] },
+};

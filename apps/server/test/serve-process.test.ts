@@ -1,0 +1,171 @@
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliProcess, cleanEnv, jsonLines, runCli, startCli, waitForStatus } from './cli-process.js';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+
+/** `oxijobs serve` as a real process on a DATABASE_URL (a fresh test database behind a TCP proxy). */
+describe('oxijobs serve (DATABASE_URL)', () => {
+  let db: TestDatabase;
+  let proxy: TcpProxy;
+  let dataDir: string;
+  let env: Record<string, string>;
+  let server: CliProcess;
+  let base: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const url = new URL(db.url);
+    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port) });
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    dataDir = join(tmpdir(), `oxijobs-serve-${process.pid}-${proxy.port}`);
+    mkdirSync(dataDir, { recursive: true });
+    const httpPort = await freePort();
+    base = `http://127.0.0.1:${httpPort}`;
+    env = cleanEnv({
+      DATABASE_URL: url.toString(),
+      OXICLOUD_DATA_DIR: dataDir,
+      OXICLOUD_HTTP_PORT: String(httpPort),
+      OXICLOUD_LOG_LEVEL: 'info',
+    });
+    server = startCli(['serve'], env);
+    await waitForStatus(`${base}/healthz`, 200, { process: server, timeoutMs: 60_000 });
+  });
+
+  afterAll(async () => {
+    if (server.child.exitCode === null) server.child.kill('SIGKILL');
+    await proxy.close();
+    await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers /healthz without a token, reporting the database', async () => {
+    const res = await fetch(`${base}/healthz`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { status: string; database: { ok: boolean; latency_ms: number } };
+    expect(body).toMatchObject({ status: 'ok', database: { ok: true } });
+    expect(typeof body.database.latency_ms).toBe('number');
+  });
+
+  it('logs JSON lines with a target, and created the first admin with a hint', () => {
+    const lines = jsonLines(server.stdout());
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((l) => typeof l['target'] === 'string' && typeof l['level'] === 'string')).toBe(true);
+    const created = lines.find((l) => l['event'] === 'admin.created');
+    expect(created).toMatchObject({ username: 'admin' });
+    expect(String(created?.['msg'])).toContain('pnpm oxijobs token --user admin');
+    expect(lines.some((l) => l['event'] === 'scheduler.started')).toBe(true);
+  });
+
+  it('mints an admin token as the last stdout line, accepted by the admin API', async () => {
+    const result = await runCli(['token', '--user', 'admin', '--expires-in', '1h'], env);
+    expect(result.code).toBe(0);
+    const token = result.stdout.trim().split('\n').at(-1)!;
+    expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const list = await fetch(`${base}/api/admin/jobs`, { headers: { authorization: `Bearer ${token}` } });
+    expect(list.status).toBe(200);
+    const names = ((await list.json()) as Array<{ name: string }>).map((j) => j.name);
+    expect(names).toEqual(
+      expect.arrayContaining(['trash_cleanup', 'storage_reconcile', 'dedup_gc', 'grant_cleanup']),
+    );
+    const trigger = await fetch(`${base}/api/admin/jobs/trash_cleanup/trigger?force=false`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'user-agent': 'process-test' },
+    });
+    expect(trigger.status).toBe(200);
+    expect(await trigger.json()).toMatchObject({ ok: true, outcome: { kind: 'ok' } });
+    const audit = jsonLines(server.stdout()).find((l) => l['target'] === 'audit');
+    expect(audit).toMatchObject({ decision: 'allowed', username: 'admin', user_agent: 'process-test' });
+    expect(audit?.['remote_address']).toMatch(/127\.0\.0\.1/);
+    const anonymous = await fetch(`${base}/api/admin/jobs`);
+    expect(anonymous.status).toBe(401);
+  });
+
+  it('refuses a token for a non-admin or unknown user with a clear message', async () => {
+    await db.pool.query("INSERT INTO auth.users (username, role) VALUES ('bob', 'user')");
+    const bob = await runCli(['token', '--user', 'bob'], env);
+    expect(bob.code).toBe(1);
+    expect(bob.stdout).toBe('');
+    expect(bob.stderr).toContain(
+      'oxijobs: user "bob" has role "user"; tokens are only minted for users with role "admin"',
+    );
+    const nobody = await runCli(['token', '--user', 'nobody'], env);
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toContain('oxijobs: no user named "nobody"');
+  });
+
+  it('refuses bad command-line values with one line and a non-zero exit', async () => {
+    const result = await runCli(['token', '--user', 'admin', '--expires-in', 'forever'], env);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain("'--expires-in <duration>' argument 'forever' is invalid");
+    const seed = await runCli(['seed', '--users', 'many'], env);
+    expect(seed.code).not.toBe(0);
+    expect(seed.stderr).toContain("'--users <n>' argument 'many' is invalid. --users must be a whole number");
+  });
+
+  it('reports degraded while Postgres is away, stays up, and recovers', async () => {
+    await proxy.down();
+    const degraded = (await waitForStatus(`${base}/healthz`, 503, {
+      process: server,
+      timeoutMs: 20_000,
+    })) as {
+      status: string;
+      database: { ok: boolean; error: string };
+    };
+    expect(degraded.status).toBe('degraded');
+    expect(degraded.database.ok).toBe(false);
+    expect(degraded.database.error.length).toBeGreaterThan(0);
+    await proxy.up();
+    await waitForStatus(`${base}/healthz`, 200, { process: server, timeoutMs: 20_000 });
+    expect(server.child.exitCode).toBeNull();
+  });
+
+  it('shuts down cleanly on SIGTERM with exit code 0', async () => {
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    const events = jsonLines(server.stdout()).map((l) => l['event']);
+    expect(events).toContain('server.stopping');
+    expect(events.at(-1)).toBe('server.stopped');
+  });
+});
+
+describe('oxijobs configuration errors', () => {
+  it.each([
+    [{ OXICLOUD_HTTP_PORT: 'eighty' }, 'OXICLOUD_HTTP_PORT="eighty": must be an integer from 1 to 65535'],
+    [{ OXICLOUD_ENV: 'production' }, 'OXICLOUD_JWT_SECRET (unset): required when OXICLOUD_ENV=production'],
+    [{ OXICLOUD_STORAGE_BACKEND: 'tape' }, 'OXICLOUD_STORAGE_BACKEND="tape": must be one of local, s3'],
+    [{ OXICLOUD_STORAGE_BACKEND: 's3' }, 'OXICLOUD_S3_BUCKET is required'],
+    [{ OXICLOUD_TRASH_RETENTION_DAYS: '-3' }, 'OXICLOUD_TRASH_RETENTION_DAYS'],
+  ])('serve with %o exits non-zero naming the variable, without a stack trace', async (vars, expected) => {
+    const parent = join(tmpdir(), `oxijobs-config-${process.pid}`);
+    mkdirSync(parent, { recursive: true });
+    chmodSync(parent, 0o755);
+    const result = await runCli(
+      ['serve'],
+      cleanEnv({
+        ...vars,
+        OXICLOUD_DATA_DIR: join(parent, 'data'),
+        DATABASE_URL: 'postgres://127.0.0.1:1/none',
+      }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('oxijobs: invalid configuration');
+    expect(result.stderr).toContain(expected);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stdout).toBe('');
+  });
+
+  it('lists the environment variables in serve --help and --help', async () => {
+    for (const args of [['--help'], ['serve', '--help']]) {
+      const result = await runCli(args, cleanEnv({}));
+      expect(result.code).toBe(0);
+      for (const name of ['DATABASE_URL', 'OXICLOUD_DATA_DIR', 'OXICLOUD_HTTP_PORT', 'OXICLOUD_JWT_SECRET']) {
+        expect(result.stdout).toContain(name);
+      }
+    }
+  });
+});
