@@ -29,13 +29,15 @@ export interface Blake3WorkerPoolOptions {
 
 type WorkerMessage =
   | { type: 'done'; id: number; hash: string; size: number; head?: Uint8Array }
-  | { type: 'ack'; id: number }
+  | { type: 'ack'; id: number; bytes?: ArrayBuffer }
   | { type: 'error'; id: number; code: string; message: string };
 
 interface Slot {
   worker: Worker | undefined;
   onMessage: ((message: WorkerMessage) => void) | undefined;
   onFailure: ((error: Error) => void) | undefined;
+  /** Staging buffers of `hashStream`, back from the worker and free for reuse. */
+  buffers: ArrayBuffer[];
 }
 
 function abortReason(signal: AbortSignal): unknown {
@@ -93,6 +95,7 @@ export class Blake3WorkerPool {
       worker: undefined,
       onMessage: undefined,
       onFailure: undefined,
+      buffers: [],
     }));
     this.#idle = [...this.#slots];
   }
@@ -127,12 +130,16 @@ export class Blake3WorkerPool {
   }
 
   /**
-   * Hashes a stream: its chunks are gathered into `chunkBytes` messages and
-   * transferred (not copied again) to a worker, with at most
-   * `maxChunksInFlight` messages queued, so memory stays bounded when the
-   * source is faster than the hash.
+   * Hashes a stream: its chunks are copied into `chunkBytes` staging buffers
+   * that are transferred to a worker and back (never copied again, reused
+   * across jobs), with at most `maxChunksInFlight` at the worker, so memory
+   * stays bounded when the source is faster than the hash and a long stream
+   * makes no garbage of its own.
    */
-  async hashStream(stream: AsyncIterable<Uint8Array | string>, signal?: AbortSignal): Promise<BlobDigest> {
+  async hashStream(
+    stream: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array>,
+    signal?: AbortSignal,
+  ): Promise<BlobDigest> {
     const slot = await this.#acquire(signal);
     const id = this.#nextId++;
     const head = new Uint8Array(SNIFF_HEAD_BYTES);
@@ -146,12 +153,23 @@ export class Blake3WorkerPool {
         (worker, fail, active) => {
           worker.postMessage({ type: 'begin', id });
           const chunkBytes = this.#chunkBytes;
-          const send = (staging: ArrayBuffer, length: number) => {
-            inFlight++;
-            worker.postMessage({ type: 'chunk', id, bytes: staging, length }, [staging]);
+          // Staging buffers travel to the worker and back (transferred, never
+          // copied): at most maxChunksInFlight + 1 exist, and they are reused
+          // across jobs, so a long stream allocates no garbage here.
+          const takeBuffer = async (): Promise<ArrayBuffer | undefined> => {
+            for (;;) {
+              if (!active()) return undefined;
+              const free = slot.buffers.pop();
+              if (free !== undefined) return free;
+              if (inFlight < this.#maxInFlight) return new ArrayBuffer(chunkBytes);
+              await new Promise<void>((resolve) => {
+                wake = resolve;
+              });
+            }
           };
           void (async () => {
-            let staging = new ArrayBuffer(chunkBytes);
+            let staging = await takeBuffer();
+            if (staging === undefined) return;
             let view = new Uint8Array(staging);
             let filled = 0;
             for await (const raw of stream) {
@@ -168,27 +186,29 @@ export class Blake3WorkerPool {
                 filled += take;
                 offset += take;
                 if (filled === chunkBytes) {
-                  while (inFlight >= this.#maxInFlight) {
-                    await new Promise<void>((resolve) => {
-                      wake = resolve;
-                    });
-                  }
-                  if (!active()) return;
-                  send(staging, filled);
-                  staging = new ArrayBuffer(chunkBytes);
+                  inFlight++;
+                  worker.postMessage({ type: 'chunk', id, bytes: staging, length: filled }, [staging]);
+                  staging = await takeBuffer();
+                  if (staging === undefined) return;
                   view = new Uint8Array(staging);
                   filled = 0;
                 }
               }
               if (!active()) return;
             }
-            if (filled > 0) send(staging, filled);
+            if (filled > 0) {
+              inFlight++;
+              worker.postMessage({ type: 'chunk', id, bytes: staging, length: filled }, [staging]);
+            } else {
+              slot.buffers.push(staging);
+            }
             worker.postMessage({ type: 'end', id });
           })().catch(fail);
         },
         id,
         undefined,
-        () => {
+        (bytes) => {
+          if (bytes !== undefined) slot.buffers.push(bytes);
           inFlight--;
           wake?.();
           wake = undefined;
@@ -278,7 +298,7 @@ export class Blake3WorkerPool {
     start: (worker: Worker, fail: (error: unknown) => void, active: () => boolean) => void,
     id: number,
     path: string | undefined,
-    onAck?: () => void,
+    onAck?: (bytes: ArrayBuffer | undefined) => void,
   ): Promise<BlobDigest> {
     return new Promise<BlobDigest>((resolve, reject) => {
       const worker = this.#worker(slot);
@@ -294,6 +314,7 @@ export class Blake3WorkerPool {
       };
       const discardWorker = () => {
         if (slot.worker === worker) slot.worker = undefined;
+        slot.buffers = [];
         void worker.terminate();
       };
       const fail = (error: unknown) =>
@@ -316,7 +337,7 @@ export class Blake3WorkerPool {
       slot.onMessage = (message) => {
         if (message.id !== id) return;
         if (message.type === 'ack') {
-          onAck?.();
+          onAck?.(message.bytes);
         } else if (message.type === 'done') {
           settle(() =>
             resolve({ hash: message.hash, size: message.size, head: message.head ?? new Uint8Array() }),

@@ -5,7 +5,7 @@
  *
  * Messages in:  { type: 'file', id, path, headBytes, chunkBytes }
  *               { type: 'begin', id } · { type: 'chunk', id, bytes: ArrayBuffer, length } · { type: 'end', id }
- * Messages out: { type: 'done', id, hash, size, head? } · { type: 'ack', id }
+ * Messages out: { type: 'done', id, hash, size, head? } · { type: 'ack', id, bytes } (the chunk's buffer, back for reuse)
  *               { type: 'error', id, code, message }
  */
 export const BLAKE3_WORKER_SOURCE = `
@@ -63,7 +63,7 @@ parentPort.on('message', (message) => {
         if (message.id !== streamId) break;
         streamHasher.update(new Uint8Array(message.bytes, 0, message.length));
         streamSize += message.length;
-        parentPort.postMessage({ type: 'ack', id: message.id });
+        parentPort.postMessage({ type: 'ack', id: message.id, bytes: message.bytes }, [message.bytes]);
         break;
       case 'end':
         if (message.id !== streamId) break;
