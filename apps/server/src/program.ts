@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDurationSeconds } from './commands/duration.js';
 import { registerJobsCommands } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
-import { seedCommand } from './commands/seed.js';
+import { addSeedFlags, seedCommand, seedOptionsFromCli } from './commands/seed.js';
 import { serveCommand } from './commands/serve.js';
 import { tokenCommand } from './commands/token.js';
 import { envVarsHelp } from './config/env-vars.js';
@@ -10,16 +10,6 @@ import { loadConfig } from './config/server-config.js';
 import { ServerError } from './server-error.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-function positiveInteger(what: string, { allowZero = false } = {}) {
-  return (value: string): number => {
-    const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isSafeInteger(n) || (!allowZero && n === 0)) {
-      throw new InvalidArgumentError(`${what} must be a whole number${allowZero ? '' : ' greater than 0'}.`);
-    }
-    return n;
-  };
-}
 
 function duration(value: string): number {
   const seconds = parseDurationSeconds(value);
@@ -60,52 +50,16 @@ export function createProgram(env: Env = process.env): Command {
       await migrateCommand(loadConfig(env));
     });
 
-  program
-    .command('seed')
-    .description('generate a dataset (users, drives, folders, files, blobs) with optional fault injection')
-    .addOption(new Option('--users <n>', 'number of users').default(10).argParser(positiveInteger('--users')))
-    .addOption(
-      new Option('--files-per-user <n>', 'files per user')
-        .default(100)
-        .argParser(positiveInteger('--files-per-user', { allowZero: true })),
-    )
-    .option('--no-blobs-on-disk', 'write blob rows only, no bytes in the blob backend')
-    .addOption(
-      new Option(
-        '--faults <list>',
-        'comma-separated fault injections (see @oxicloud/dataset), e.g. missing_blob,orphan_blob',
-      )
-        .default([] as string[], 'none')
-        .argParser((value: string) => {
-          const faults = value
-            .split(',')
-            .map((f) => f.trim())
-            .filter((f) => f !== '');
-          const bad = faults.filter((f) => !/^[a-z][a-z0-9_]*(:\d+)?$/.test(f));
-          if (bad.length > 0) {
-            throw new InvalidArgumentError(
-              `fault names are snake_case (optionally name:count); bad: ${bad.join(', ')}.`,
-            );
-          }
-          return faults;
-        }),
-    )
-    .addOption(
-      new Option('--seed <n>', 'random seed (same seed, same dataset)')
-        .default(1)
-        .argParser(positiveInteger('--seed', { allowZero: true })),
-    )
-    .action(
-      async (options: {
-        users: number;
-        filesPerUser: number;
-        blobsOnDisk: boolean;
-        faults: string[];
-        seed: number;
-      }) => {
-        await seedCommand(loadConfig(env), options);
-      },
-    );
+  addSeedFlags(
+    program
+      .command('seed')
+      .description('generate a dataset (users, drives, folders, files, blobs) with optional fault injection'),
+  )
+    .addHelpText('after', '\nExample: oxijobs seed --users 100 --files-per-user 100 --faults all')
+    .action(async (options: Record<string, unknown>) => {
+      const datasetOptions = seedOptionsFromCli(options);
+      await seedCommand(loadConfig(env), datasetOptions);
+    });
 
   program
     .command('token')

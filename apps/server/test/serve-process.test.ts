@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
@@ -102,9 +102,29 @@ describe('oxijobs serve (DATABASE_URL)', () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toContain("'--expires-in <duration>' argument 'forever' is invalid");
-    const seed = await runCli(['seed', '--users', 'many'], env);
-    expect(seed.code).not.toBe(0);
-    expect(seed.stderr).toContain("'--users <n>' argument 'many' is invalid. --users must be a whole number");
+    const seed = await runCli(['seed', '--users', 'many', '--files-per-user', '2'], env);
+    expect(seed.code).toBe(1);
+    expect(seed.stderr).toBe('oxijobs: --users="many" is not allowed: expected a whole number\n');
+    const unknownFault = await runCli(
+      ['seed', '--users', '1', '--files-per-user', '1', '--faults', 'gremlins'],
+      env,
+    );
+    expect(unknownFault.code).toBe(1);
+    expect(unknownFault.stderr).toMatch(/^oxijobs: .*gremlins/);
+  });
+
+  it('seeds a small dataset through @oxicloud/dataset into the same database and blob folder', async () => {
+    const before = await db.pool.query('SELECT count(*)::int AS n FROM storage.files');
+    const result = await runCli(
+      ['seed', '--users', '2', '--files-per-user', '5', '--blobs-on-disk', '3', '--seed', '7'],
+      env,
+    );
+    expect(result.stderr).not.toContain('oxijobs:');
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().length).toBeGreaterThan(0);
+    const after = await db.pool.query('SELECT count(*)::int AS n FROM storage.files');
+    expect(after.rows[0].n - before.rows[0].n).toBe(10);
+    expect(existsSync(join(dataDir, 'blobs'))).toBe(true);
   });
 
   it('reports degraded while Postgres is away, stays up, and recovers', async () => {
