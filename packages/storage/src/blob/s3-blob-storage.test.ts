@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeBlobStorageContract, randomHash } from './blob-storage.contract.js';
+import { blake3Hex } from '../hashing/blake3.js';
+import { Blake3WorkerPool } from '../hashing/blake3-worker-pool.js';
+import { createBlobHasher, StreamingBlobHasher } from '../hashing/streaming-blob-hasher.js';
+import { describeBlobStorageContract, expectStorageError, randomHash } from './blob-storage.contract.js';
 import { S3BlobStorage, type S3BlobStorageOptions } from './s3-blob-storage.js';
 import { type S3rverProcess, startS3rver } from './s3rver-process.fixture.js';
 
@@ -91,6 +94,26 @@ describe('S3BlobStorage (S3 specifics)', () => {
     expect(error).toMatchObject({ name: 'StorageError', code: 'BACKEND_ERROR' });
     expect((error as Error).message).toContain('s3://no-such-bucket/blobs/');
     expect((error as Error).cause).toBeInstanceOf(Error);
+    storage.close();
+  });
+
+  it('is re-hashed by StreamingBlobHasher off the event loop', async () => {
+    const storage = new S3BlobStorage(options({ prefix: 'hashed/' }));
+    const pool = new Blake3WorkerPool({ size: 1 });
+    const hasher = createBlobHasher(storage, pool);
+    expect(hasher).toBeInstanceOf(StreamingBlobHasher);
+    const bytes = randomBytes(8 * 1024 * 1024 + 5);
+    const hash = blake3Hex(bytes);
+    const corrupt = randomHash();
+    await storage.put(hash, bytes);
+    await storage.put(corrupt, bytes);
+    for (const key of [hash, corrupt]) {
+      const digest = await hasher.hashStoredBlob(key);
+      expect(digest).toMatchObject({ hash, size: bytes.length });
+      expect(Buffer.from(digest.head).equals(bytes.subarray(0, 4096))).toBe(true);
+    }
+    await expectStorageError(hasher.hashStoredBlob(randomHash()), 'NOT_FOUND');
+    await pool.close();
     storage.close();
   });
 

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { StorageError } from '../storage-error.js';
+import { s3ConfigFromEnv, storageBackendFromEnv } from './s3-config.js';
+
+function configError(env: Record<string, string | undefined>): StorageError {
+  try {
+    s3ConfigFromEnv(env);
+  } catch (error) {
+    if (error instanceof StorageError) return error;
+    throw error;
+  }
+  throw new Error('expected s3ConfigFromEnv to throw');
+}
+
+describe('s3ConfigFromEnv', () => {
+  it('reads a full configuration', () => {
+    expect(
+      s3ConfigFromEnv({
+        OXICLOUD_S3_BUCKET: 'oxicloud-blobs',
+        OXICLOUD_S3_REGION: 'eu-west-1',
+        OXICLOUD_S3_ENDPOINT: 'http://127.0.0.1:9000',
+        OXICLOUD_S3_ACCESS_KEY_ID: 'minio',
+        OXICLOUD_S3_SECRET_ACCESS_KEY: 'minio-secret',
+        OXICLOUD_S3_FORCE_PATH_STYLE: 'true',
+      }),
+    ).toEqual({
+      bucket: 'oxicloud-blobs',
+      region: 'eu-west-1',
+      endpoint: 'http://127.0.0.1:9000',
+      accessKeyId: 'minio',
+      secretAccessKey: 'minio-secret',
+      forcePathStyle: true,
+      prefix: 'blobs/',
+    });
+  });
+
+  it('defaults to AWS with the default credential chain and virtual-host addressing', () => {
+    expect(s3ConfigFromEnv({ OXICLOUD_S3_BUCKET: 'b-1', OXICLOUD_S3_REGION: 'us-east-1' })).toEqual({
+      bucket: 'b-1',
+      region: 'us-east-1',
+      forcePathStyle: false,
+      prefix: 'blobs/',
+    });
+    for (const [raw, value] of [
+      ['1', true],
+      ['YES', true],
+      ['false', false],
+      ['0', false],
+    ] as const) {
+      const config = s3ConfigFromEnv({
+        OXICLOUD_S3_BUCKET: 'b-1',
+        OXICLOUD_S3_REGION: 'us-east-1',
+        OXICLOUD_S3_FORCE_PATH_STYLE: raw,
+      });
+      expect(config.forcePathStyle, raw).toBe(value);
+    }
+  });
+
+  it('reports every problem at once, naming each variable and what is allowed, never a secret', () => {
+    const error = configError({
+      OXICLOUD_S3_REGION: 'EU West',
+      OXICLOUD_S3_ENDPOINT: 'localhost:9000',
+      OXICLOUD_S3_SECRET_ACCESS_KEY: 'top-secret-value',
+      OXICLOUD_S3_FORCE_PATH_STYLE: 'maybe',
+    });
+    expect(error.code).toBe('INVALID_CONFIG');
+    expect(error.message).toContain('OXICLOUD_S3_BUCKET is required');
+    expect(error.message).toContain('OXICLOUD_S3_REGION="EU West" is not a region name');
+    expect(error.message).toContain(
+      'OXICLOUD_S3_ENDPOINT="localhost:9000" is not an http:// or https:// URL',
+    );
+    expect(error.message).toContain('OXICLOUD_S3_ACCESS_KEY_ID is missing');
+    expect(error.message).toContain(
+      'OXICLOUD_S3_FORCE_PATH_STYLE="maybe" is not a boolean: use true or false',
+    );
+    expect(error.message).not.toContain('top-secret-value');
+  });
+
+  it('requires the region and a valid bucket name', () => {
+    expect(configError({ OXICLOUD_S3_BUCKET: 'Bad_Bucket' }).message).toMatch(
+      /OXICLOUD_S3_BUCKET="Bad_Bucket" is not a bucket name[\s\S]*OXICLOUD_S3_REGION is required/,
+    );
+  });
+});
+
+describe('storageBackendFromEnv', () => {
+  it('is local by default and accepts local or s3', () => {
+    expect(storageBackendFromEnv({})).toBe('local');
+    expect(storageBackendFromEnv({ OXICLOUD_STORAGE_BACKEND: 's3' })).toBe('s3');
+    expect(storageBackendFromEnv({ OXICLOUD_STORAGE_BACKEND: 'LOCAL' })).toBe('local');
+    expect(() => storageBackendFromEnv({ OXICLOUD_STORAGE_BACKEND: 'gcs' })).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_CONFIG',
+        message: expect.stringContaining('use local or s3'),
+      }),
+    );
+  });
+});
