@@ -126,6 +126,8 @@ describe('storage_migration run', () => {
       skipped_blobs: 0,
       failed_blobs: 0,
       bytes_copied: bytes,
+      catch_up_scanned_blobs: 0,
+      catch_up_copied_blobs: 0,
     });
   });
 
@@ -175,10 +177,46 @@ describe('storage_migration run', () => {
 
     store.statuses = ['Running'];
     expect(await s.job.runResumable(store, signal())).toEqual({ kind: 'completed' });
-    expect(s.walk.pages.at(-3)?.after).toBe(s.rows[1]?.hash);
+    const mainPages = s.walk.pages.filter((p) => p.since === undefined);
+    expect(mainPages.at(-3)?.after).toBe(s.rows[1]?.hash);
     expect(s.target.puts).toHaveLength(6);
     expect(new Set(s.target.puts).size).toBe(6);
     expect(store.stats).toMatchObject({ count: 6, copied_blobs: 6, scanned_count: 6 });
+  });
+
+  it('catches up on blobs written during the run below the cursor, without counting any blob twice', async () => {
+    const s = setup(6);
+    const store = new MemoryJobStore({ target: 's3', batch_size: 2, concurrency: 1 });
+    const below = Buffer.from('uploaded mid-run, sorts first');
+    const above = Buffer.from('uploaded mid-run, sorts last');
+    store.onCheckpoint = (index) => {
+      if (index !== 0) return;
+      const now = new Date();
+      s.source.blobs.set('0'.repeat(63) + '1', below);
+      s.source.blobs.set('f'.repeat(64), above);
+      s.walk.insert({ hash: '0'.repeat(63) + '1', size: below.length, createdAt: now });
+      s.walk.insert({ hash: 'f'.repeat(64), size: above.length, createdAt: now });
+    };
+    expect(await s.job.runResumable(store, signal())).toEqual({ kind: 'completed' });
+    expect([...s.target.puts].sort()).toEqual(s.walk.rows.map((r) => r.hash));
+    expect(s.target.puts).toHaveLength(8);
+    expect(store.stats).toMatchObject({
+      count: 8,
+      copied_blobs: 8,
+      catch_up_copied_blobs: 1,
+      skipped_blobs: 0,
+    });
+    const catchUp = s.walk.pages.filter((p) => p.since !== undefined);
+    expect(catchUp[0]).toMatchObject({ after: null, since: new Date(store.startedAt.getTime() - 3_600_000) });
+    expect(hex(store.cursor)).toBe(`02${'f'.repeat(64)}`);
+  });
+
+  it('resumes a run paused in the catch-up pass there, not from the start', async () => {
+    const s = setup(3);
+    const store = new MemoryJobStore({ target: 's3' }, Uint8Array.of(2));
+    expect(await s.job.runResumable(store, signal())).toEqual({ kind: 'completed' });
+    expect(s.target.puts).toEqual([]);
+    expect(s.walk.pages.every((p) => p.since !== undefined)).toBe(true);
   });
 
   it('on shutdown stops mid-batch, checkpoints the finished prefix and pauses there', async () => {

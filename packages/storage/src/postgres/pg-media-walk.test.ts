@@ -47,6 +47,14 @@ describe('PgBlobWalkRepository', () => {
     expect((await repo.listBlobsAfter(hashOf(2), 10)).map((b) => b.hash)).toEqual([3, 4, 5].map(hashOf));
     expect(await repo.listBlobsAfter(hashOf(5), 10)).toEqual([]);
     expect(await repo.countBlobs()).toBe(5);
+    await db.pool.query(`UPDATE storage.blobs SET created_at = '2020-01-01Z' WHERE hash <> ALL($1)`, [
+      [hashOf(2), hashOf(4)],
+    ]);
+    const since = new Date('2021-01-01Z');
+    expect((await repo.listBlobsCreatedSince(since, null, 10)).map((b) => b.hash)).toEqual(
+      [2, 4].map(hashOf),
+    );
+    expect(await repo.listBlobsCreatedSince(since, hashOf(2), 10)).toEqual([{ hash: hashOf(4), size: 4000 }]);
   });
 });
 

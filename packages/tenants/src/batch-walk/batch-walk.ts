@@ -62,6 +62,17 @@ export interface BatchWalk<Item> {
   readonly throttleMs: number;
   /** @defaultValue {@link MAX_BATCH_MS} */
   readonly maxBatchMs?: number;
+  /**
+   * Where the items examined are reported: `'scanned'` (the default) adds
+   * them to `stats.scanned_count` (progress and ETA); a counter name adds them
+   * to that counter instead, for a pass that revisits items already counted.
+   */
+  readonly scannedAs?: 'scanned' | string;
+  /**
+   * The cursor of a pause before the first item of this walk finished.
+   * @defaultValue an empty array (a resume starts from the beginning)
+   */
+  readonly emptyCursor?: Uint8Array;
   /** Clock in ms. @defaultValue Date.now */
   readonly now?: () => number;
 }
@@ -87,7 +98,8 @@ export async function runBatchWalk<Item>(walk: BatchWalk<Item>): Promise<RunOutc
   const now = walk.now ?? Date.now;
   const maxBatchMs = walk.maxBatchMs ?? MAX_BATCH_MS;
   let after: string | null = null;
-  const pausedAt = (): RunOutcome => paused(after === null ? new Uint8Array(0) : walk.cursor.encode(after));
+  const pausedAt = (): RunOutcome =>
+    paused(after === null ? (walk.emptyCursor ?? new Uint8Array(0)) : walk.cursor.encode(after));
   try {
     const stored = await walk.store.loadCursor();
     if (stored !== null && stored.length > 0) {
@@ -118,8 +130,10 @@ export async function runBatchWalk<Item>(walk: BatchWalk<Item>): Promise<RunOutc
       if (done > 0) {
         const last = page[done - 1] as Item;
         after = walk.keyOf(last);
+        const scannedAs = walk.scannedAs ?? 'scanned';
+        if (scannedAs !== 'scanned') tally.add(scannedAs, done);
         await walk.store.checkpoint(walk.cursor.encode(after), tally.count, {
-          scanned: done,
+          scanned: scannedAs === 'scanned' ? done : 0,
           counters: tally.counters,
         });
       }

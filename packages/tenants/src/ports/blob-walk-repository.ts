@@ -14,6 +14,11 @@ export interface BlobRow {
 export interface BlobWalkRepository {
   /** Up to `limit` blob rows with `hash > afterHash`, ascending by hash. */
   listBlobsAfter(afterHash: string | null, limit: number): Promise<BlobRow[]>;
+  /**
+   * Like {@link listBlobsAfter}, restricted to rows with `created_at >= since`:
+   * the catch-up pass over blobs written while a walk was running.
+   */
+  listBlobsCreatedSince(since: Date, afterHash: string | null, limit: number): Promise<BlobRow[]>;
   /** Number of blob rows: the total a full walk examines. */
   countBlobs(): Promise<number>;
 }

@@ -1,10 +1,10 @@
 import type { FindingSink, Inconsistency } from '@oxicloud/consistency';
 import type { JobStore, RecoverableJobHandler, RunOutcome } from '@oxicloud/recoverable';
-import { failed } from '@oxicloud/recoverable';
+import { completed, failed } from '@oxicloud/recoverable';
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
 import { type BatchTally, type ItemContext, runBatchWalk } from '../batch-walk/batch-walk.js';
 import { destroyStream, errorCode } from '../batch-walk/blob-stream.js';
-import { hashCursor } from '../batch-walk/cursor-codec.js';
+import { type CursorCodec, hashCursor } from '../batch-walk/cursor-codec.js';
 import { type ParamsValidation, parseParams, withoutEngineKeys } from '../batch-walk/walk-params.js';
 import { TenantsError } from '../errors.js';
 import type { BlobStorage } from '../ports/blob-storage.js';
@@ -49,6 +49,8 @@ export const STORAGE_MIGRATION_COUNTERS = [
   'skipped_blobs',
   'failed_blobs',
   'bytes_copied',
+  'catch_up_scanned_blobs',
+  'catch_up_copied_blobs',
 ] as const;
 
 /** Options of {@link createStorageMigrationJob}. */
@@ -80,6 +82,53 @@ export interface StorageMigrationJob extends RecoverableJobHandler {
   validateParams(raw: unknown): ParamsValidation;
   /** Number of `storage.blobs` rows: what a full run walks. */
   estimateTotal(params: Readonly<Record<string, unknown>>): Promise<number | null>;
+}
+
+/** Phase byte of a catch-up cursor: `[2]` (catch-up, nothing done yet) or `[2, …32-byte hash]`. */
+const CATCH_UP_PHASE = 2;
+/**
+ * The catch-up pass covers blobs created from this long before the run
+ * started: a row's `created_at` is its transaction's start, so a long upload
+ * transaction begun before the run can commit after the main pass went by.
+ */
+const CATCH_UP_MARGIN_MS = 60 * 60 * 1000;
+
+/** Cursors of the main pass are 0 or 32 bytes; of the catch-up pass, 1 or 33. */
+function isCatchUpCursor(cursor: Uint8Array | null): boolean {
+  return cursor !== null && (cursor.length === 1 || cursor.length === 33) && cursor[0] === CATCH_UP_PHASE;
+}
+
+/** Catch-up cursor = the phase byte, then the 32 bytes of the last hash. */
+const catchUpCursor: CursorCodec = {
+  keyName: 'blob hash (catch-up pass)',
+  encode: (key) => Uint8Array.of(CATCH_UP_PHASE, ...hashCursor.encode(key)),
+  decode(bytes) {
+    if (bytes.length !== 33 || bytes[0] !== CATCH_UP_PHASE) {
+      throw new Error(`a catch-up cursor is 33 bytes starting with ${CATCH_UP_PHASE}, got ${bytes.length}`);
+    }
+    return hashCursor.decode(bytes.subarray(1));
+  },
+};
+
+/** The run's store as the catch-up pass sees it: a main-pass cursor (or a bare phase byte) reads as "from the start". */
+function catchUpStore(store: JobStore): JobStore {
+  return {
+    get runId() {
+      return store.runId;
+    },
+    get startedAt() {
+      return store.startedAt;
+    },
+    get params() {
+      return store.params;
+    },
+    status: () => store.status(),
+    loadCursor: async () => {
+      const cursor = await store.loadCursor();
+      return cursor !== null && cursor.length === 33 && cursor[0] === CATCH_UP_PHASE ? cursor : null;
+    },
+    checkpoint: (cursor, deltaCount, progress) => store.checkpoint(cursor, deltaCount, progress),
+  };
 }
 
 /** Severity of a failed copy; see {@link createStorageMigrationJob}. */
@@ -118,9 +167,16 @@ interface CopyFailure {
  * the target are skipped, not copied again. `max_consecutive_failures` copies
  * failing in a row end the run `Failed` (the target is down).
  *
- * Blobs written while the run walks, with a hash below the cursor, are not
- * copied by this run: run it once more, with uploads stopped, just before
- * switching `OXICLOUD_STORAGE_BACKEND` (cheap: present blobs are skipped).
+ * Blobs written while the run walks may land below the cursor, so after the
+ * main pass a catch-up pass walks the blobs created since the run started
+ * (an hour's margin before it), hash order again (cursor = phase byte 2 +
+ * hash, 33 bytes); it reports `stats.catch_up_scanned_blobs` (not
+ * `scanned_count`, which stays the main pass's progress) and
+ * `stats.catch_up_copied_blobs`; a blob failing again there is not counted
+ * twice when a finding sink is wired.
+ * Blobs uploaded after the catch-up pass went by are still missed: stop
+ * uploads, trigger once more (cheap: present blobs are skipped), then switch
+ * `OXICLOUD_STORAGE_BACKEND`.
  *
  * @throws {TenantsError} `INVALID_CONFIG` when `sourceBackend` is not a backend name.
  */
@@ -240,15 +296,23 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
       return 'copied';
     }
 
-    async function processBlob(blob: BlobRow, tally: BatchTally, context: ItemContext): Promise<void> {
+    async function processBlob(
+      blob: BlobRow,
+      tally: BatchTally,
+      context: ItemContext,
+      catchUp: boolean,
+    ): Promise<void> {
       const result = await copy(blob);
       if (result === 'copied' || result === 'skipped') {
         consecutiveFailures = 0;
-        tally.count += 1;
         if (result === 'copied') {
+          tally.count += 1;
           tally.add('copied_blobs');
           tally.add('bytes_copied', blob.size);
-        } else {
+          if (catchUp) tally.add('catch_up_copied_blobs');
+        } else if (!catchUp) {
+          // In the catch-up pass a present blob was counted by the main pass already.
+          tally.count += 1;
           tally.add('skipped_blobs');
         }
         // A blob of a replayed batch may have failed before the pause; it is fine now.
@@ -256,7 +320,6 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
         return;
       }
       consecutiveFailures += 1;
-      tally.add('failed_blobs');
       logger.warn(
         {
           ...base,
@@ -281,7 +344,11 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
             ...(result.actualSize === undefined ? {} : { actual_size: result.actualSize }),
           },
         };
-        await sink.recordFinding(finding);
+        const isNew = await sink.recordFinding(finding);
+        // The catch-up pass revisits blobs the main pass saw: a blob fails once in the stats.
+        if (isNew || !catchUp) tally.add('failed_blobs');
+      } else {
+        tally.add('failed_blobs');
       }
       if (consecutiveFailures >= params.max_consecutive_failures) {
         throw new Error(
@@ -291,20 +358,40 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
       }
     }
 
-    const outcome = await runBatchWalk<BlobRow>({
+    const walkOptions = {
       jobName: STORAGE_MIGRATION_JOB_NAME,
-      store,
       signal,
-      cursor: hashCursor,
-      keyOf: (blob) => blob.hash,
-      fetchPage: (after, limit) => blobs.listBlobsAfter(after, limit),
-      processItem: processBlob,
+      keyOf: (blob: BlobRow) => blob.hash,
       counterNames: STORAGE_MIGRATION_COUNTERS,
       batchSize: params.batch_size,
       concurrency: params.concurrency,
       throttleMs: params.throttle_ms,
       ...(options.maxBatchMs === undefined ? {} : { maxBatchMs: options.maxBatchMs }),
-    });
+    };
+    const stored = await store.loadCursor().catch(() => null);
+    let outcome: RunOutcome = completed();
+    if (!isCatchUpCursor(stored)) {
+      outcome = await runBatchWalk<BlobRow>({
+        ...walkOptions,
+        store,
+        cursor: hashCursor,
+        fetchPage: (after, limit) => blobs.listBlobsAfter(after, limit),
+        processItem: (blob, tally, context) => processBlob(blob, tally, context, false),
+      });
+    }
+    if (outcome.kind === 'completed') {
+      // Blobs written since the run started may sit below the cursor: one more pass over just those.
+      const since = new Date(store.startedAt.getTime() - CATCH_UP_MARGIN_MS);
+      outcome = await runBatchWalk<BlobRow>({
+        ...walkOptions,
+        store: catchUpStore(store),
+        cursor: catchUpCursor,
+        emptyCursor: Uint8Array.of(CATCH_UP_PHASE),
+        scannedAs: 'catch_up_scanned_blobs',
+        fetchPage: (after, limit) => blobs.listBlobsCreatedSince(since, after, limit),
+        processItem: (blob, tally, context) => processBlob(blob, tally, context, true),
+      });
+    }
     logger.info(
       { ...base, event: 'storage_migration.finished', outcome: outcome.kind },
       `storage_migration: ${outcome.kind}`,
