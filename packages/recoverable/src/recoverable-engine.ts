@@ -10,6 +10,7 @@ import {
   acquireRun,
   type ExecutedRun,
   executeRun,
+  InvalidParams,
   logRunLine,
   logRunStart,
   prepareTriggerParams,
@@ -162,8 +163,8 @@ export class RecoverableEngine {
    * Starts or resumes the job's run and returns at once (steps 1–4 awaited,
    * 5–6 in the background). Idempotent: while a run is active it returns
    * that run's id and status with `already_running: true`. A Paused run is
-   * resumed with its stored params (the new ones are validated, then
-   * ignored). `force` and `deep` are stored as `params.force` / `params.deep`.
+   * resumed with its stored params (new ones are ignored, even invalid
+   * ones: they refuse only a fresh start). `force` and `deep` are stored as `params.force` / `params.deep`.
    *
    * Throws `UNKNOWN_JOB`, `INVALID_PARAMS` (the validator's message) or `SHUTTING_DOWN`.
    */
@@ -352,13 +353,16 @@ export class RecoverableEngine {
   ): Promise<{ job: RecoverableJobHandler; acquired: AcquiredRun }> {
     const job = this.#job(name);
     const prepared = prepareTriggerParams(job, args);
-    if (!prepared.ok) {
-      throw new RecoverableError('INVALID_PARAMS', `invalid params for ${name}: ${prepared.message}`);
-    }
     if (this.#closing) {
       throw new RecoverableError('SHUTTING_DOWN', `the server is shutting down; ${name} was not started`);
     }
-    const acquired = await acquireRun(name, this.#factory, prepared.params);
+    // Invalid params refuse only a fresh run (acquireRun throws INVALID_PARAMS then):
+    // a Paused run resumes with its stored params, an active one is returned as is.
+    const acquired = await acquireRun(
+      name,
+      this.#factory,
+      prepared.ok ? prepared.params : new InvalidParams(prepared.message),
+    );
     if (acquired.kind !== 'already_running') logRunStart(this.#log, name, acquired);
     return { job, acquired };
   }

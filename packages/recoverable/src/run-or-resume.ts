@@ -1,6 +1,6 @@
 import { err, type JobOutcome, type Logger, ok, silentLogger } from '@oxicloud/scheduler';
 import type { JobStoreFactory } from './job-store-factory.js';
-import { messageOf } from './recoverable-error.js';
+import { messageOf, RecoverableError } from './recoverable-error.js';
 import type { RecoverableJobHandler } from './recoverable-job-handler.js';
 import { failed, type RunOutcome } from './run-outcome.js';
 import { describeCorruption, isJsonObject, type RunRecord } from './run-record.js';
@@ -121,11 +121,16 @@ function validateWith(
 export async function acquireRun(
   jobName: string,
   factory: JobStoreFactory,
-  params: Readonly<Record<string, unknown>>,
+  params: Readonly<Record<string, unknown>> | InvalidParams,
 ): Promise<AcquiredRun> {
   let latest = await factory.latestRun(jobName);
   for (let attempt = 1; ; attempt++) {
     if (latest === null || latest.status === 'Completed' || latest.status === 'Failed') {
+      // Trigger params matter only for a fresh run: a resume keeps its stored
+      // params, so params that fail validation refuse only a fresh start.
+      if (params instanceof InvalidParams) {
+        throw new RecoverableError('INVALID_PARAMS', `invalid params for ${jobName}: ${params.message}`);
+      }
       const inserted = await factory.insertRunning(jobName, params);
       if (inserted) return { kind: 'started', record: inserted };
       // Lost the race for the one-active-run index: read the winner, continue from step 3.
@@ -141,6 +146,11 @@ export async function acquireRun(
     }
     latest = await factory.latestRun(jobName);
   }
+}
+
+/** Trigger params that failed validation: they refuse a fresh run, never a resume. */
+export class InvalidParams {
+  constructor(readonly message: string) {}
 }
 
 /**
@@ -370,11 +380,15 @@ export async function runOrResume(
   const startedAtMs = performance.now();
   const log = options.logger ?? silentLogger;
   const prepared = prepareTriggerParams(job, options);
-  if (!prepared.ok) return err(`invalid params for ${job.name}: ${prepared.message}`);
   let acquired: AcquiredRun;
   try {
-    acquired = await acquireRun(job.name, factory, prepared.params);
+    acquired = await acquireRun(
+      job.name,
+      factory,
+      prepared.ok ? prepared.params : new InvalidParams(prepared.message),
+    );
   } catch (thrown) {
+    if (thrown instanceof RecoverableError && thrown.code === 'INVALID_PARAMS') return err(thrown.message);
     const message = `could not start or resume a run of ${job.name}: ${messageOf(thrown)}`;
     log.error(
       { target: RECOVERABLE_TARGET, event: 'run.start_failed', job: job.name, error: message },
