@@ -1,8 +1,14 @@
 import { createAdminApp, type JobCatalog } from '@oxicloud/admin-api';
+import { checkJob, PgFindingStore } from '@oxicloud/consistency';
+import { asJobHandler, RecoverableEngine } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger } from '@oxicloud/scheduler';
 import {
   LocalFsBlobStorage,
+  PgDriveUsageScan,
+  PgFileBlobScan,
+  PgFolderTreeScan,
   PgGrantRepository,
+  PgMediaFileRepository,
   PgOrphanBlobRepository,
   PgTrashRepository,
   PgUsageRepository,
@@ -12,10 +18,14 @@ import {
 } from '@oxicloud/storage';
 import {
   type BlobStorage,
+  createConsistencyBatchJob,
   createDedupGcJob,
   createGrantCleanupJob,
+  createReextractAudioJob,
+  createReextractImageJob,
   createStorageReconcileJob,
   createTrashCleanupJob,
+  orderConsistencyChecks,
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
@@ -89,17 +99,59 @@ export function registerPeriodicJobs(
 }
 
 /**
- * SEAM: the recoverable engine (Part 2: `RecoverableEngine` + `PgJobStoreFactory`,
- * the consistency checks and the other recoverable tenants, bridged into the
- * registry). Returns the parts to start and stop; nothing yet.
+ * Part 2: the recoverable engine on `jobs.recoverable_runs`, with the
+ * consistency checks over Postgres (drives, folders, files), the media
+ * re-extract jobs and `consistency_batch`; each recoverable job is also put
+ * on the registry (on demand) so the admin API lists and triggers it.
+ * Start runs the boot sweep; stop asks running runs to pause.
+ *
+ * SEAMS left: `storage_consistency` (needs the backend's hasher pool and
+ * `PgBlobIndexScan`, through `LocalFsBlobStorage`'s `consistencyChecks`
+ * option) and `storage_migration` (needs a second backend's config).
  */
-export function createRecoverableJobs(_deps: {
+export function createRecoverableJobs(deps: {
   readonly registry: JobRegistry;
+  readonly pool: pg.Pool;
   readonly db: Kysely<StorageDatabase>;
   readonly blobs: BlobStorage;
   readonly logger: Logger;
-}): { start(): void; stop(): Promise<void> } {
-  return { start: () => undefined, stop: async () => undefined };
+}): { readonly engine: RecoverableEngine; start(): void; stop(): Promise<void> } {
+  const { registry, pool, db, blobs, logger } = deps;
+  const engine = new RecoverableEngine({ pool, logger });
+  const findings = new PgFindingStore({ pool });
+  const checks = [
+    ...new PgDriveUsageScan(db).consistencyChecks(),
+    ...new PgFolderTreeScan(db).consistencyChecks(),
+    ...new PgFileBlobScan(db).consistencyChecks(),
+  ];
+  for (const check of checks) engine.register(checkJob(check, { sinkFactory: findings.sinkFactory, logger }));
+  const media = new PgMediaFileRepository(db);
+  engine.register(createReextractAudioJob({ files: media, blobs, logger }));
+  engine.register(createReextractImageJob({ files: media, blobs, logger }));
+  for (const name of engine.names()) registry.register(asJobHandler(engine, name), null, null);
+  registry.register(
+    createConsistencyBatchJob({
+      checks: () => orderConsistencyChecks(engine.names()),
+      runOrResume: (name, args) => engine.runOrResume(name, args),
+      logger,
+    }),
+    null,
+    null,
+  );
+  return {
+    engine,
+    start() {
+      engine.sweep().catch((error: unknown) => {
+        logger.error(
+          { target: 'oxicloud::recoverable', event: 'sweep.failed', error: (error as Error).message },
+          'the boot sweep of recoverable runs failed',
+        );
+      });
+    },
+    async stop() {
+      await engine.shutdown({ timeoutMs: 10_000 });
+    },
+  };
 }
 
 /**
@@ -135,7 +187,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   const onOutcome = createOutcomeAlerts({ pool, logger });
   const registry = new JobRegistry({ logger, ...(onOutcome ? { onOutcome } : {}) });
   registerPeriodicJobs(registry, { db, blobs, tenants: input.tenants, logger });
-  const recoverable = createRecoverableJobs({ registry, db, blobs, logger });
+  const recoverable = createRecoverableJobs({ registry, pool, db, blobs, logger });
   const app = createAdminApp({
     jobs: createJobCatalog(registry),
     users: new PgUsersRepository(pool),
