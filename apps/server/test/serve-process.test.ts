@@ -69,7 +69,18 @@ describe('oxijobs serve (DATABASE_URL)', () => {
     expect(list.status).toBe(200);
     const names = ((await list.json()) as Array<{ name: string }>).map((j) => j.name);
     expect(names).toEqual(
-      expect.arrayContaining(['trash_cleanup', 'storage_reconcile', 'dedup_gc', 'grant_cleanup']),
+      expect.arrayContaining([
+        'trash_cleanup',
+        'storage_reconcile',
+        'dedup_gc',
+        'grant_cleanup',
+        'drives_consistency',
+        'folders_consistency',
+        'files_consistency',
+        'consistency_batch',
+        'reextract_audio',
+        'reextract_image',
+      ]),
     );
     const trigger = await fetch(`${base}/api/admin/jobs/trash_cleanup/trigger?force=false`, {
       method: 'POST',
