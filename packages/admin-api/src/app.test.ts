@@ -284,7 +284,7 @@ describe('createAdminApp', () => {
       const res = await post(
         '/api/admin/jobs/trash_cleanup/trigger?deep=true&force=false',
         { ...bearer(adminToken), 'content-type': 'application/json' },
-        JSON.stringify({ params: { limit: 5 } }),
+        JSON.stringify({ limit: 5 }),
       );
       expect(res.status).toBe(200);
       expect(fake.calls[0]?.args).toEqual({ force: false, deep: true, params: { limit: 5 } });
@@ -300,8 +300,9 @@ describe('createAdminApp', () => {
       const res = await post('/api/admin/jobs/nope/trigger', bearer(adminToken));
       expect(res.status).toBe(404);
       const body = (await res.json()) as { error: { code: string; message: string } };
-      expect(body.error.code).toBe('JOB_NOT_FOUND');
-      expect(body.error.message).toContain('"nope"');
+      expect(body.error.code).toBe('UNKNOWN_JOB');
+      expect(body.error.message).toContain("'nope'");
+      expect(body.error.message).toContain('known jobs: trash_cleanup, failing_job, throwing_job');
       expect(fake.calls).toEqual([]);
     });
 
@@ -309,7 +310,7 @@ describe('createAdminApp', () => {
       const res = await post('/api/admin/jobs/trash_cleanup/trigger?force=yes', bearer(adminToken));
       expect(res.status).toBe(400);
       const body = (await res.json()) as { error: { code: string; message: string } };
-      expect(body.error.code).toBe('VALIDATION_FAILED');
+      expect(body.error.code).toBe('INVALID_QUERY');
       expect(body.error.message).toContain('query.force: must be "true" or "false", got "yes"');
       const deep = await post('/api/admin/jobs/trash_cleanup/trigger?deep=1', bearer(adminToken));
       expect(deep.status).toBe(400);
@@ -317,14 +318,14 @@ describe('createAdminApp', () => {
       expect(fake.calls).toEqual([]);
     });
 
-    it('400 MALFORMED_JSON for a body that is not JSON', async () => {
+    it('400 INVALID_BODY for a body that is not JSON', async () => {
       const res = await post(
         '/api/admin/jobs/trash_cleanup/trigger',
         { ...bearer(adminToken), 'content-type': 'application/json' },
         '{"params": ',
       );
       expect(res.status).toBe(400);
-      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('MALFORMED_JSON');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INVALID_BODY');
       expect(fake.calls).toEqual([]);
     });
 
@@ -373,8 +374,8 @@ describe('createAdminApp', () => {
         ['refused', 401, 'UNAUTHENTICATED', 'anonymous'],
         ['refused', 401, 'UNAUTHENTICATED', 'anonymous'],
         ['refused', 403, 'FORBIDDEN', 'bob'],
-        ['refused', 400, 'VALIDATION_FAILED', 'alice'],
-        ['refused', 404, 'JOB_NOT_FOUND', 'alice'],
+        ['refused', 400, 'INVALID_QUERY', 'alice'],
+        ['refused', 404, 'UNKNOWN_JOB', 'alice'],
         ['refused', 405, 'METHOD_NOT_ALLOWED', 'alice'],
       ]);
       expect(refused[2]).toMatchObject({
@@ -431,11 +432,20 @@ describe('createAdminApp', () => {
     expect(doc.openapi).toBe('3.0.3');
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/admin/jobs',
+      '/api/admin/jobs/{name}/cancel',
+      '/api/admin/jobs/{name}/runs',
+      '/api/admin/jobs/{name}/runs/{id}',
+      '/api/admin/jobs/{name}/runs/{id}/findings',
       '/api/admin/jobs/{name}/trigger',
       '/healthz',
     ]);
     const params = doc.paths['/api/admin/jobs/{name}/trigger']?.['post']?.parameters ?? [];
-    expect(params.map((p) => `${p.in}:${p.name}`).sort()).toEqual(['path:name', 'query:deep', 'query:force']);
+    expect(params.map((p) => `${p.in}:${p.name}`).sort()).toEqual([
+      'path:name',
+      'query:deep',
+      'query:force',
+      'query:wait',
+    ]);
     expect(doc.components.securitySchemes).toHaveProperty('bearerAuth');
     expect(doc.components.schemas).toHaveProperty('OutcomeEnvelope');
     expect(doc.components.schemas).toHaveProperty('Error');

@@ -9,18 +9,36 @@ import { errorResponse, toAdminApiError } from './http/error-response.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
 import { validationHook } from './http/validation-hook.js';
 import type { AdminUserLookup } from './ports/admin-user-lookup.js';
+import type { FindingsReader } from './ports/findings-reader.js';
 import type { HealthProbe } from './ports/health-probe.js';
 import type { JobCatalog } from './ports/job-catalog.js';
+import type { RunService } from './ports/run-service.js';
 import { registerHealthRoute } from './routes/health.js';
+import { JobDirectory } from './routes/job-directory.js';
 import { registerJobRoutes } from './routes/jobs.js';
+import { registerRunRoutes } from './routes/runs.js';
 
 /** Where the OpenAPI document is served (public: it holds no data). */
 export const OPENAPI_PATH = '/api/admin/openapi.json';
 
 /** What {@link createAdminApp} needs: ports, the token secret and a logger. */
 export interface AdminAppDeps {
-  /** The jobs port (the server adapts `JobRegistry`). */
+  /** The Part 1 jobs port: `JobRegistry` from `@oxicloud/scheduler` as it is. */
   readonly jobs: JobCatalog;
+  /**
+   * The Part 2 runs port: `RecoverableEngine` from `@oxicloud/recoverable` as
+   * it is. Its jobs are listed (kind `recoverable`) even when `jobs` does not
+   * list them, and their triggers go to it. Without it every job is periodic.
+   */
+  readonly runs?: RunService;
+  /** A run's findings: `PgFindingStore` from `@oxicloud/consistency` as it is. */
+  readonly findings?: FindingsReader;
+  /**
+   * Names of the jobs whose `deep=true` changes what they do (the listing's
+   * `supports_deep`), e.g. `['consistency_batch', 'storage_consistency']`; a
+   * catalog entry's own `supports_deep` wins.
+   */
+  readonly deepJobs?: Iterable<string>;
   /** Checks every verified token's user against `auth.users`. */
   readonly users: AdminUserLookup;
   /** HS256 secret the bearer tokens are signed with; at least 32 bytes. */
@@ -42,7 +60,10 @@ export interface AdminAppDeps {
  * @example
  * ```ts
  * import { serve } from '@hono/node-server';
- * const app = createAdminApp({ jobs, users, jwtSecret, logger, health });
+ * const app = createAdminApp({
+ *   jobs: registry, runs: engine, findings: new PgFindingStore({ pool }),
+ *   deepJobs: ['consistency_batch', 'storage_consistency'], users, jwtSecret, logger, health,
+ * });
  * serve({ fetch: app.fetch, port: 8086 });
  * ```
  */
@@ -91,7 +112,9 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   app.use('/api/admin/jobs', adminAuth({ users: deps.users, secret }));
   app.use('/api/admin/jobs/*', adminAuth({ users: deps.users, secret }));
 
-  registerJobRoutes(app, { jobs: deps.jobs, logger });
+  const directory = new JobDirectory({ jobs: deps.jobs, runs: deps.runs, deepJobs: deps.deepJobs });
+  registerJobRoutes(app, { directory, jobs: deps.jobs, logger });
+  registerRunRoutes(app, { directory, findings: deps.findings, logger });
 
   app.doc(OPENAPI_PATH, {
     openapi: '3.0.3',

@@ -4,24 +4,38 @@
  * `code`, humans read `message`.
  */
 export const ADMIN_API_ERROR_STATUS = {
-  /** A query, path or body value failed validation (the message lists the issues). */
-  VALIDATION_FAILED: 400,
-  /** The request body is not valid JSON. */
-  MALFORMED_JSON: 400,
+  /** A query value failed validation (e.g. `force=maybe`, `severity=Bad`); the message lists the allowed values. */
+  INVALID_QUERY: 400,
+  /** Trigger params the job rejected (the job's own message). */
+  INVALID_PARAMS: 400,
+  /** The request body is not valid JSON, not a JSON object, or not sent as `application/json`. */
+  INVALID_BODY: 400,
+  /** A run id that is not a UUID. */
+  INVALID_RUN_ID: 400,
+  /** `limit` / `offset` that are not integers in range. */
+  INVALID_PAGINATION: 400,
   /** No bearer token, or one that is invalid, expired or tampered with. */
   UNAUTHENTICATED: 401,
   /** A valid token whose user is not (or no longer) an admin, or no longer exists. */
   FORBIDDEN: 403,
   /** No registered job has this name. */
-  JOB_NOT_FOUND: 404,
+  UNKNOWN_JOB: 404,
+  /** The job has no run with this id. */
+  RUN_NOT_FOUND: 404,
   /** No route matches the path. */
   NOT_FOUND: 404,
   /** The route exists but not for this method (the `Allow` header lists the methods). */
   METHOD_NOT_ALLOWED: 405,
+  /** Cancel found no Running, CancelRequested or Paused run of the job. */
+  NO_ACTIVE_RUN: 409,
+  /** A run-level action (cancel, runs, findings) on a periodic (Part 1) job, which has no runs. */
+  NOT_RECOVERABLE: 409,
   /** Something unexpected; details are in the server log, never in the response. */
   INTERNAL: 500,
-  /** A dependency (the database) does not answer. */
-  UNAVAILABLE: 503,
+  /** The server is shutting down and starts no run. */
+  SHUTTING_DOWN: 503,
+  /** The database does not answer. */
+  DATABASE_UNAVAILABLE: 503,
   /** `createAdminApp` was given options it cannot work with (thrown at creation, never answered). */
   BAD_OPTIONS: 500,
 } as const;

@@ -71,15 +71,19 @@ export function auditAllowed(
  * having written its `allowed` line (refused by auth, validation, an unknown
  * job, a wrong method), it writes the `refused` line with the status and
  * error code: a refused request never acted, so the line still precedes any
- * effect.
+ * effect. When the action itself was refused after its `allowed` line (the
+ * job rejected the params, no active run to cancel, shutting down), a second
+ * `refused` line with the status and error code follows.
  */
 export function auditAdminPosts(logger: Logger): MiddlewareHandler<AdminEnv> {
   return async (c, next) => {
     if (c.req.method !== 'POST') return next();
     await next();
-    if (c.get('audited')) return;
-    writeAuditLine(logger, c, c.res.status < 400 ? 'allowed' : 'refused', {
-      status: c.res.status,
+    const status = c.res.status;
+    if (c.get('auditClosed') || (c.get('audited') && status < 400)) return;
+    c.set('auditClosed', true);
+    writeAuditLine(logger, c, status < 400 ? 'allowed' : 'refused', {
+      status,
       error_code: c.get('errorCode') ?? null,
     });
   };

@@ -18,5 +18,7 @@ export interface AdminEnv {
     errorCode: AdminApiErrorCode | undefined;
     /** Set once the audit line of this request has been written. */
     audited: boolean | undefined;
+    /** Set once the audit middleware has written its line for this request (it may be mounted twice). */
+    auditClosed: boolean | undefined;
   };
 }

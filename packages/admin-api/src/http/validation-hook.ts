@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { ZodError } from 'zod';
-import { AdminApiError } from '../errors.js';
+import { AdminApiError, type AdminApiErrorCode } from '../errors.js';
 import type { AdminEnv } from './admin-env.js';
 import { errorResponse } from './error-response.js';
 
@@ -14,9 +14,24 @@ export function summariseIssues(target: string, error: ZodError): string {
     .join('; ');
 }
 
+/** Query keys whose failures are `INVALID_PAGINATION` rather than `INVALID_QUERY`. */
+const PAGINATION_KEYS = new Set(['limit', 'offset']);
+
+/** The error code of a failed validation of `target`. */
+function codeFor(target: string, error: ZodError): AdminApiErrorCode {
+  if (target === 'json' || target === 'form') return 'INVALID_BODY';
+  if (target === 'param' && error.issues.every((issue) => issue.path[0] === 'id')) return 'INVALID_RUN_ID';
+  if (target === 'query' && error.issues.every((issue) => PAGINATION_KEYS.has(String(issue.path[0])))) {
+    return 'INVALID_PAGINATION';
+  }
+  return 'INVALID_QUERY';
+}
+
 /**
  * The `defaultHook` of the admin app: a failed zod validation becomes a 400
- * `VALIDATION_FAILED` with the issues summarised.
+ * with the issues summarised: `INVALID_BODY` (body), `INVALID_RUN_ID` (the
+ * `{id}` path parameter), `INVALID_PAGINATION` (`limit` / `offset`), else
+ * `INVALID_QUERY`.
  */
 export function validationHook(
   result: { target: string } & ({ success: true } | { success: false; error: ZodError }),
@@ -26,7 +41,7 @@ export function validationHook(
   return errorResponse(
     c,
     new AdminApiError(
-      'VALIDATION_FAILED',
+      codeFor(result.target, result.error),
       `invalid request: ${summariseIssues(result.target, result.error)}`,
     ),
   );

@@ -32,6 +32,11 @@ export interface JobSummary {
   readonly running_since?: string | null;
   /** `null` until the first run finishes. */
   readonly last_outcome: JobLastOutcome | null;
+  /**
+   * Whether `deep=true` changes what the job does. Optional: when absent, the
+   * app's `deepJobs` option decides (`JobRegistry.list()` does not set it).
+   */
+  readonly supports_deep?: boolean;
 }
 
 /**

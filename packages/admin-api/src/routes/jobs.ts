@@ -1,125 +1,197 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { JobRunArgs, Logger } from '@oxicloud/scheduler';
+import type { Context } from 'hono';
 import { auditAllowed } from '../audit/audit-log.js';
 import { AdminApiError } from '../errors.js';
 import type { AdminEnv } from '../http/admin-env.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
-import type { JobCatalog, JobSummary } from '../ports/job-catalog.js';
+import type { JobCatalog } from '../ports/job-catalog.js';
+import type { JobDirectory } from './job-directory.js';
 import {
   booleanQueryFlag,
   errorResponses,
   flagValue,
   JobSummarySchema,
   OutcomeEnvelopeSchema,
+  RunTriggeredSchema,
+  TriggerAcceptedSchema,
 } from './schemas.js';
-
-/** The JSON of a {@link JobSummary}: the listed fields only, `running_since` defaulting to `null`. */
-export function jobSummaryJson(job: JobSummary): z.infer<typeof JobSummarySchema> {
-  const last = job.last_outcome;
-  return {
-    name: job.name,
-    interval_ms: job.interval_ms,
-    timeout_ms: job.timeout_ms,
-    next_run_at: job.next_run_at,
-    running: job.running,
-    running_since: job.running_since ?? null,
-    last_outcome: last
-      ? {
-          at: last.at,
-          outcome: { ...last.outcome },
-          ...(last.cause !== undefined ? { cause: last.cause } : {}),
-          ...(last.elapsed_ms !== undefined ? { elapsed_ms: last.elapsed_ms } : {}),
-          ...(last.source !== undefined ? { source: last.source } : {}),
-        }
-      : null,
-  };
-}
 
 const listJobs = createRoute({
   method: 'get',
   path: '/api/admin/jobs',
   tags: ['jobs'],
-  summary: 'List the registered jobs with their cadence and last outcome',
+  summary: 'List the jobs (periodic and recoverable) with their cadence, last outcome and latest run',
   security: [{ bearerAuth: [] }],
   responses: {
     200: {
-      description: 'every registered job',
+      description: 'every registered job, in a stable order',
       content: { 'application/json': { schema: z.array(JobSummarySchema) } },
     },
     ...errorResponses([401, 403, 503]),
   },
 });
 
+const nameParam = z.object({
+  name: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: 'name', in: 'path' }, example: 'trash_cleanup' }),
+});
+
 const triggerJob = createRoute({
   method: 'post',
   path: '/api/admin/jobs/{name}/trigger',
   tags: ['jobs'],
-  summary: 'Run a job once now',
+  summary: 'Run a job once now (periodic) or start / resume its run (recoverable)',
   description:
-    'Dispatches through the registry (exclusivity, timeout, throw containment apply). ' +
-    'A run refused because one is in flight answers ok with outcome.extra.skipped = "already_running".',
+    'Periodic job: dispatches through the registry (exclusivity, timeout, throw containment apply) and answers ' +
+    'the outcome (200), or with `wait=false` answers 202 at once while the run goes on in the background. A run ' +
+    'refused because one is in flight answers ok with outcome.extra.skipped = "already_running". ' +
+    'Recoverable job: answers 202 at once with the run (started fresh, a Paused run resumed with its stored ' +
+    'params, or the active run with already_running = true); `wait` is ignored.',
   security: [{ bearerAuth: [] }],
   request: {
-    params: z.object({
-      name: z
-        .string()
-        .min(1)
-        .openapi({ param: { name: 'name', in: 'path' }, example: 'trash_cleanup' }),
-    }),
+    params: nameParam,
     query: z.object({
       force: booleanQueryFlag('force', 'acceleration semantics (grace windows of 0); default false'),
       deep: booleanQueryFlag('deep', 'consistency checks re-hash bytes and sniff mime types; default false'),
+      wait: booleanQueryFlag(
+        'wait',
+        'periodic jobs: wait for the outcome (default true) or answer 202 at once',
+      ),
     }),
+    // A plain (non-zod) schema: documented here, parsed by the handler, so an empty body with a JSON content
+    // type, or a body without one, gets the same clear answers.
     body: {
       required: false,
-      description: 'optional run parameters (validated by the job that reads them)',
+      description:
+        'optional run params, a JSON object validated by the job (e.g. `{ "batch_size": 500, "throttle_ms": 50 }`, ' +
+        '`{ "target": "s3" }`); a resumed run keeps its stored params; periodic jobs receive it as `args.params`',
       content: {
         'application/json': {
-          schema: z.object({ params: z.record(z.string(), z.unknown()).optional() }).openapi('TriggerBody'),
+          schema: {
+            type: 'object',
+            additionalProperties: true,
+            example: { batch_size: 500, throttle_ms: 50 },
+          },
         },
       },
     },
   },
   responses: {
     200: {
-      description: 'the outcome of the run, in the uniform envelope',
+      description: 'periodic job: the outcome of the run, in the uniform envelope',
       content: { 'application/json': { schema: OutcomeEnvelopeSchema } },
+    },
+    202: {
+      description: 'periodic job with wait=false: accepted; recoverable job: the run',
+      content: { 'application/json': { schema: z.union([RunTriggeredSchema, TriggerAcceptedSchema]) } },
     },
     ...errorResponses([400, 401, 403, 404, 503]),
   },
 });
 
-function unknownJob(name: string): AdminApiError {
-  return new AdminApiError(
-    'JOB_NOT_FOUND',
-    `no job named "${name}"; GET /api/admin/jobs lists the registered jobs`,
-  );
+/** Reads the optional JSON-object body of a trigger; `undefined` when there is none. */
+async function readParams(c: Context<AdminEnv>): Promise<Record<string, unknown> | undefined> {
+  const text = await c.req.text();
+  if (text.trim() === '') return undefined;
+  const type = c.req.header('content-type');
+  if (type !== undefined && !/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type.trim())) {
+    throw new AdminApiError(
+      'INVALID_BODY',
+      `the request body must be JSON (Content-Type: application/json), got Content-Type ${type}`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (cause) {
+    throw new AdminApiError(
+      'INVALID_BODY',
+      `the request body is not valid JSON (${(cause as Error).message}); send a JSON object of run params`,
+      { cause },
+    );
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    const got = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
+    throw new AdminApiError(
+      'INVALID_BODY',
+      `the request body must be a JSON object of run params, got ${got}`,
+    );
+  }
+  return parsed as Record<string, unknown>;
 }
 
-/** Registers the `jobs` resource: list and trigger (cancel comes with the recoverable routes). */
+/** Registers `GET /api/admin/jobs` and `POST /api/admin/jobs/{name}/trigger`. */
 export function registerJobRoutes(
   app: OpenAPIHono<AdminEnv>,
-  deps: { readonly jobs: JobCatalog; readonly logger: Logger },
+  deps: { readonly directory: JobDirectory; readonly jobs: JobCatalog; readonly logger: Logger },
 ): void {
-  const { jobs, logger } = deps;
+  const { directory, jobs, logger } = deps;
 
-  app.openapi(listJobs, (c) => c.json(jobs.list().map(jobSummaryJson), 200));
+  app.openapi(listJobs, async (c) => c.json(await directory.list(), 200));
   methodNotAllowed(app, '/api/admin/jobs', ['GET']);
 
   app.openapi(triggerJob, async (c) => {
     const { name } = c.req.valid('param');
     const query = c.req.valid('query');
-    // The body is optional: without a JSON content type the validator is skipped.
-    const body = c.req.valid('json') as { params?: Record<string, unknown> } | undefined;
-    if (!jobs.list().some((job) => job.name === name)) throw unknownJob(name);
-    const args: JobRunArgs = {
-      force: flagValue(query.force) ?? false,
-      deep: flagValue(query.deep) ?? false,
-      ...(body?.params ? { params: body.params } : {}),
-    };
-    auditAllowed(logger, c, { args });
+    const force = flagValue(query.force);
+    const deep = flagValue(query.deep);
+    const wait = flagValue(query.wait) ?? true;
+    const params = await readParams(c);
+    const kind = directory.require(name);
+
+    if (kind === 'recoverable' && directory.runs) {
+      const args = {
+        ...(force === undefined ? {} : { force }),
+        ...(deep === undefined ? {} : { deep }),
+        ...(params ? { params } : {}),
+      };
+      auditAllowed(logger, c, { kind, args });
+      const run = await directory.runs.trigger(name, args);
+      return c.json(
+        {
+          ok: true as const,
+          run_id: run.run_id,
+          status: run.status,
+          resumed: run.resumed,
+          already_running: run.already_running,
+        },
+        202,
+      );
+    }
+
+    const args: JobRunArgs = { force: force ?? false, deep: deep ?? false, ...(params ? { params } : {}) };
+    auditAllowed(logger, c, { kind, args });
+    if (!wait) {
+      void jobs.trigger(name, args).then(
+        (outcome) => {
+          if (outcome === undefined) {
+            logger.warn(
+              { target: 'oxicloud::admin_api', event: 'trigger.vanished', job: name },
+              `background trigger of ${name}: the job is no longer registered`,
+            );
+          }
+        },
+        (thrown: unknown) => {
+          logger.error(
+            {
+              target: 'oxicloud::admin_api',
+              event: 'trigger.failed',
+              job: name,
+              err: thrown instanceof Error ? { name: thrown.name, message: thrown.message } : thrown,
+            },
+            `background trigger of ${name} failed`,
+          );
+        },
+      );
+      return c.json({ ok: true as const, accepted: true as const }, 202);
+    }
     const outcome = await jobs.trigger(name, args);
-    if (outcome === undefined) throw unknownJob(name);
+    if (outcome === undefined) {
+      throw new AdminApiError('UNKNOWN_JOB', `no job named '${name}' (it is no longer registered)`);
+    }
     return c.json({ ok: outcome.kind === 'ok', outcome: { ...outcome } }, 200);
   });
   methodNotAllowed(app, '/api/admin/jobs/:name/trigger', ['POST']);

@@ -7,10 +7,10 @@ const codes = Object.keys(ADMIN_API_ERROR_STATUS) as [keyof typeof ADMIN_API_ERR
 export const ErrorBodySchema = z
   .object({
     error: z.object({
-      code: z.enum(codes).openapi({ example: 'JOB_NOT_FOUND' }),
+      code: z.enum(codes).openapi({ example: 'UNKNOWN_JOB' }),
       message: z
         .string()
-        .openapi({ example: 'no job named "nope"; GET /api/admin/jobs lists the registered jobs' }),
+        .openapi({ example: "no job named 'nope'; known jobs: trash_cleanup, files_consistency" }),
     }),
   })
   .openapi('Error');
@@ -32,10 +32,50 @@ export const OutcomeEnvelopeSchema = z
   .object({ ok: z.boolean(), outcome: JobOutcomeSchema })
   .openapi('OutcomeEnvelope');
 
-/** The JSON of one `JobSummary`. */
+/** The statuses of a recoverable run. */
+export const RunStatusSchema = z
+  .enum(['Running', 'Paused', 'CancelRequested', 'Completed', 'Failed'])
+  .openapi('RunStatus');
+
+/** The JSON of one `RunSummary` (a recoverable run). */
+export const RunSummarySchema = z
+  .object({
+    run_id: z.string().openapi({ format: 'uuid' }),
+    job_name: z.string().openapi({ example: 'files_consistency' }),
+    status: RunStatusSchema,
+    started_at: z.string().openapi({ description: 'ISO 8601' }),
+    last_progress_at: z.string().openapi({ description: 'ISO 8601' }),
+    completed_at: z.string().nullable(),
+    cursor_hex: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the stored cursor as hex; null on a fresh run' }),
+    stats: z.record(z.string(), z.unknown()).openapi({
+      description: 'job-specific counters; `count` is the primary scalar, `scanned_count` the items examined',
+    }),
+    params: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'the run params, with `force` and `deep`' }),
+    error_message: z.string().nullable(),
+    progress: z
+      .object({
+        processed: z.number(),
+        total: z.number().nullable(),
+        fraction: z.number().nullable().openapi({ description: '0..1; null when the total is unknown' }),
+        rate_per_second: z.number().nullable(),
+        eta_seconds: z.number().nullable(),
+      })
+      .openapi('RunProgress'),
+  })
+  .openapi('RunSummary');
+
+/** The JSON of one entry of the jobs listing. */
 export const JobSummarySchema = z
   .object({
     name: z.string().openapi({ example: 'trash_cleanup' }),
+    kind: z.enum(['periodic', 'recoverable']).openapi({
+      description: 'periodic = Part 1 only; recoverable = Part 2 runs (may also tick)',
+    }),
     interval_ms: z.number().nullable().openapi({ description: 'null = on demand only' }),
     timeout_ms: z.number().nullable(),
     next_run_at: z.string().nullable().openapi({ description: 'ISO 8601; null for on-demand jobs' }),
@@ -50,8 +90,63 @@ export const JobSummarySchema = z
         source: z.string().optional().openapi({ description: 'tick | trigger' }),
       })
       .nullable(),
+    supports_deep: z.boolean().openapi({ description: 'whether `deep=true` changes what the job does' }),
+    latest_run: RunSummarySchema.nullable().openapi({
+      description: 'recoverable jobs: the active run, else the newest; null for periodic jobs',
+    }),
   })
   .openapi('JobSummary');
+
+/** `wait=false` on a periodic job: the run goes on in the background. */
+export const TriggerAcceptedSchema = z
+  .object({ ok: z.literal(true), accepted: z.literal(true) })
+  .openapi('TriggerAccepted');
+
+/** A recoverable job's trigger: the run started, resumed or already active. */
+export const RunTriggeredSchema = z
+  .object({
+    ok: z.literal(true),
+    run_id: z.string().openapi({ format: 'uuid' }),
+    status: RunStatusSchema,
+    resumed: z.boolean().openapi({ description: 'a Paused run was resumed (its stored params kept)' }),
+    already_running: z.boolean().openapi({ description: 'a run was already active; nothing was started' }),
+  })
+  .openapi('RunTriggered');
+
+/** The answer of a cancel. */
+export const CancelResultSchema = z
+  .object({
+    run_id: z.string().openapi({ format: 'uuid' }),
+    status: z.enum(['CancelRequested', 'Paused']),
+  })
+  .openapi('CancelResult');
+
+/** The severities of a finding, worst first. */
+export const SeveritySchema = z.enum(['DataLoss', 'Reclaimable', 'Regenerable', 'Drift']).openapi('Severity');
+
+/** One finding of a consistency run. */
+export const FindingSchema = z
+  .object({
+    id: z.string().openapi({ format: 'uuid' }),
+    kind: z.string().openapi({ example: 'missing_blob' }),
+    severity: SeveritySchema,
+    resource_id: z.string(),
+    detail: z.record(z.string(), z.unknown()),
+    found_at: z.string().openapi({ description: 'ISO 8601' }),
+  })
+  .openapi('Finding');
+
+/** One page of a run's findings. */
+export const FindingsPageSchema = z
+  .object({
+    run_id: z.string().openapi({ format: 'uuid' }),
+    total: z.number().openapi({ description: 'findings matching the severity/kind filters (for paging)' }),
+    counts: z
+      .array(z.object({ kind: z.string(), severity: SeveritySchema, count: z.number() }))
+      .openapi({ description: 'per (kind, severity) over the whole run, unfiltered; worst severity first' }),
+    findings: z.array(FindingSchema),
+  })
+  .openapi('FindingsPage');
 
 /** A query flag that must be literally `true` or `false`. */
 export function booleanQueryFlag(name: string, description: string) {
@@ -68,21 +163,34 @@ export function flagValue(value: 'true' | 'false' | undefined): boolean | undefi
   return value === undefined ? undefined : value === 'true';
 }
 
+/** A `limit` / `offset` query parameter: a decimal integer in `[min, max]`. */
+export function paginationQuery(name: 'limit' | 'offset', min: number, max: number, description: string) {
+  const range = `an integer from ${min} to ${max}`;
+  return z.coerce
+    .number({ error: () => `must be ${range}` })
+    .int({ error: () => `must be ${range}` })
+    .min(min, { error: () => `must be ${range}` })
+    .max(max, { error: () => `must be ${range}` })
+    .optional()
+    .openapi({ param: { name, in: 'query' }, description, type: 'integer' });
+}
+
 /** The standard error responses of an authenticated admin route. */
-export function errorResponses<const S extends readonly (400 | 401 | 403 | 404 | 405 | 500 | 503)[]>(
+export function errorResponses<const S extends readonly (400 | 401 | 403 | 404 | 405 | 409 | 500 | 503)[]>(
   statuses: S,
 ): Record<
   S[number],
   { description: string; content: { 'application/json': { schema: typeof ErrorBodySchema } } }
 > {
   const descriptions: Record<number, string> = {
-    400: 'a query, path or body value is invalid (VALIDATION_FAILED, MALFORMED_JSON)',
+    400: 'a query, path or body value is invalid (INVALID_QUERY, INVALID_PARAMS, INVALID_BODY, INVALID_RUN_ID, INVALID_PAGINATION)',
     401: 'no, invalid, expired or tampered bearer token (UNAUTHENTICATED)',
     403: 'the token user is not an admin or no longer exists (FORBIDDEN)',
-    404: 'no such job (JOB_NOT_FOUND)',
+    404: 'no such job or run (UNKNOWN_JOB, RUN_NOT_FOUND)',
     405: 'method not allowed (METHOD_NOT_ALLOWED)',
+    409: 'no active run to cancel, or a run-level action on a periodic job (NO_ACTIVE_RUN, NOT_RECOVERABLE)',
     500: 'unexpected error (INTERNAL)',
-    503: 'the database does not answer (UNAVAILABLE)',
+    503: 'the server is shutting down or the database does not answer (SHUTTING_DOWN, DATABASE_UNAVAILABLE)',
   };
   const out: Record<number, unknown> = {};
   for (const status of statuses) {

@@ -1,0 +1,148 @@
+import type { z } from '@hono/zod-openapi';
+import type { RunSummary } from '@oxicloud/recoverable';
+import { AdminApiError } from '../errors.js';
+import type { JobCatalog, JobSummary } from '../ports/job-catalog.js';
+import type { RunService } from '../ports/run-service.js';
+import type { JobSummarySchema } from './schemas.js';
+
+/** `periodic`: a Part 1 job only; `recoverable`: a Part 2 job with runs (it may also tick on the registry). */
+export type JobKind = 'periodic' | 'recoverable';
+
+/** One entry of `GET /api/admin/jobs`. */
+export type JobEntryJson = z.infer<typeof JobSummarySchema>;
+
+const ACTIVE = new Set(['Running', 'CancelRequested']);
+
+/** A recoverable job the Part 1 catalog does not list: on demand, nothing remembered there. */
+function recoverableOnly(name: string): JobSummary {
+  return {
+    name,
+    interval_ms: null,
+    timeout_ms: null,
+    next_run_at: null,
+    running: false,
+    running_since: null,
+    last_outcome: null,
+  };
+}
+
+/**
+ * The JSON of a listing entry: the catalog fields, `running_since`
+ * defaulting to `null`, plus `kind`, `supports_deep` and `latest_run`. A
+ * recoverable job counts as running while its latest run is Running or
+ * CancelRequested (a run started through the engine is not the registry's).
+ */
+export function jobSummaryJson(
+  job: JobSummary,
+  extra: {
+    readonly kind?: JobKind;
+    readonly supports_deep?: boolean;
+    readonly latest_run?: RunSummary | null;
+  } = {},
+): JobEntryJson {
+  const last = job.last_outcome;
+  const latest = extra.latest_run ?? null;
+  const runActive = latest !== null && ACTIVE.has(latest.status);
+  return {
+    name: job.name,
+    kind: extra.kind ?? 'periodic',
+    interval_ms: job.interval_ms,
+    timeout_ms: job.timeout_ms,
+    next_run_at: job.next_run_at,
+    running: job.running || runActive,
+    running_since: job.running_since ?? (runActive ? latest.started_at : null),
+    last_outcome: last
+      ? {
+          at: last.at,
+          outcome: { ...last.outcome },
+          ...(last.cause !== undefined ? { cause: last.cause } : {}),
+          ...(last.elapsed_ms !== undefined ? { elapsed_ms: last.elapsed_ms } : {}),
+          ...(last.source !== undefined ? { source: last.source } : {}),
+        }
+      : null,
+    supports_deep: job.supports_deep ?? extra.supports_deep ?? false,
+    latest_run: latest ? { ...latest, stats: { ...latest.stats }, params: { ...latest.params } } : null,
+  };
+}
+
+/**
+ * Both job catalogs behind one name lookup: the Part 1 {@link JobCatalog}
+ * (the registry) and the Part 2 {@link RunService} (the engine). A name the
+ * engine knows is `recoverable` (even when the registry also ticks it).
+ */
+export class JobDirectory {
+  readonly #jobs: JobCatalog;
+  readonly #runs: RunService | undefined;
+  readonly #deep: ReadonlySet<string>;
+
+  constructor(deps: {
+    readonly jobs: JobCatalog;
+    readonly runs?: RunService | undefined;
+    readonly deepJobs?: Iterable<string> | undefined;
+  }) {
+    this.#jobs = deps.jobs;
+    this.#runs = deps.runs;
+    this.#deep = new Set(deps.deepJobs ?? []);
+  }
+
+  /** The run service, when recoverable jobs are wired. */
+  get runs(): RunService | undefined {
+    return this.#runs;
+  }
+
+  /** The kind of `name`, or `undefined` when neither catalog has it. */
+  kindOf(name: string): JobKind | undefined {
+    if (this.#runs?.has(name)) return 'recoverable';
+    return this.#jobs.list().some((job) => job.name === name) ? 'periodic' : undefined;
+  }
+
+  /** Every job name: the catalog's order, then the recoverable jobs it does not list. */
+  names(): string[] {
+    const names = this.#jobs.list().map((job) => job.name);
+    const seen = new Set(names);
+    for (const name of this.#runs?.names() ?? []) if (!seen.has(name)) names.push(name);
+    return names;
+  }
+
+  /** Throws `UNKNOWN_JOB` (with the known names) unless `name` is a job; returns its kind. */
+  require(name: string): JobKind {
+    const kind = this.kindOf(name);
+    if (kind) return kind;
+    const known = this.names();
+    throw new AdminApiError(
+      'UNKNOWN_JOB',
+      `no job named '${name}'; known jobs: ${known.length > 0 ? known.join(', ') : '(none)'}`,
+    );
+  }
+
+  /** Throws `UNKNOWN_JOB` or `NOT_RECOVERABLE` unless `name` is a recoverable job; returns the run service. */
+  requireRecoverable(name: string, action: string): RunService {
+    const kind = this.require(name);
+    if (kind !== 'recoverable' || !this.#runs) {
+      throw new AdminApiError(
+        'NOT_RECOVERABLE',
+        `${name} is a periodic job: it has no runs to ${action}; only recoverable jobs (kind "recoverable" in GET /api/admin/jobs) do`,
+      );
+    }
+    return this.#runs;
+  }
+
+  /** The listing: every job, with each recoverable job's latest run (read in parallel). */
+  async list(): Promise<JobEntryJson[]> {
+    const runs = this.#runs;
+    const listed = this.#jobs.list();
+    const seen = new Set(listed.map((job) => job.name));
+    const all = [...listed, ...(runs?.names() ?? []).filter((name) => !seen.has(name)).map(recoverableOnly)];
+    return Promise.all(
+      all.map(async (job) => {
+        const recoverable = runs?.has(job.name) ?? false;
+        const latest = recoverable && runs ? await runs.latestRun(job.name) : null;
+        return jobSummaryJson(job, {
+          kind: recoverable ? 'recoverable' : 'periodic',
+          supports_deep: this.#deep.has(job.name),
+          latest_run: latest,
+        });
+      }),
+    );
+  }
+}
