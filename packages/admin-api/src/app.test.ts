@@ -300,7 +300,7 @@ describe('createAdminApp', () => {
       const res = await post('/api/admin/jobs/nope/trigger', bearer(adminToken));
       expect(res.status).toBe(404);
       const body = (await res.json()) as { error: { code: string; message: string } };
-      expect(body.error.code).toBe('UNKNOWN_JOB');
+      expect(body.error.code).toBe('JOB_NOT_FOUND');
       expect(body.error.message).toContain("'nope'");
       expect(body.error.message).toContain('known jobs: trash_cleanup, failing_job, throwing_job');
       expect(fake.calls).toEqual([]);
@@ -310,7 +310,7 @@ describe('createAdminApp', () => {
       const res = await post('/api/admin/jobs/trash_cleanup/trigger?force=yes', bearer(adminToken));
       expect(res.status).toBe(400);
       const body = (await res.json()) as { error: { code: string; message: string } };
-      expect(body.error.code).toBe('INVALID_QUERY');
+      expect(body.error.code).toBe('VALIDATION_FAILED');
       expect(body.error.message).toContain('query.force: must be "true" or "false", got "yes"');
       const deep = await post('/api/admin/jobs/trash_cleanup/trigger?deep=1', bearer(adminToken));
       expect(deep.status).toBe(400);
@@ -318,14 +318,14 @@ describe('createAdminApp', () => {
       expect(fake.calls).toEqual([]);
     });
 
-    it('400 INVALID_BODY for a body that is not JSON', async () => {
+    it('400 MALFORMED_JSON for a body that is not JSON', async () => {
       const res = await post(
         '/api/admin/jobs/trash_cleanup/trigger',
         { ...bearer(adminToken), 'content-type': 'application/json' },
         '{"params": ',
       );
       expect(res.status).toBe(400);
-      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INVALID_BODY');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('MALFORMED_JSON');
       expect(fake.calls).toEqual([]);
     });
 
@@ -374,8 +374,8 @@ describe('createAdminApp', () => {
         ['refused', 401, 'UNAUTHENTICATED', 'anonymous'],
         ['refused', 401, 'UNAUTHENTICATED', 'anonymous'],
         ['refused', 403, 'FORBIDDEN', 'bob'],
-        ['refused', 400, 'INVALID_QUERY', 'alice'],
-        ['refused', 404, 'UNKNOWN_JOB', 'alice'],
+        ['refused', 400, 'VALIDATION_FAILED', 'alice'],
+        ['refused', 404, 'JOB_NOT_FOUND', 'alice'],
         ['refused', 405, 'METHOD_NOT_ALLOWED', 'alice'],
       ]);
       expect(refused[2]).toMatchObject({

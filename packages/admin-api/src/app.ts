@@ -8,6 +8,7 @@ import type { AdminEnv } from './http/admin-env.js';
 import { errorResponse, toAdminApiError } from './http/error-response.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
 import { validationHook } from './http/validation-hook.js';
+import { registerAdminPageRoutes } from './page/page-routes.js';
 import type { AdminUserLookup } from './ports/admin-user-lookup.js';
 import type { FindingsReader } from './ports/findings-reader.js';
 import type { HealthProbe } from './ports/health-probe.js';
@@ -106,6 +107,7 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   });
 
   if (deps.health) registerHealthRoute(app, deps.health);
+  registerAdminPageRoutes(app);
 
   app.use('/api/admin/jobs', auditAdminPosts(logger));
   app.use('/api/admin/jobs/*', auditAdminPosts(logger));

@@ -4,22 +4,20 @@
  * `code`, humans read `message`.
  */
 export const ADMIN_API_ERROR_STATUS = {
-  /** A query value failed validation (e.g. `force=maybe`, `severity=Bad`); the message lists the allowed values. */
-  INVALID_QUERY: 400,
+  /** A query or path value failed validation (e.g. `force=maybe`, `severity=Foo`, `limit=abc`); the message lists the allowed values. */
+  VALIDATION_FAILED: 400,
   /** Trigger params the job rejected (the job's own message). */
   INVALID_PARAMS: 400,
   /** The request body is not valid JSON, not a JSON object, or not sent as `application/json`. */
-  INVALID_BODY: 400,
+  MALFORMED_JSON: 400,
   /** A run id that is not a UUID. */
   INVALID_RUN_ID: 400,
-  /** `limit` / `offset` that are not integers in range. */
-  INVALID_PAGINATION: 400,
   /** No bearer token, or one that is invalid, expired or tampered with. */
   UNAUTHENTICATED: 401,
   /** A valid token whose user is not (or no longer) an admin, or no longer exists. */
   FORBIDDEN: 403,
   /** No registered job has this name. */
-  UNKNOWN_JOB: 404,
+  JOB_NOT_FOUND: 404,
   /** The job has no run with this id. */
   RUN_NOT_FOUND: 404,
   /** No route matches the path. */
@@ -34,8 +32,8 @@ export const ADMIN_API_ERROR_STATUS = {
   INTERNAL: 500,
   /** The server is shutting down and starts no run. */
   SHUTTING_DOWN: 503,
-  /** The database does not answer. */
-  DATABASE_UNAVAILABLE: 503,
+  /** A dependency (the database) does not answer. */
+  UNAVAILABLE: 503,
   /** `createAdminApp` was given options it cannot work with (thrown at creation, never answered). */
   BAD_OPTIONS: 500,
 } as const;

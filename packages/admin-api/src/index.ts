@@ -15,6 +15,7 @@ export { MIN_SECRET_BYTES, signAdminToken, TOKEN_ISSUER, verifyAdminToken } from
 export type { AdminApiErrorBody, AdminApiErrorCode } from './errors.js';
 export { ADMIN_API_ERROR_STATUS, AdminApiError } from './errors.js';
 export type { AdminEnv, Principal } from './http/admin-env.js';
+export { ADMIN_PAGE_PATH, adminPageSize, registerAdminPageRoutes } from './page/index.js';
 export type { AdminUserLookup, AdminUserRecord, UserRole } from './ports/admin-user-lookup.js';
 export type { FindingsReader } from './ports/findings-reader.js';
 export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';

@@ -35,7 +35,7 @@ export function adminAuth(options: {
       user = await users.findById(claims.userId);
     } catch (cause) {
       throw new AdminApiError(
-        'DATABASE_UNAVAILABLE',
+        'UNAVAILABLE',
         "cannot check the token's user: the user store does not answer",
         {
           cause,

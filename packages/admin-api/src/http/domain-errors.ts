@@ -2,11 +2,11 @@ import { AdminApiError, type AdminApiErrorCode } from '../errors.js';
 
 /** `RecoverableError` codes answered as client errors (the rest are bugs → 500). */
 const RECOVERABLE_CODES: Readonly<Record<string, AdminApiErrorCode>> = {
-  UNKNOWN_JOB: 'UNKNOWN_JOB',
+  UNKNOWN_JOB: 'JOB_NOT_FOUND',
   RUN_NOT_FOUND: 'RUN_NOT_FOUND',
   INVALID_PARAMS: 'INVALID_PARAMS',
   INVALID_RUN_ID: 'INVALID_RUN_ID',
-  INVALID_PAGINATION: 'INVALID_PAGINATION',
+  INVALID_PAGINATION: 'VALIDATION_FAILED',
   NO_ACTIVE_RUN: 'NO_ACTIVE_RUN',
   SHUTTING_DOWN: 'SHUTTING_DOWN',
 };
@@ -62,7 +62,7 @@ export function isDatabaseUnavailable(thrown: unknown, depth = 0): boolean {
  * Maps errors of the domain packages to {@link AdminApiError}s: the
  * `RecoverableError` codes a client can cause (matched by name and code, so
  * a second copy of the package maps the same), and any database connection
- * failure → `DATABASE_UNAVAILABLE`. Anything else → `undefined` (a bug: 500).
+ * failure → `UNAVAILABLE`. Anything else → `undefined` (a bug: 500).
  */
 export function domainToAdminApiError(thrown: unknown): AdminApiError | undefined {
   if (thrown instanceof Error && thrown.name === 'RecoverableError') {
@@ -72,7 +72,7 @@ export function domainToAdminApiError(thrown: unknown): AdminApiError | undefine
   }
   if (isDatabaseUnavailable(thrown)) {
     return new AdminApiError(
-      'DATABASE_UNAVAILABLE',
+      'UNAVAILABLE',
       'the database does not answer; try again once GET /healthz reports it ok',
       { cause: thrown },
     );

@@ -18,9 +18,9 @@ export function errorResponse(
 /**
  * Converts anything thrown inside a request into an {@link AdminApiError}:
  * our own errors pass through, hono's `HTTPException`s map by status
- * (malformed JSON or an unsupported body media type → `INVALID_BODY`), the
+ * (malformed JSON or an unsupported body media type → `MALFORMED_JSON`), the
  * domain errors a client can cause map by code, a database connection
- * failure → `DATABASE_UNAVAILABLE`; anything else is `undefined` (the caller
+ * failure → `UNAVAILABLE`; anything else is `undefined` (the caller
  * logs it and answers `INTERNAL`).
  */
 export function toAdminApiError(thrown: unknown): AdminApiError | undefined {
@@ -29,12 +29,12 @@ export function toAdminApiError(thrown: unknown): AdminApiError | undefined {
     const message = thrown.message || 'bad request';
     if ((thrown.status === 400 && /json/i.test(message)) || thrown.status === 415) {
       return new AdminApiError(
-        'INVALID_BODY',
+        'MALFORMED_JSON',
         `the request body must be a JSON object sent as Content-Type: application/json (${message})`,
         { cause: thrown },
       );
     }
-    if (thrown.status === 400) return new AdminApiError('INVALID_QUERY', message, { cause: thrown });
+    if (thrown.status === 400) return new AdminApiError('VALIDATION_FAILED', message, { cause: thrown });
     if (thrown.status === 401) return new AdminApiError('UNAUTHENTICATED', message, { cause: thrown });
     if (thrown.status === 403) return new AdminApiError('FORBIDDEN', message, { cause: thrown });
     if (thrown.status === 404) return new AdminApiError('NOT_FOUND', message, { cause: thrown });

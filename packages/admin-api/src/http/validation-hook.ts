@@ -14,24 +14,18 @@ export function summariseIssues(target: string, error: ZodError): string {
     .join('; ');
 }
 
-/** Query keys whose failures are `INVALID_PAGINATION` rather than `INVALID_QUERY`. */
-const PAGINATION_KEYS = new Set(['limit', 'offset']);
-
 /** The error code of a failed validation of `target`. */
 function codeFor(target: string, error: ZodError): AdminApiErrorCode {
-  if (target === 'json' || target === 'form') return 'INVALID_BODY';
+  if (target === 'json' || target === 'form') return 'MALFORMED_JSON';
   if (target === 'param' && error.issues.every((issue) => issue.path[0] === 'id')) return 'INVALID_RUN_ID';
-  if (target === 'query' && error.issues.every((issue) => PAGINATION_KEYS.has(String(issue.path[0])))) {
-    return 'INVALID_PAGINATION';
-  }
-  return 'INVALID_QUERY';
+  return 'VALIDATION_FAILED';
 }
 
 /**
  * The `defaultHook` of the admin app: a failed zod validation becomes a 400
- * with the issues summarised: `INVALID_BODY` (body), `INVALID_RUN_ID` (the
- * `{id}` path parameter), `INVALID_PAGINATION` (`limit` / `offset`), else
- * `INVALID_QUERY`.
+ * with the issues summarised: `MALFORMED_JSON` (body), `INVALID_RUN_ID` (the
+ * `{id}` path parameter), else `VALIDATION_FAILED` (a query or path value,
+ * `limit` / `offset` included).
  */
 export function validationHook(
   result: { target: string } & ({ success: true } | { success: false; error: ZodError }),

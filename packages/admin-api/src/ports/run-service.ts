@@ -12,9 +12,10 @@ import type {
  * `@oxicloud/recoverable` satisfies it as it is.
  *
  * Errors are `RecoverableError`s (matched by `name` and `code`):
- * `UNKNOWN_JOB` / `RUN_NOT_FOUND` → 404, `INVALID_PARAMS` /
- * `INVALID_RUN_ID` / `INVALID_PAGINATION` → 400, `NO_ACTIVE_RUN` → 409,
- * `SHUTTING_DOWN` → 503; a database connection failure → 503.
+ * `UNKNOWN_JOB` → 404 `JOB_NOT_FOUND`, `RUN_NOT_FOUND` → 404,
+ * `INVALID_PARAMS` / `INVALID_RUN_ID` → 400, `INVALID_PAGINATION` → 400
+ * `VALIDATION_FAILED`, `NO_ACTIVE_RUN` → 409, `SHUTTING_DOWN` → 503; a
+ * database connection failure → 503 `UNAVAILABLE`.
  *
  * @example
  * ```ts

@@ -104,18 +104,18 @@ export class JobDirectory {
     return names;
   }
 
-  /** Throws `UNKNOWN_JOB` (with the known names) unless `name` is a job; returns its kind. */
+  /** Throws `JOB_NOT_FOUND` (with the known names) unless `name` is a job; returns its kind. */
   require(name: string): JobKind {
     const kind = this.kindOf(name);
     if (kind) return kind;
     const known = this.names();
     throw new AdminApiError(
-      'UNKNOWN_JOB',
+      'JOB_NOT_FOUND',
       `no job named '${name}'; known jobs: ${known.length > 0 ? known.join(', ') : '(none)'}`,
     );
   }
 
-  /** Throws `UNKNOWN_JOB` or `NOT_RECOVERABLE` unless `name` is a recoverable job; returns the run service. */
+  /** Throws `JOB_NOT_FOUND` or `NOT_RECOVERABLE` unless `name` is a recoverable job; returns the run service. */
   requireRecoverable(name: string, action: string): RunService {
     const kind = this.require(name);
     if (kind !== 'recoverable' || !this.#runs) {

@@ -99,7 +99,7 @@ async function readParams(c: Context<AdminEnv>): Promise<Record<string, unknown>
   const type = c.req.header('content-type');
   if (type !== undefined && !/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type.trim())) {
     throw new AdminApiError(
-      'INVALID_BODY',
+      'MALFORMED_JSON',
       `the request body must be JSON (Content-Type: application/json), got Content-Type ${type}`,
     );
   }
@@ -108,7 +108,7 @@ async function readParams(c: Context<AdminEnv>): Promise<Record<string, unknown>
     parsed = JSON.parse(text);
   } catch (cause) {
     throw new AdminApiError(
-      'INVALID_BODY',
+      'MALFORMED_JSON',
       `the request body is not valid JSON (${(cause as Error).message}); send a JSON object of run params`,
       { cause },
     );
@@ -116,7 +116,7 @@ async function readParams(c: Context<AdminEnv>): Promise<Record<string, unknown>
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     const got = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
     throw new AdminApiError(
-      'INVALID_BODY',
+      'MALFORMED_JSON',
       `the request body must be a JSON object of run params, got ${got}`,
     );
   }
@@ -190,7 +190,7 @@ export function registerJobRoutes(
     }
     const outcome = await jobs.trigger(name, args);
     if (outcome === undefined) {
-      throw new AdminApiError('UNKNOWN_JOB', `no job named '${name}' (it is no longer registered)`);
+      throw new AdminApiError('JOB_NOT_FOUND', `no job named '${name}' (it is no longer registered)`);
     }
     return c.json({ ok: outcome.kind === 'ok', outcome: { ...outcome } }, 200);
   });

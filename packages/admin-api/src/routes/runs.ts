@@ -130,7 +130,7 @@ const listFindings = createRoute({
 /**
  * Registers the run-level routes of recoverable jobs: cancel, the run
  * history, one run, and a run's findings. A periodic job answers 409
- * `NOT_RECOVERABLE`, an unknown one 404 `UNKNOWN_JOB`.
+ * `NOT_RECOVERABLE`, an unknown one 404 `JOB_NOT_FOUND`.
  */
 export function registerRunRoutes(
   app: OpenAPIHono<AdminEnv>,

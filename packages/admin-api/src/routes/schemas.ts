@@ -7,7 +7,7 @@ const codes = Object.keys(ADMIN_API_ERROR_STATUS) as [keyof typeof ADMIN_API_ERR
 export const ErrorBodySchema = z
   .object({
     error: z.object({
-      code: z.enum(codes).openapi({ example: 'UNKNOWN_JOB' }),
+      code: z.enum(codes).openapi({ example: 'JOB_NOT_FOUND' }),
       message: z
         .string()
         .openapi({ example: "no job named 'nope'; known jobs: trash_cleanup, files_consistency" }),
@@ -183,14 +183,14 @@ export function errorResponses<const S extends readonly (400 | 401 | 403 | 404 |
   { description: string; content: { 'application/json': { schema: typeof ErrorBodySchema } } }
 > {
   const descriptions: Record<number, string> = {
-    400: 'a query, path or body value is invalid (INVALID_QUERY, INVALID_PARAMS, INVALID_BODY, INVALID_RUN_ID, INVALID_PAGINATION)',
+    400: 'a query, path or body value is invalid (VALIDATION_FAILED, INVALID_PARAMS, MALFORMED_JSON, INVALID_RUN_ID)',
     401: 'no, invalid, expired or tampered bearer token (UNAUTHENTICATED)',
     403: 'the token user is not an admin or no longer exists (FORBIDDEN)',
-    404: 'no such job or run (UNKNOWN_JOB, RUN_NOT_FOUND)',
+    404: 'no such job or run (JOB_NOT_FOUND, RUN_NOT_FOUND)',
     405: 'method not allowed (METHOD_NOT_ALLOWED)',
     409: 'no active run to cancel, or a run-level action on a periodic job (NO_ACTIVE_RUN, NOT_RECOVERABLE)',
     500: 'unexpected error (INTERNAL)',
-    503: 'the server is shutting down or the database does not answer (SHUTTING_DOWN, DATABASE_UNAVAILABLE)',
+    503: 'the server is shutting down or the database does not answer (SHUTTING_DOWN, UNAVAILABLE)',
   };
   const out: Record<number, unknown> = {};
   for (const status of statuses) {
