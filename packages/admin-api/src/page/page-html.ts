@@ -1,0 +1,106 @@
+/** Where the page's stylesheet and script are loaded from (absolute: deep links change the base). */
+export interface AdminPageAssetUrls {
+  readonly css: string;
+  readonly js: string;
+}
+
+/**
+ * The HTML shell of the `/admin/jobs` page. It holds no data: the script
+ * asks for a token and reads everything from `/api/admin/jobs*`. Static
+ * markup only; every datum is written later with `textContent`.
+ */
+export function adminPageHtml(assets: AdminPageAssetUrls): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light">
+<meta name="referrer" content="no-referrer">
+<title>Jobs · OxiCloud admin</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${assets.css}">
+<script type="module" src="${assets.js}"></script>
+</head>
+<body>
+<header class="topbar" id="topbar">
+  <span class="brand">OxiCloud admin</span>
+  <span class="spacer"></span>
+  <button type="button" id="sign-out" hidden>Sign out</button>
+</header>
+<main id="main">
+  <noscript><p class="message error">This page needs JavaScript.</p></noscript>
+  <section id="signin-view" class="signin" aria-labelledby="signin-title" hidden>
+    <h1 id="signin-title" tabindex="-1">Sign in</h1>
+    <p>Paste an admin token. Mint one on the server with <code>pnpm oxijobs token --user admin</code>.
+      It is kept in this browser tab only and sent to <code>/api/admin/jobs</code> as a bearer token.</p>
+    <p id="signin-message" class="message error" role="alert"></p>
+    <form id="signin-form" novalidate>
+      <div class="field">
+        <label for="token">Admin token</label>
+        <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" required
+          aria-describedby="signin-message">
+      </div>
+      <button type="submit" class="primary">Sign in</button>
+    </form>
+  </section>
+  <section id="jobs-view" aria-labelledby="jobs-title" hidden>
+    <div class="heading-row">
+      <h1 id="jobs-title" tabindex="-1">Jobs</h1>
+      <span class="updated" id="updated"></span>
+    </div>
+    <p id="error" class="message error" role="alert"></p>
+    <p id="notice" class="message info" role="status" aria-live="polite"></p>
+    <table id="jobs-table">
+      <caption>Every registered job. Select a row (click or Enter) for its outcome, runs and findings.</caption>
+      <thead>
+        <tr><th scope="col">Name</th><th scope="col">Cadence</th><th scope="col">Last run</th><th scope="col">Status</th><th scope="col">Actions</th></tr>
+      </thead>
+      <tbody id="jobs-body"></tbody>
+    </table>
+    <p id="jobs-empty" class="empty" hidden>Loading jobs…</p>
+  </section>
+</main>
+<dialog id="drawer" class="drawer" role="dialog" aria-modal="true" aria-labelledby="drawer-title">
+  <div class="drawer-inner" id="drawer-inner">
+    <div class="drawer-head">
+      <div class="title">
+        <h2 id="drawer-title" tabindex="-1"></h2>
+        <p class="meta" id="drawer-meta"></p>
+      </div>
+      <button type="button" id="drawer-close">Close<span class="visually-hidden"> details</span></button>
+    </div>
+    <div class="actions" id="drawer-actions"></div>
+    <div role="tablist" aria-label="Job details" id="drawer-tabs">
+      <button type="button" role="tab" id="tab-overview" aria-controls="panel-overview" aria-selected="true">Overview</button>
+      <button type="button" role="tab" id="tab-findings" aria-controls="panel-findings" aria-selected="false" tabindex="-1">Findings</button>
+    </div>
+    <section role="tabpanel" id="panel-overview" aria-labelledby="tab-overview" tabindex="0">
+      <h3>Last outcome</h3>
+      <div id="outcome"></div>
+      <div id="runs-section" hidden>
+        <h3>Runs</h3>
+        <div id="runs"></div>
+        <div id="run-detail" class="run-detail" aria-live="polite" hidden></div>
+      </div>
+    </section>
+    <section role="tabpanel" id="panel-findings" aria-labelledby="tab-findings" tabindex="0" hidden>
+      <h3 id="findings-title">Findings</h3>
+      <div class="filters">
+        <label for="severity">Severity</label>
+        <select id="severity">
+          <option value="">All severities</option>
+          <option value="DataLoss">DataLoss</option>
+          <option value="Reclaimable">Reclaimable</option>
+          <option value="Regenerable">Regenerable</option>
+          <option value="Drift">Drift</option>
+        </select>
+      </div>
+      <div id="findings"></div>
+    </section>
+  </div>
+</dialog>
+</body>
+</html>
+`;
+}
