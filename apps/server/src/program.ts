@@ -74,7 +74,7 @@ export function createProgram(env: Env = process.env): Command {
       await tokenCommand(loadConfig(env), { user: options.user, expiresInSeconds: options.expiresIn });
     });
 
-  registerJobsCommands(program);
+  registerJobsCommands(program, env);
   return program;
 }
 

@@ -1,0 +1,256 @@
+import type {
+  ApiCancelled,
+  ApiFindingsPage,
+  ApiJob,
+  ApiOutcomeEnvelope,
+  ApiRunStarted,
+  ApiRunSummary,
+} from './api-types.js';
+import { JobsClientError } from './jobs-client-error.js';
+
+/** Where and as whom the client talks to the admin API. */
+export interface AdminClientSettings {
+  /** Base URL of the server, e.g. `http://127.0.0.1:8086` (no trailing path needed). */
+  readonly baseUrl: string;
+  /** An admin bearer token (`oxijobs token --user admin`). */
+  readonly token: string;
+  /** Per-request timeout. @defaultValue 30000 */
+  readonly timeoutMs?: number;
+  /** The fetch to use. @defaultValue the global fetch */
+  readonly fetch?: typeof fetch;
+}
+
+/** A successful answer: its status, the parsed body, and the body exactly as sent (for `--json`). */
+export interface ApiAnswer<T> {
+  readonly status: number;
+  readonly body: T;
+  readonly raw: string;
+}
+
+/** Options of `POST /api/admin/jobs/{name}/trigger`. */
+export interface TriggerOptions {
+  readonly force?: boolean;
+  readonly deep?: boolean;
+  /** `false`: a Part 1 job answers 202 at once and runs in the background. */
+  readonly wait?: boolean;
+  /** Run params of a recoverable job (the JSON body). */
+  readonly params?: Readonly<Record<string, unknown>>;
+  /** Timeout of this request (a waited Part 1 run may take long). */
+  readonly timeoutMs?: number;
+}
+
+/** Paging of a list route. */
+export interface PageOptions {
+  readonly limit?: number;
+  readonly offset?: number;
+}
+
+/** Filters of the findings route. */
+export interface FindingsOptions extends PageOptions {
+  readonly severity?: string;
+  readonly kind?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * A small client of the admin API (`/api/admin/jobs…`), on the global fetch.
+ * Every method resolves with the parsed JSON of a 2xx answer, or rejects with
+ * a {@link JobsClientError}: `API_ERROR` carrying the API's `{ error: { code,
+ * message } }`, `UNREACHABLE`, `TIMEOUT` or `BAD_RESPONSE`.
+ *
+ * @example
+ * ```ts
+ * const client = new AdminClient({ baseUrl: 'http://127.0.0.1:8086', token });
+ * const { body: jobs } = await client.listJobs();
+ * ```
+ */
+export class AdminClient {
+  readonly baseUrl: string;
+  readonly #token: string;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+
+  constructor(settings: AdminClientSettings) {
+    this.baseUrl = settings.baseUrl.replace(/\/+$/, '');
+    this.#token = settings.token;
+    this.#timeoutMs = settings.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#fetch = settings.fetch ?? fetch;
+  }
+
+  /** `GET /api/admin/jobs`. */
+  listJobs(): Promise<ApiAnswer<ApiJob[]>> {
+    return this.#request('GET', '/api/admin/jobs');
+  }
+
+  /** `POST /api/admin/jobs/{name}/trigger`: 200 outcome (Part 1), 202 accepted or 202 run started. */
+  trigger(
+    name: string,
+    options: TriggerOptions = {},
+  ): Promise<ApiAnswer<ApiOutcomeEnvelope | ApiRunStarted>> {
+    const query = new URLSearchParams();
+    if (options.force !== undefined) query.set('force', String(options.force));
+    if (options.deep !== undefined) query.set('deep', String(options.deep));
+    if (options.wait !== undefined) query.set('wait', String(options.wait));
+    return this.#request('POST', `${jobPath(name)}/trigger${queryString(query)}`, {
+      ...(options.params !== undefined ? { body: options.params } : {}),
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    });
+  }
+
+  /** `POST /api/admin/jobs/{name}/cancel`. */
+  cancel(name: string): Promise<ApiAnswer<ApiCancelled>> {
+    return this.#request('POST', `${jobPath(name)}/cancel`);
+  }
+
+  /** `GET /api/admin/jobs/{name}/runs`, newest first. */
+  listRuns(name: string, page: PageOptions = {}): Promise<ApiAnswer<ApiRunSummary[]>> {
+    return this.#request('GET', `${jobPath(name)}/runs${queryString(pageQuery(page))}`);
+  }
+
+  /** `GET /api/admin/jobs/{name}/runs/{id}`. */
+  getRun(name: string, runId: string): Promise<ApiAnswer<ApiRunSummary>> {
+    return this.#request('GET', `${jobPath(name)}/runs/${encodeURIComponent(runId)}`);
+  }
+
+  /** `GET /api/admin/jobs/{name}/runs/{id}/findings`. */
+  listFindings(
+    name: string,
+    runId: string,
+    options: FindingsOptions = {},
+  ): Promise<ApiAnswer<ApiFindingsPage>> {
+    const query = pageQuery(options);
+    if (options.severity !== undefined) query.set('severity', options.severity);
+    if (options.kind !== undefined) query.set('kind', options.kind);
+    return this.#request(
+      'GET',
+      `${jobPath(name)}/runs/${encodeURIComponent(runId)}/findings${queryString(query)}`,
+    );
+  }
+
+  async #request<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    options: { body?: unknown; timeoutMs?: number } = {},
+  ): Promise<ApiAnswer<T>> {
+    const url = `${this.baseUrl}${path}`;
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#token}`,
+      accept: 'application/json',
+      'user-agent': 'oxijobs-cli',
+    };
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    let raw: string;
+    try {
+      response = await this.#fetch(url, {
+        method,
+        headers,
+        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      raw = await response.text();
+    } catch (error) {
+      throw this.#transportError(error, timeoutMs);
+    }
+    let body: unknown;
+    try {
+      body = raw.length === 0 ? undefined : JSON.parse(raw);
+    } catch (error) {
+      throw new JobsClientError(
+        'BAD_RESPONSE',
+        `HTTP ${response.status} from ${method} ${url} is not JSON: ${oneLine(raw, 200)}; is --url the oxijobs server?`,
+        { cause: error, status: response.status },
+      );
+    }
+    if (!response.ok) throw apiError(response.status, body, raw);
+    return { status: response.status, body: body as T, raw };
+  }
+
+  #transportError(error: unknown, timeoutMs: number): JobsClientError {
+    const name = (error as { name?: unknown })?.name;
+    if (name === 'TimeoutError' || name === 'AbortError') {
+      return new JobsClientError(
+        'TIMEOUT',
+        `the server at ${this.baseUrl} did not answer within ${formatSeconds(timeoutMs)} (raise it with --timeout)`,
+        { cause: error },
+      );
+    }
+    const code = networkCode(error);
+    const reason =
+      code === 'ECONNREFUSED'
+        ? 'connection refused'
+        : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+          ? 'unknown host'
+          : (code ?? (error as Error)?.message ?? String(error));
+    return new JobsClientError(
+      'UNREACHABLE',
+      `the server is not reachable at ${this.baseUrl} (${reason}); is \`oxijobs serve\` running? ` +
+        'set --url or OXICLOUD_ADMIN_URL',
+      { cause: error },
+    );
+  }
+}
+
+/** The error of a non-2xx answer: the API's envelope when there is one. */
+function apiError(status: number, body: unknown, raw: string): JobsClientError {
+  const envelope = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+  if (envelope && typeof envelope.code === 'string') {
+    const message = typeof envelope.message === 'string' ? envelope.message : '';
+    const hint =
+      status === 401
+        ? '; mint a fresh token with `oxijobs token --user admin`'
+        : status === 403
+          ? '; the token must belong to an admin user'
+          : '';
+    return new JobsClientError('API_ERROR', `${envelope.code}: ${oneLine(message, 500)}${hint}`, {
+      status,
+      apiCode: envelope.code,
+    });
+  }
+  return new JobsClientError('BAD_RESPONSE', `HTTP ${status}: ${oneLine(raw, 200) || '(empty body)'}`, {
+    status,
+  });
+}
+
+/** The errno-style code (ECONNREFUSED, …) somewhere in a fetch failure's cause chain. */
+function networkCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      const inner = networkCode(errors[0]);
+      if (inner) return inner;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function jobPath(name: string): string {
+  return `/api/admin/jobs/${encodeURIComponent(name)}`;
+}
+
+function pageQuery(page: PageOptions): URLSearchParams {
+  const query = new URLSearchParams();
+  if (page.limit !== undefined) query.set('limit', String(page.limit));
+  if (page.offset !== undefined) query.set('offset', String(page.offset));
+  return query;
+}
+
+function queryString(query: URLSearchParams): string {
+  const text = query.toString();
+  return text ? `?${text}` : '';
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
+}

@@ -1,0 +1,278 @@
+import { describe, expect, it } from 'vitest';
+import type { ApiFindingsPage, ApiJob, ApiRunSummary } from './api-types.js';
+import {
+  describeOutcome,
+  formatCancelAnswer,
+  formatDuration,
+  formatFindings,
+  formatInterval,
+  formatJobs,
+  formatProgressLine,
+  formatRun,
+  formatRunEnd,
+  formatRuns,
+  formatTriggerAnswer,
+  relativeTime,
+  renderTable,
+  statusWord,
+} from './format.js';
+
+const NOW = Date.parse('2030-01-01T12:00:00.000Z');
+const ago = (ms: number) => new Date(NOW - ms).toISOString();
+
+function run(overrides: Partial<ApiRunSummary> = {}): ApiRunSummary {
+  return {
+    run_id: '0190a3c2-0000-7000-8000-000000000001',
+    job_name: 'files_consistency',
+    status: 'Running',
+    started_at: ago(125_000),
+    last_progress_at: ago(1_000),
+    completed_at: null,
+    cursor_hex: '01ab',
+    stats: { count: 3, scanned_count: 120_000, total_estimate: 1_000_000 },
+    params: { force: false, deep: false },
+    error_message: null,
+    progress: {
+      processed: 120_000,
+      total: 1_000_000,
+      fraction: 0.12,
+      rate_per_second: 95_000.5,
+      eta_seconds: 9.3,
+    },
+    ...overrides,
+  };
+}
+
+describe('renderTable', () => {
+  it('aligns columns two spaces apart, right-aligns where asked, leaves no trailing spaces', () => {
+    const text = renderTable(
+      ['NAME', 'N', 'NOTE'],
+      [
+        ['a', '1', 'x'],
+        ['longer_name', '1,000', ''],
+      ],
+      ['left', 'right', 'left'],
+    );
+    expect(text).toBe(
+      ['NAME             N  NOTE', 'a                1  x', 'longer_name  1,000'].join('\n') + '\n',
+    );
+  });
+});
+
+describe('times and words', () => {
+  it.each([
+    [ago(2_000), 'just now'],
+    [ago(42_000), '42s ago'],
+    [ago(3 * 60_000 + 5_000), '3m ago'],
+    [ago(5 * 3_600_000), '5h ago'],
+    [ago(3 * 86_400_000), '3d ago'],
+    [new Date(NOW + 23 * 60_000).toISOString(), 'in 23m'],
+    [null, '-'],
+    ['not a date', '-'],
+  ])('relativeTime(%s) = %s', (iso, expected) => {
+    expect(relativeTime(iso, NOW)).toBe(expected);
+  });
+
+  it.each([
+    [850, '850ms'],
+    [12_400, '12s'],
+    [184_000, '3m 04s'],
+    [7_500_000, '2h 05m'],
+    [100 * 3_600_000, '4d 4h'],
+    [-1, '-'],
+  ])('formatDuration(%d) = %s', (ms, expected) => {
+    expect(formatDuration(ms)).toBe(expected);
+  });
+
+  it('names intervals and statuses', () => {
+    expect(formatInterval(null)).toBe('on demand');
+    expect(formatInterval(3_600_000)).toBe('every 1h');
+    expect(formatInterval(30 * 60_000)).toBe('every 30m');
+    expect(formatInterval(86_400_000 * 7)).toBe('every 7d');
+    expect(formatInterval(1500)).toBe('every 1s');
+    expect(statusWord('CancelRequested')).toBe('cancelling');
+    expect(statusWord('Completed')).toBe('completed');
+  });
+
+  it('describes outcomes', () => {
+    expect(describeOutcome({ kind: 'ok', count: 1234, extra: {} })).toBe('ok, count 1,234');
+    expect(describeOutcome({ kind: 'ok', count: 7, extra: { forced: true } })).toBe(
+      'ok, count 7 {"forced":true}',
+    );
+    expect(describeOutcome({ kind: 'err', message: 'boom' })).toBe('err: boom');
+    expect(describeOutcome({ kind: 'ok', count: 0, extra: { skipped: 'already_running' } })).toBe(
+      'skipped: a run is already in flight',
+    );
+  });
+});
+
+describe('formatJobs', () => {
+  const periodic: ApiJob = {
+    name: 'trash_cleanup',
+    interval_ms: 3_600_000,
+    timeout_ms: null,
+    next_run_at: new Date(NOW + 23 * 60_000).toISOString(),
+    running: false,
+    running_since: null,
+    last_outcome: {
+      at: ago(600_000),
+      outcome: { kind: 'ok', count: 12, extra: {} },
+      elapsed_ms: 5,
+      source: 'tick',
+    },
+  };
+
+  it('shows schedule, state, next and last run of a Part 1 listing (no LATEST RUN column)', () => {
+    const failing: ApiJob = {
+      ...periodic,
+      name: 'dedup_gc',
+      next_run_at: null,
+      interval_ms: null,
+      running: true,
+      running_since: ago(65_000),
+      last_outcome: {
+        at: ago(7_200_000),
+        outcome: { kind: 'err', message: 'disk on fire' },
+        cause: 'timeout',
+      },
+    };
+    const lines = formatJobs([periodic, failing], NOW).trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+KIND\s+SCHEDULE\s+STATE\s+NEXT RUN\s+LAST RUN$/);
+    expect(lines[1]).toMatch(/^trash_cleanup\s+-\s+every 1h\s+idle\s+in 23m\s+ok 10m ago, count 12$/);
+    expect(lines[2]).toMatch(
+      /^dedup_gc\s+-\s+on demand\s+running 1m 05s\s+-\s+err 2h ago \(timeout\): disk on fire$/,
+    );
+    // aligned: every row's second column starts at the same offset
+    const offsets = lines.map((l) => l.search(/ {2}\S/));
+    expect(new Set(offsets).size).toBe(1);
+  });
+
+  it('adds the latest run of recoverable jobs', () => {
+    const recoverable: ApiJob = {
+      ...periodic,
+      name: 'files_consistency',
+      kind: 'recoverable',
+      interval_ms: null,
+      next_run_at: null,
+      last_outcome: null,
+      latest_run: run(),
+    };
+    const done: ApiJob = {
+      ...recoverable,
+      name: 'drives_consistency',
+      latest_run: run({ status: 'Completed', completed_at: ago(300_000) }),
+    };
+    const text = formatJobs([{ ...periodic, kind: 'periodic' }, recoverable, done], NOW);
+    expect(text).toContain('LATEST RUN');
+    expect(text).toMatch(
+      /files_consistency\s+recoverable\s+on demand\s+idle\s+-\s+never\s+running 120,000\/1,000,000 \(12\.0%\)/,
+    );
+    expect(text).toMatch(/drives_consistency .* completed 5m ago/);
+    expect(text).toMatch(/trash_cleanup\s+periodic .* -\n/);
+  });
+
+  it('says so when nothing is registered', () => {
+    expect(formatJobs([], NOW)).toBe('no jobs are registered\n');
+  });
+});
+
+describe('runs and findings', () => {
+  it('formats the runs table with status words, durations and progress', () => {
+    const text = formatRuns(
+      [
+        run(),
+        run({ run_id: 'r2', status: 'Failed', completed_at: ago(60_000), error_message: 'db gone\nretry' }),
+      ],
+      NOW,
+    );
+    const lines = text.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^RUN ID\s+STATUS\s+STARTED\s+DURATION\s+PROGRESS\s+COUNT\s+ERROR$/);
+    expect(lines[1]).toMatch(/running\s+2m ago\s+2m 05s\s+120,000\/1,000,000 \(12\.0%\)\s+3$/);
+    expect(lines[2]).toMatch(/^r2\s+failed\s+2m ago\s+1m 05s .* db gone retry$/);
+    expect(formatRuns([], NOW)).toBe('no runs\n');
+  });
+
+  it('formats one run as key/value lines', () => {
+    const text = formatRun(run(), NOW);
+    expect(text).toContain('status     running\n');
+    expect(text).toContain('progress   120,000/1,000,000 (12.0%), 95,001/s, ETA 9s\n');
+    expect(text).toContain('cursor     01ab\n');
+    expect(text).toContain('params     {"force":false,"deep":false}\n');
+    expect(text).toContain('completed  -\n');
+  });
+
+  it('formats findings with counts and a paging hint', () => {
+    const page: ApiFindingsPage = {
+      run_id: 'r1',
+      total: 7,
+      counts: [
+        { kind: 'missing_blob', severity: 'DataLoss', count: 2 },
+        { kind: 'orphan_blob', severity: 'Reclaimable', count: 5 },
+      ],
+      findings: [
+        {
+          id: 'f1',
+          kind: 'missing_blob',
+          severity: 'DataLoss',
+          resource_id: 'file-1',
+          detail: { blob_hash: 'abc' },
+          found_at: ago(30_000),
+        },
+      ],
+    };
+    const text = formatFindings(page, 0, NOW);
+    expect(text).toMatch(/^run r1: 7 findings\n/);
+    expect(text).toMatch(/DataLoss\s+missing_blob\s+2\n/);
+    expect(text).toMatch(/Reclaimable\s+orphan_blob\s+5\n/);
+    expect(text).toMatch(/DataLoss\s+missing_blob\s+file-1\s+30s ago\s+\{"blob_hash":"abc"\}\n/);
+    expect(text).toContain('showing 1-1 of 7; use --offset and --limit for more');
+    expect(formatFindings({ run_id: 'r1', total: 0, counts: [], findings: [] }, 0, NOW)).toBe(
+      'run r1: 0 findings\n',
+    );
+  });
+});
+
+describe('answers and follow lines', () => {
+  it('formats trigger and cancel answers', () => {
+    expect(
+      formatTriggerAnswer('trash_cleanup', { ok: true, outcome: { kind: 'ok', count: 3, extra: {} } }),
+    ).toBe('trash_cleanup: ok, count 3\n');
+    expect(formatTriggerAnswer('x', { ok: true, run_id: 'r1', status: 'Running', resumed: true })).toContain(
+      'x: resumed run r1; follow it with `oxijobs jobs run x r1 --follow`',
+    );
+    expect(
+      formatTriggerAnswer('x', { ok: true, run_id: 'r1', status: 'Running', already_running: true }),
+    ).toMatch(/^x: run r1 is already running;/);
+    expect(formatTriggerAnswer('b', { ok: true, accepted: true })).toMatch(
+      /^b: accepted; it runs in the background/,
+    );
+    expect(formatCancelAnswer('x', { run_id: 'r1', status: 'CancelRequested' })).toBe(
+      'x: cancel requested for run r1; it pauses at its next batch boundary\n',
+    );
+    expect(formatCancelAnswer('x', { run_id: 'r1', status: 'Paused' })).toMatch(/already paused/);
+  });
+
+  it('formats progress and closing lines', () => {
+    expect(formatProgressLine(run())).toBe(
+      'files_consistency  running  120,000/1,000,000 (12.0%)  95,001/s  ETA 9s\n',
+    );
+    expect(
+      formatRunEnd(
+        run({
+          status: 'Completed',
+          completed_at: ago(0),
+          progress: { ...run().progress!, processed: 1_000_000 },
+        }),
+        NOW,
+      ),
+    ).toBe(
+      'files_consistency: run 0190a3c2-0000-7000-8000-000000000001 completed in 2m 05s: 1,000,000 processed, count 3\n',
+    );
+    expect(formatRunEnd(run({ status: 'Failed', error_message: 'boom' }), NOW)).toMatch(
+      /failed after .*: boom\n$/,
+    );
+    expect(formatRunEnd(run({ status: 'Paused' }), NOW)).toMatch(
+      /paused after .*`oxijobs jobs trigger files_consistency` resumes it\n$/,
+    );
+  });
+});
