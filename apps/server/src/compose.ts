@@ -1,9 +1,16 @@
+import { mkdirSync } from 'node:fs';
 import { createAdminApp, type JobCatalog } from '@oxicloud/admin-api';
-import { checkJob, PgFindingStore } from '@oxicloud/consistency';
-import { asJobHandler, RecoverableEngine } from '@oxicloud/recoverable';
+import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv, validateAlertEnv } from '@oxicloud/alerts';
+import { auditedFindingSink, ConsistencyRegistry, checkJob, PgFindingStore } from '@oxicloud/consistency';
+import { RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger } from '@oxicloud/scheduler';
 import {
+  Blake3WorkerPool,
+  createBlobHasher,
   LocalFsBlobStorage,
+  PgAdminRecipients,
+  PgBlobIndexScan,
+  PgBlobWalkRepository,
   PgDriveUsageScan,
   PgFileBlobScan,
   PgFolderTreeScan,
@@ -23,13 +30,15 @@ import {
   createGrantCleanupJob,
   createReextractAudioJob,
   createReextractImageJob,
+  createStorageConsistencyCheck,
+  createStorageMigrationJob,
   createStorageReconcileJob,
   createTrashCleanupJob,
   orderConsistencyChecks,
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
-import type { BlobStorageConfig, ServerConfig } from './config/server-config.js';
+import type { ServerConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
 
@@ -40,24 +49,83 @@ export interface ComposeInput {
   readonly logger: Logger;
   readonly pool: pg.Pool;
   readonly jwtSecret: string;
+  /** The process environment: alerts and per-job switches read their own variables from it. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** How long a graceful stop waits for running runs to land Paused. @defaultValue 10 s */
+  readonly shutdownTimeoutMs?: number;
 }
 
 /** The composed server: the HTTP app, its parts, and their lifecycle. */
 export interface ComposedServer {
   readonly app: { fetch(request: Request, env?: unknown): Response | Promise<Response> };
   readonly registry: JobRegistry;
+  readonly engine: RecoverableEngine;
   readonly blobs: BlobStorage;
-  /** Starts the scheduler loop (and, once wired, the recoverable engine's boot sweep). */
-  start(): void;
-  /** Stops the scheduler (aborting running handlers) and the seams' parts; leaves the pool to the caller. */
+  /** Runs the boot sweep of recoverable runs, then starts the scheduler loop. */
+  start(): Promise<void>;
+  /**
+   * Graceful stop: asks this process's running runs to pause (they land
+   * Paused with their cursor, bounded wait), stops the scheduler, closes the
+   * hashing workers and SMTP; leaves the pool to the caller.
+   */
   stop(): Promise<void>;
 }
 
-/** The blob backend `OXICLOUD_STORAGE_BACKEND` chose. */
-export function createBlobStorage(storage: BlobStorageConfig): BlobStorage {
-  return storage.backend === 's3'
-    ? new S3BlobStorage(storage.s3)
-    : new LocalFsBlobStorage({ root: storage.root });
+/** The blob backend `OXICLOUD_STORAGE_BACKEND` chose, plain (no checks): for `oxijobs seed`. */
+export function createBlobStorage(storage: ServerConfig['storage']): BlobStorage {
+  if (storage.backend === 's3') return new S3BlobStorage(storage.s3);
+  mkdirSync(storage.root, { recursive: true });
+  return new LocalFsBlobStorage({ root: storage.root });
+}
+
+/** The blob backends the server can reach, and the hashing pool their deep checks share. */
+export interface BlobBackends {
+  /** The backend `OXICLOUD_STORAGE_BACKEND` chose: the one the server serves from. */
+  readonly source: BlobStorage;
+  /** A backend by name (`local`, `s3`), or `null` when it is not configured (`storage_migration` targets). */
+  resolve(name: string): BlobStorage | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the source backend (which contributes `storage_consistency` through
+ * its `consistencyChecks`) and the other configured backend as a migration
+ * target. Only the source is checked: `storage.blobs` describes what the server
+ * serves from; a migration target is checked once the server switches to it.
+ */
+export function createBlobBackends(deps: {
+  readonly config: ServerConfig;
+  readonly db: Kysely<StorageDatabase>;
+  readonly logger: Logger;
+}): BlobBackends {
+  const { config, db, logger } = deps;
+  const hashPool = new Blake3WorkerPool();
+  const index = new PgBlobIndexScan(db);
+  const storageCheck = (self: BlobStorage) => [
+    createStorageConsistencyCheck({ blobs: self, index, hasher: createBlobHasher(self, hashPool), logger }),
+  ];
+  const sourceName = config.storage.backend;
+  mkdirSync(config.backends.localRoot, { recursive: true });
+  const local = new LocalFsBlobStorage({
+    root: config.backends.localRoot,
+    ...(sourceName === 'local' ? { consistencyChecks: storageCheck } : {}),
+  });
+  const s3 =
+    config.backends.s3 === null
+      ? null
+      : new S3BlobStorage({
+          ...config.backends.s3,
+          ...(sourceName === 's3' ? { consistencyChecks: storageCheck } : {}),
+        });
+  const source = sourceName === 's3' && s3 !== null ? s3 : local;
+  return {
+    source,
+    resolve: (name) => (name === 'local' ? local : name === 's3' ? s3 : null),
+    async close() {
+      await hashPool.close();
+      s3?.close();
+    },
+  };
 }
 
 /** Registers the Part 1 tenants on the registry, each with its Postgres adapter and own config. */
@@ -99,36 +167,49 @@ export function registerPeriodicJobs(
 }
 
 /**
- * Part 2: the recoverable engine on `jobs.recoverable_runs`, with the
- * consistency checks over Postgres (drives, folders, files), the media
- * re-extract jobs and `consistency_batch`; each recoverable job is also put
- * on the registry (on demand) so the admin API lists and triggers it.
- * Start runs the boot sweep; stop asks running runs to pause.
- *
- * SEAMS left: `storage_consistency` (needs the backend's hasher pool and
- * `PgBlobIndexScan`, through `LocalFsBlobStorage`'s `consistencyChecks`
- * option) and `storage_migration` (needs a second backend's config).
+ * Part 2: the recoverable engine on `jobs.recoverable_runs`. Every stateful
+ * adapter is registered in the consistency registry and each check it
+ * contributes becomes a recoverable job (`checkJob`); `storage_migration` and
+ * the media re-extract jobs join them; `consistency_batch` (a Part 1 job) runs
+ * every `*_consistency` job in turn through the engine.
  */
 export function createRecoverableJobs(deps: {
   readonly registry: JobRegistry;
   readonly pool: pg.Pool;
   readonly db: Kysely<StorageDatabase>;
-  readonly blobs: BlobStorage;
+  readonly backends: BlobBackends;
+  readonly sourceBackend: 'local' | 's3';
+  readonly findings: PgFindingStore;
+  readonly alerts: JobAlerts;
   readonly logger: Logger;
-}): { readonly engine: RecoverableEngine; start(): void; stop(): Promise<void> } {
-  const { registry, pool, db, blobs, logger } = deps;
-  const engine = new RecoverableEngine({ pool, logger });
-  const findings = new PgFindingStore({ pool });
-  const checks = [
-    ...new PgDriveUsageScan(db).consistencyChecks(),
-    ...new PgFolderTreeScan(db).consistencyChecks(),
-    ...new PgFileBlobScan(db).consistencyChecks(),
-  ];
-  for (const check of checks) engine.register(checkJob(check, { sinkFactory: findings.sinkFactory, logger }));
+}): { readonly engine: RecoverableEngine; readonly consistency: ConsistencyRegistry } {
+  const { registry, pool, db, backends, findings, alerts, logger } = deps;
+  const engine = new RecoverableEngine({
+    pool,
+    logger,
+    onRunFinished: (event) => alertOnRunFinished(event, { alerts, findings }),
+  });
+  const consistency = new ConsistencyRegistry()
+    .register(new PgDriveUsageScan(db))
+    .register(new PgFolderTreeScan(db))
+    .register(new PgFileBlobScan(db))
+    .register(backends.source);
+  for (const check of consistency.allChecks()) {
+    engine.register(checkJob(check, { sinkFactory: findings.sinkFactory, logger }));
+  }
+  logger.info({ target: 'oxicloud::consistency', event: 'consistency.registered' }, consistency.describe());
+  engine.register(
+    createStorageMigrationJob({
+      blobs: new PgBlobWalkRepository(db),
+      sourceBackend: deps.sourceBackend,
+      resolveBackend: (name) => backends.resolve(name),
+      findings: (run) => auditedFindingSink(findings.sinkFactory(run), { ...run, logger }),
+      logger,
+    }),
+  );
   const media = new PgMediaFileRepository(db);
-  engine.register(createReextractAudioJob({ files: media, blobs, logger }));
-  engine.register(createReextractImageJob({ files: media, blobs, logger }));
-  for (const name of engine.names()) registry.register(asJobHandler(engine, name), null, null);
+  engine.register(createReextractAudioJob({ files: media, blobs: backends.source, logger }));
+  engine.register(createReextractImageJob({ files: media, blobs: backends.source, logger }));
   registry.register(
     createConsistencyBatchJob({
       checks: () => orderConsistencyChecks(engine.names()),
@@ -138,56 +219,109 @@ export function createRecoverableJobs(deps: {
     null,
     null,
   );
-  return {
-    engine,
-    start() {
-      engine.sweep().catch((error: unknown) => {
-        logger.error(
-          { target: 'oxicloud::recoverable', event: 'sweep.failed', error: (error as Error).message },
-          'the boot sweep of recoverable runs failed',
-        );
-      });
-    },
-    async stop() {
-      await engine.shutdown({ timeoutMs: 10_000 });
-    },
-  };
+  return { engine, consistency };
 }
 
 /**
- * SEAM: alerts (`@oxicloud/alerts`: SMTP sender, `job_failed` /
- * `consistency_findings`, 6 h dedup) hook into the registry's `onOutcome`.
- * Returns `undefined` (no alerts) until that package is wired.
+ * Alerts at a recoverable run's terminal write: `job_failed` for a Failed run
+ * (with its run id), `consistency_findings` when a `*_consistency` run ends
+ * with findings. Fire-and-forget: `JobAlerts` never rejects.
  */
-export function createOutcomeAlerts(_deps: {
+function alertOnRunFinished(
+  event: RunFinishedEvent,
+  deps: { readonly alerts: JobAlerts; readonly findings: PgFindingStore },
+): void {
+  if (event.status === 'Failed') {
+    void deps.alerts.jobFailed({
+      job: event.job,
+      cause: 'handler',
+      message: event.outcome.kind === 'err' ? event.outcome.message : 'run failed',
+      runId: event.run_id,
+      elapsedMs: event.elapsedMs,
+      at: new Date(),
+    });
+    return;
+  }
+  const found = Number(event.stats['findings'] ?? 0);
+  if (event.status !== 'Completed' || !event.job.endsWith('_consistency') || !(found > 0)) return;
+  void (async () => {
+    const [counts, worst] = await Promise.all([
+      deps.findings.summarize(event.run_id),
+      deps.findings.list(event.run_id, { limit: 5 }),
+    ]);
+    await deps.alerts.consistencyFindings({
+      job: event.job,
+      runId: event.run_id,
+      counts,
+      examples: worst.map((f) => ({
+        kind: f.kind,
+        severity: f.severity,
+        resourceId: f.resourceId,
+        detail: f.detail,
+      })),
+    });
+  })().catch(() => undefined);
+}
+
+/**
+ * Email alerts (`@oxicloud/alerts`): SMTP from `OXICLOUD_SMTP_*` (unset → a
+ * silent no-op), recipients = every admin, read at send time.
+ */
+export function createAlerts(deps: {
   readonly pool: pg.Pool;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly publicBaseUrl: string;
   readonly logger: Logger;
-}): ConstructorParameters<typeof JobRegistry>[0]['onOutcome'] {
-  return undefined;
+}): { readonly alerts: JobAlerts; close(): void } {
+  validateAlertEnv(deps.env);
+  const smtp = smtpConfigFromEnv(deps.env);
+  const sender = smtp === null ? null : new SmtpEmailSender(smtp);
+  const alerts = new JobAlerts({
+    sender,
+    recipients: new PgAdminRecipients(deps.pool),
+    logger: deps.logger,
+    publicBaseUrl: deps.publicBaseUrl,
+    env: deps.env,
+  });
+  return { alerts, close: () => sender?.close() };
 }
 
 /**
  * SEAM: the catalog the admin API lists and triggers. Today the registry
- * itself (it satisfies `JobCatalog`); recoverable jobs join it through the
- * registry bridge.
+ * itself (it satisfies `JobCatalog`).
  */
 export function createJobCatalog(registry: JobRegistry): JobCatalog {
   return registry;
 }
 
 /**
- * The composition root: builds the storage adapters, the job registry with
- * its tenants, the recoverable engine (seam), alerts (seam) and the admin app.
- * Wiring only; no domain logic.
+ * The composition root: storage adapters, the job registry with its tenants,
+ * the recoverable engine with the consistency checks, alerts and the admin
+ * app. Wiring only; no domain logic.
  */
 export function composeServer(input: ComposeInput): ComposedServer {
   const { config, logger, pool } = input;
   const db = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool }) });
-  const blobs = createBlobStorage(config.storage);
-  const onOutcome = createOutcomeAlerts({ pool, logger });
-  const registry = new JobRegistry({ logger, ...(onOutcome ? { onOutcome } : {}) });
-  registerPeriodicJobs(registry, { db, blobs, tenants: input.tenants, logger });
-  const recoverable = createRecoverableJobs({ registry, pool, db, blobs, logger });
+  const backends = createBlobBackends({ config, db, logger });
+  const { alerts, close: closeAlerts } = createAlerts({
+    pool,
+    env: input.env,
+    publicBaseUrl: config.publicBaseUrl,
+    logger,
+  });
+  const registry = new JobRegistry({ logger, onOutcome: (event) => void alerts.onJobOutcome(event) });
+  registerPeriodicJobs(registry, { db, blobs: backends.source, tenants: input.tenants, logger });
+  const findings = new PgFindingStore({ pool });
+  const { engine } = createRecoverableJobs({
+    registry,
+    pool,
+    db,
+    backends,
+    sourceBackend: config.storage.backend,
+    findings,
+    alerts,
+    logger,
+  });
   const app = createAdminApp({
     jobs: createJobCatalog(registry),
     users: new PgUsersRepository(pool),
@@ -198,14 +332,19 @@ export function composeServer(input: ComposeInput): ComposedServer {
   return {
     app,
     registry,
-    blobs,
-    start() {
+    engine,
+    blobs: backends.source,
+    async start() {
+      // The boot sweep lands before anything can trigger: runs a crash left
+      // Running become Paused, and are never resumed by themselves.
+      await engine.sweep();
       registry.start();
-      recoverable.start();
     },
     async stop() {
-      await recoverable.stop();
+      await engine.shutdown({ timeoutMs: input.shutdownTimeoutMs ?? 10_000 });
       await registry.stop();
+      await backends.close();
+      closeAlerts();
     },
   };
 }

@@ -11,9 +11,10 @@ export { JWT_SECRET_FILE, resolveJwtSecret } from './auth/jwt-secret.js';
 export type { ComposedServer, ComposeInput } from './compose.js';
 export {
   composeServer,
+  createAlerts,
+  createBlobBackends,
   createBlobStorage,
   createJobCatalog,
-  createOutcomeAlerts,
   createRecoverableJobs,
   registerPeriodicJobs,
 } from './compose.js';

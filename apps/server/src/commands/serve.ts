@@ -56,13 +56,13 @@ export async function serveCommand(
         `OXICLOUD_JWT_SECRET is unset: generated a token secret in ${jwt.path}`,
       );
     }
-    composed = composeServer({ config, tenants, logger, pool: db.pool, jwtSecret: jwt.secret });
+    composed = composeServer({ config, tenants, logger, pool: db.pool, jwtSecret: jwt.secret, env });
     http = await listen(composed.app.fetch, config.http);
   } catch (error) {
     await db.close().catch(() => undefined);
     throw error;
   }
-  composed.start();
+  await composed.start();
   logger.info(
     {
       target: SERVER_TARGET,

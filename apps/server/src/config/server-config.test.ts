@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       publicBaseUrl: 'http://127.0.0.1:8086',
       storage: { backend: 'local', root: '/srv/.oxicloud/blobs' },
+      backends: { localRoot: '/srv/.oxicloud/blobs', s3: null },
     });
     expect(CONFIG_DEFAULTS.embeddedPostgresPort).not.toBe(5432);
   });

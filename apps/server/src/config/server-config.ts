@@ -30,6 +30,12 @@ export interface ServerConfig {
   /** No trailing slash. */
   readonly publicBaseUrl: string;
   readonly storage: BlobStorageConfig;
+  /**
+   * Every backend this server can reach, for `storage_migration` targets:
+   * `local` always (`<dataDir>/blobs`), `s3` when `OXICLOUD_S3_BUCKET` is set
+   * (whatever `OXICLOUD_STORAGE_BACKEND` says).
+   */
+  readonly backends: { readonly localRoot: string; readonly s3: S3BlobStorageOptions | null };
 }
 
 /** Variables whose values never appear in error messages. */
@@ -154,6 +160,15 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
       problems.push(`OXICLOUD_STORAGE_BACKEND=s3: ${cause.message.replace(/\n- /g, '\n      - ')}`);
     }
   }
+  let s3: S3BlobStorageOptions | null = storage.backend === 's3' ? storage.s3 : null;
+  if (s3 === null && (env['OXICLOUD_S3_BUCKET'] ?? '').trim() !== '') {
+    try {
+      s3 = s3ConfigFromEnv(env);
+    } catch (cause) {
+      if (!(cause instanceof StorageError)) throw cause;
+      problems.push(`OXICLOUD_S3_BUCKET is set: ${cause.message.replace(/\n- /g, '\n      - ')}`);
+    }
+  }
   if (problems.length > 0) throw configError(problems);
   const host = v.OXICLOUD_HTTP_HOST;
   const shownHost =
@@ -172,5 +187,6 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
       '',
     ),
     storage,
+    backends: { localRoot: join(dataDir, 'blobs'), s3 },
   };
 }
