@@ -286,9 +286,12 @@ export function createAlerts(deps: {
   return { alerts, close: () => sender?.close() };
 }
 
+/** Jobs with a deep mode (re-hash + mime sniff): the page and the API offer "Run deep" on them. */
+export const DEEP_JOBS = ['consistency_batch', 'storage_consistency'] as const;
+
 /**
- * SEAM: the catalog the admin API lists and triggers. Today the registry
- * itself (it satisfies `JobCatalog`).
+ * The catalog of Part 1 jobs the admin API lists and triggers: the registry
+ * itself. Recoverable jobs reach the API through the engine (`runs`).
  */
 export function createJobCatalog(registry: JobRegistry): JobCatalog {
   return registry;
@@ -324,6 +327,9 @@ export function composeServer(input: ComposeInput): ComposedServer {
   });
   const app = createAdminApp({
     jobs: createJobCatalog(registry),
+    runs: engine,
+    findings,
+    deepJobs: DEEP_JOBS,
     users: new PgUsersRepository(pool),
     jwtSecret: input.jwtSecret,
     logger,
