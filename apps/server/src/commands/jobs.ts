@@ -34,7 +34,8 @@ function parser<T>(parse: (value: string) => T): (value: string) => T {
   };
 }
 
-const limitParser = parser((v) => parseWholeNumber(v, 1, 10_000));
+const runsLimitParser = parser((v) => parseWholeNumber(v, 1, 500));
+const findingsLimitParser = parser((v) => parseWholeNumber(v, 1, 1000));
 const offsetParser = parser((v) => parseWholeNumber(v, 0, 1_000_000_000));
 const timeoutParser = parser((v) => parseSeconds(v, 0.1, 86_400));
 const intervalParser = parser((v) => parseSeconds(v, 0.1, 3600));
@@ -202,9 +203,7 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
       .command('runs')
       .description("a recoverable job's runs, newest first")
       .argument('<name>', 'job name')
-      .addOption(
-        new Option('--limit <n>', 'how many runs (1-10000; the server default is 50)').argParser(limitParser),
-      )
+      .addOption(new Option('--limit <n>', 'how many runs, 1-500 (default 50)').argParser(runsLimitParser))
       .addOption(new Option('--offset <n>', 'skip this many runs').argParser(offsetParser)),
   )
     .addHelpText('after', EXIT_CODES_HELP)
@@ -249,9 +248,7 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
       .addOption(new Option('--severity <severity>', 'only this severity').choices(SEVERITIES))
       .option('--kind <kind>', 'only this finding kind (e.g. missing_blob)')
       .addOption(
-        new Option('--limit <n>', 'how many findings (1-10000; the server default is 100)').argParser(
-          limitParser,
-        ),
+        new Option('--limit <n>', 'how many findings, 1-1000 (default 100)').argParser(findingsLimitParser),
       )
       .addOption(new Option('--offset <n>', 'skip this many findings').argParser(offsetParser)),
   )
