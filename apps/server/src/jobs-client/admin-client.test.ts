@@ -52,8 +52,16 @@ function captureIo(): CliIo & { out: () => string; err: () => string } {
   let out = '';
   let err = '';
   return {
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
+    stdout: {
+      write: (t: string) => {
+        out += t;
+      },
+    },
+    stderr: {
+      write: (t: string) => {
+        err += t;
+      },
+    },
     now: () => Date.now(),
     sleep,
     out: () => out,

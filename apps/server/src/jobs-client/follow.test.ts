@@ -72,8 +72,16 @@ function captureIo(signal?: AbortSignal): CliIo & { out: () => string; err: () =
   let out = '';
   let err = '';
   return {
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
+    stdout: {
+      write: (t: string) => {
+        out += t;
+      },
+    },
+    stderr: {
+      write: (t: string) => {
+        err += t;
+      },
+    },
     now: () => Date.now(),
     sleep,
     ...(signal ? { signal } : {}),
