@@ -3,8 +3,8 @@ import type { StorageDatabase } from './database.js';
 
 /**
  * The planner's row estimate (`pg_class.reltuples`) summed over `tables`
- * (schema-qualified names): cheap, for progress and ETA. `null` when none
- * of them has been analysed yet (reltuples = -1).
+ * (schema-qualified names): cheap, for progress and ETA. Tables never
+ * analysed yet (reltuples = -1) are counted exactly instead.
  */
 export async function estimateRowsOf(
   db: Kysely<StorageDatabase>,
@@ -16,5 +16,11 @@ export async function estimateRowsOf(
      WHERE oid IN (${sql.join(tables.map((t) => sql`${t}::regclass`))})
        AND reltuples >= 0`.execute(db);
   const total = rows[0]?.total;
-  return total === null || total === undefined ? null : Math.round(total);
+  if (total !== null && total !== undefined) return Math.round(total);
+  // Never analysed (a fresh or freshly loaded table): count once, so the
+  // first run still gets a total and an ETA.
+  const counts = await Promise.all(
+    tables.map((t) => sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(t)}`.execute(db)),
+  );
+  return counts.reduce((sum, r) => sum + Number(r.rows[0]?.n ?? 0), 0);
 }
