@@ -103,6 +103,19 @@ export {
   REEXTRACT_AUDIO_JOB_NAME,
 } from './reextract-audio/index.js';
 export { createReextractImageJob, REEXTRACT_IMAGE_JOB_NAME } from './reextract-image/index.js';
+export type { MimeSniff, StorageConsistencyCheckOptions } from './storage-consistency/index.js';
+export {
+  BLOB_HASH_MISMATCH,
+  BLOB_MIME_MISMATCH,
+  createStorageConsistencyCheck,
+  MISSING_BLOB_BYTES,
+  MISSING_BYTES_MAX_FILE_IDS,
+  mimeContradicts,
+  normaliseMime,
+  ORPHAN_BLOB,
+  STORAGE_CONSISTENCY_CHECK_NAME,
+  sniffMime,
+} from './storage-consistency/index.js';
 export type {
   BlobBackendName,
   StorageMigrationJob,
@@ -115,19 +128,6 @@ export {
   STORAGE_MIGRATION_JOB_NAME,
   storageMigrationParamsSchema,
 } from './storage-migration/index.js';
-export type { MimeSniff, StorageConsistencyCheckOptions } from './storage-consistency/index.js';
-export {
-  BLOB_HASH_MISMATCH,
-  BLOB_MIME_MISMATCH,
-  createStorageConsistencyCheck,
-  MISSING_BLOB_BYTES,
-  MISSING_BYTES_MAX_FILE_IDS,
-  mimeContradicts,
-  normaliseMime,
-  ORPHAN_BLOB,
-  sniffMime,
-  STORAGE_CONSISTENCY_CHECK_NAME,
-} from './storage-consistency/index.js';
 export type {
   StorageReconcileConfig,
   StorageReconcileJob,
