@@ -6,17 +6,25 @@ import { defineConfig } from 'vitest/config';
  * for in-repo tests), and one Postgres server is started per run by the
  * test-support global setup when `withDatabase` is set.
  */
-export function packageTestConfig(options: { withDatabase?: boolean; testTimeout?: number; typecheck?: boolean } = {}) {
+export function packageTestConfig(
+  options: { withDatabase?: boolean; testTimeout?: number; typecheck?: boolean } = {},
+) {
   return defineConfig({
     resolve: { conditions: ['@oxicloud/source'] },
     ssr: { resolve: { conditions: ['@oxicloud/source'] } },
     test: {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      // The JSON report feeds the one-line total that `pnpm test` prints at the end.
+      reporters: ['default', 'json'],
+      outputFile: { json: './.test-results/vitest.json' },
       server: { deps: { inline: [/@oxicloud\//] } },
       globalSetup: options.withDatabase ? ['@oxicloud/test-support/global-setup'] : [],
       testTimeout: options.testTimeout ?? 30_000,
       hookTimeout: 180_000,
-      typecheck: { enabled: options.typecheck ?? false, include: ['src/**/*.test-d.ts', 'test/**/*.test-d.ts'] },
+      typecheck: {
+        enabled: options.typecheck ?? false,
+        include: ['src/**/*.test-d.ts', 'test/**/*.test-d.ts'],
+      },
     },
   });
 }
