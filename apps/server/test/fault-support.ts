@@ -1,0 +1,303 @@
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { signAdminToken } from '@oxicloud/admin-api';
+import type { Logger } from '@oxicloud/scheduler';
+import { ADMIN_URL_ENV, freePort } from '@oxicloud/test-support';
+import pg from 'pg';
+import {
+  type ComposedServer,
+  composeServer,
+  ensureFirstAdmin,
+  loadConfig,
+  tenantConfigsFromEnv,
+} from '../src/index.js';
+import { type CliProcess, cleanEnv, jsonLines, startCli } from './cli-process.js';
+
+/** The HS256 secret every fault test server signs its tokens with (so tests mint their own). */
+export const FAULT_JWT_SECRET = 'fault-tests-secret-0123456789abcdef0123456789';
+
+/** A scratch folder of mode 0755 (embedded Postgres and blob roots need a readable parent). */
+export function scratchDir(label: string): { path: string; remove(): void } {
+  const path = join(tmpdir(), `oxijobs-${label}-${process.pid}-${Date.now().toString(36)}`);
+  mkdirSync(path, { recursive: true });
+  chmodSync(path, 0o755);
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Periodic jobs off (on demand only), so nothing but the test changes the data. */
+export const QUIET_PERIODIC_JOBS: Record<string, string> = {
+  OXICLOUD_TRASH_CLEANUP_INTERVAL_HOURS: '0',
+  OXICLOUD_STORAGE_USAGE_RECONCILE_INTERVAL_SECONDS: '0',
+  OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS: '0',
+};
+
+/** The environment of a test server on `databaseUrl`, with a fixed JWT secret and quiet periodic jobs. */
+export function serverEnv(options: {
+  databaseUrl: string;
+  dataDir: string;
+  httpPort: number;
+  extra?: Record<string, string>;
+}): Record<string, string> {
+  return cleanEnv({
+    DATABASE_URL: options.databaseUrl,
+    OXICLOUD_DATA_DIR: options.dataDir,
+    OXICLOUD_HTTP_PORT: String(options.httpPort),
+    OXICLOUD_HTTP_HOST: '127.0.0.1',
+    OXICLOUD_JWT_SECRET: FAULT_JWT_SECRET,
+    OXICLOUD_LOG_LEVEL: 'info',
+    ...QUIET_PERIODIC_JOBS,
+    ...options.extra,
+  });
+}
+
+/**
+ * Starts `oxijobs serve` and resolves once it logged `server.listening`
+ * (written after the boot sweep, so a trigger can no longer race the sweep).
+ */
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<CliProcess> {
+  const server = startCli(['serve'], env);
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) {
+      throw new Error(`the server exited before listening: ${server.stderr()}\n${server.stdout()}`);
+    }
+    if (server.stdout().includes('"event":"server.listening"')) return server;
+    await sleep(25);
+  }
+  server.child.kill('SIGKILL');
+  throw new Error(`the server did not log server.listening within ${timeoutMs} ms: ${server.stderr()}`);
+}
+
+/** kill -9, and wait until the process is gone. */
+export async function killHard(server: CliProcess): Promise<void> {
+  if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+  await server.exited;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Mints an admin bearer token for `username` (the first boot creates `admin`), signed with {@link FAULT_JWT_SECRET}. */
+export async function adminToken(
+  pool: pg.Pool,
+  options: { username?: string; expiresInSeconds?: number; now?: Date } = {},
+): Promise<string> {
+  const { rows } = await pool.query<{ id: string; username: string; role: 'admin' | 'user' }>(
+    'SELECT id::text AS id, username, role FROM auth.users WHERE username = $1',
+    [options.username ?? 'admin'],
+  );
+  const user = rows[0];
+  if (!user) throw new Error(`no user ${options.username ?? 'admin'} in auth.users`);
+  return signAdminToken({
+    secret: FAULT_JWT_SECRET,
+    user,
+    expiresInSeconds: options.expiresInSeconds ?? 3600,
+    ...(options.now ? { now: options.now } : {}),
+  });
+}
+
+/** A run as `GET …/runs/{id}` answers it (the fields the tests read). */
+export interface RunJson {
+  run_id: string;
+  job_name: string;
+  status: 'Running' | 'CancelRequested' | 'Paused' | 'Completed' | 'Failed';
+  started_at: string;
+  cursor_hex: string | null;
+  stats: Record<string, unknown>;
+  params: Record<string, unknown>;
+  error_message: string | null;
+}
+
+/** A finding as `GET …/findings` answers it. */
+export interface FindingJson {
+  kind: string;
+  severity: string;
+  resource_id: string;
+}
+
+/** A tiny admin API client over `fetch` (a real socket per request unless told otherwise). */
+export function adminClient(base: string, token: string) {
+  const headers = { authorization: `Bearer ${token}` };
+  async function json<T>(res: Response, expected: number, what: string): Promise<T> {
+    const text = await res.text();
+    if (res.status !== expected) throw new Error(`${what}: expected ${expected}, got ${res.status} ${text}`);
+    return JSON.parse(text) as T;
+  }
+  const client = {
+    async trigger(
+      job: string,
+      body?: Record<string, unknown>,
+    ): Promise<{ run_id: string; status: string; resumed: boolean; already_running: boolean }> {
+      const res = await fetch(`${base}/api/admin/jobs/${job}/trigger`, {
+        method: 'POST',
+        headers: body ? { ...headers, 'content-type': 'application/json' } : headers,
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return json(res, 202, `trigger ${job}`);
+    },
+    async run(job: string, runId: string): Promise<RunJson> {
+      return json(
+        await fetch(`${base}/api/admin/jobs/${job}/runs/${runId}`, { headers }),
+        200,
+        `run ${runId}`,
+      );
+    },
+    async runs(job: string): Promise<RunJson[]> {
+      return json(
+        await fetch(`${base}/api/admin/jobs/${job}/runs?limit=500`, { headers }),
+        200,
+        `runs ${job}`,
+      );
+    },
+    /** Every finding of a run (all pages). */
+    async findings(job: string, runId: string): Promise<{ total: number; findings: FindingJson[] }> {
+      const all: FindingJson[] = [];
+      let total = 0;
+      for (let offset = 0; ; offset += 500) {
+        const page = await json<{ total: number; findings: FindingJson[] }>(
+          await fetch(`${base}/api/admin/jobs/${job}/runs/${runId}/findings?limit=500&offset=${offset}`, {
+            headers,
+          }),
+          200,
+          `findings ${runId}`,
+        );
+        total = page.total;
+        all.push(...page.findings);
+        if (page.findings.length < 500) break;
+      }
+      return { total, findings: all };
+    },
+    /** Polls the run until its status is one of `statuses`. */
+    async waitFor(
+      job: string,
+      runId: string,
+      statuses: readonly RunJson['status'][],
+      timeoutMs = 60_000,
+    ): Promise<RunJson> {
+      const deadline = Date.now() + timeoutMs;
+      let last: RunJson | undefined;
+      while (Date.now() < deadline) {
+        last = await client.run(job, runId);
+        if (statuses.includes(last.status)) return last;
+        await sleep(50);
+      }
+      throw new Error(`run ${runId} of ${job} did not reach ${statuses.join('/')}: ${JSON.stringify(last)}`);
+    },
+  };
+  return client;
+}
+
+/** `kind severity resource_id` lines, sorted: what "the same findings" compares. */
+export function findingSet(
+  findings: readonly { kind: string; severity: string; resource_id?: string; resourceId?: string }[],
+): string[] {
+  return findings.map((f) => `${f.kind} ${f.severity} ${f.resource_id ?? f.resourceId}`).sort();
+}
+
+function adminUrl(): string {
+  const url = process.env[ADMIN_URL_ENV] ?? process.env['TEST_DATABASE_URL'];
+  if (!url) throw new Error(`${ADMIN_URL_ENV} is not set: the test-support global setup must run`);
+  return url;
+}
+
+function databaseUrl(name: string): string {
+  const u = new URL(adminUrl());
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** A copy of a test database (`CREATE DATABASE … TEMPLATE`), with a pool of its own. */
+export interface DatabaseCopy {
+  readonly name: string;
+  readonly url: string;
+  readonly pool: pg.Pool;
+  drop(): Promise<void>;
+}
+
+/**
+ * Copies database `source` to a new database: the source's other sessions are
+ * ended first (CREATE DATABASE … TEMPLATE needs it alone; pools reconnect).
+ */
+export async function copyDatabase(source: string, label = 'copy'): Promise<DatabaseCopy> {
+  const name = `${source}_${label}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: adminUrl() });
+  await admin.connect();
+  try {
+    for (let attempt = 0; ; attempt++) {
+      await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [source],
+      );
+      try {
+        await admin.query(`CREATE DATABASE ${name} TEMPLATE ${source}`);
+        break;
+      } catch (error) {
+        if (attempt >= 50 || !/being accessed by other users/.test((error as Error).message)) throw error;
+        await sleep(100);
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+  const url = databaseUrl(name);
+  const pool = new pg.Pool({ connectionString: url, max: 5 });
+  pool.on('error', () => undefined);
+  return {
+    name,
+    url,
+    pool,
+    async drop() {
+      await pool.end().catch(() => undefined);
+      const c = new pg.Client({ connectionString: adminUrl() });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+      await c.end();
+    },
+  };
+}
+
+/** A logger that keeps every line (fields + msg + level) in memory: the in-process tests' audit log. */
+export function capturingLogger(): Logger & { lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const at =
+    (level: string) =>
+    (fields: object, msg?: string): void => {
+      lines.push({ level, ...(fields as Record<string, unknown>), msg });
+    };
+  return { lines, info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') };
+}
+
+/**
+ * The composed server in this process (no HTTP listener: `app.request()`),
+ * on `pool`, with the first admin created and a capturing logger.
+ */
+export async function composeInProcess(options: {
+  pool: pg.Pool;
+  dataDir: string;
+  env?: Record<string, string>;
+}): Promise<{ server: ComposedServer; logger: ReturnType<typeof capturingLogger> }> {
+  const env = cleanEnv({
+    DATABASE_URL: 'postgres://unused.invalid/unused',
+    OXICLOUD_DATA_DIR: options.dataDir,
+    OXICLOUD_JWT_SECRET: FAULT_JWT_SECRET,
+    ...QUIET_PERIODIC_JOBS,
+    ...options.env,
+  });
+  const logger = capturingLogger();
+  await ensureFirstAdmin(options.pool, logger);
+  const server = composeServer({
+    config: loadConfig(env),
+    tenants: tenantConfigsFromEnv(env),
+    logger,
+    pool: options.pool,
+    jwtSecret: FAULT_JWT_SECRET,
+    env,
+    shutdownTimeoutMs: 2_000,
+  });
+  await server.start();
+  return { server, logger };
+}
+
+export { type CliProcess, freePort, jsonLines };
