@@ -487,7 +487,7 @@ function syncUrl() {
   let path = PAGE;
   if (d) {
     path += '/' + encodeURIComponent(d.name);
-    if (d.runId && d.explicitRun) path += '/runs/' + encodeURIComponent(d.runId) + (d.tab === 'findings' ? '/findings' : '');
+    if (d.runId && (d.explicitRun || d.tab === 'findings')) path += '/runs/' + encodeURIComponent(d.runId) + (d.tab === 'findings' ? '/findings' : '');
   }
   const params = new URLSearchParams(location.search);
   params.delete('tab');
@@ -854,7 +854,7 @@ function renderFindings() {
       countBody.append(h('tr', null, h('td', { class: 'mono', text: c.kind }), h('td', null, badgeSeverity(c.severity)), h('td', { text: fmt(c.count) })));
     }
     out.push(h('table', { class: 'counts', id: 'findings-counts' },
-      h('caption', { text: 'Findings of this run by kind and severity' + (d.severity ? ' (' + d.severity + ' only)' : '') + '.' }),
+      h('caption', { text: 'All findings of this run, by kind and severity.' }),
       h('thead', null, h('tr', null, h('th', { scope: 'col', text: 'Kind' }), h('th', { scope: 'col', text: 'Severity' }), h('th', { scope: 'col', text: 'Count' }))),
       countBody.childElementCount ? countBody : h('tbody', null, h('tr', null, h('td', { colspan: '3', class: 'empty', text: 'none' })))));
     const list = Array.isArray(f.findings) ? f.findings : [];
