@@ -100,6 +100,21 @@ describe('times and words', () => {
       'ok, count 7 {"forced":true}',
     );
     expect(describeOutcome({ kind: 'err', message: 'boom' })).toBe('err: boom');
+    expect(
+      describeOutcome({
+        kind: 'ok',
+        count: 3,
+        extra: {
+          per_check: {
+            drives_consistency: { outcome: { kind: 'ok', count: 6, extra: { completed: true } } },
+            files_consistency: { outcome: { kind: 'ok', count: 2, extra: { paused: true } } },
+            storage_consistency: { outcome: { kind: 'err', message: 'disk gone' } },
+          },
+        },
+      }),
+    ).toBe(
+      'ok, count 3; drives_consistency ok 6, files_consistency paused 2, storage_consistency err: disk gone',
+    );
     expect(describeOutcome({ kind: 'ok', count: 0, extra: { skipped: 'already_running' } })).toBe(
       'skipped: a run is already in flight',
     );
@@ -165,7 +180,7 @@ describe('formatJobs', () => {
     const text = formatJobs([{ ...periodic, kind: 'periodic' }, recoverable, done], NOW);
     expect(text).toContain('LATEST RUN');
     expect(text).toMatch(
-      /files_consistency\s+recoverable\s+on demand\s+idle\s+-\s+never\s+running 120,000\/1,000,000 \(12\.0%\)/,
+      /files_consistency\s+recoverable\s+on demand\s+idle\s+-\s+-\s+running 120,000\/1,000,000 \(12\.0%\)/,
     );
     expect(text).toMatch(/drives_consistency .* completed 5m ago/);
     expect(text).toMatch(/trash_cleanup\s+periodic .* -\n/);

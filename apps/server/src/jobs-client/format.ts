@@ -129,7 +129,9 @@ export function formatRate(rate: number | null | undefined): string {
 
 /** `9s`, `3m 04s`; `-` when unknown. */
 export function formatEta(seconds: number | null | undefined): string {
-  return typeof seconds === 'number' && Number.isFinite(seconds) ? formatDuration(seconds * 1000) : '-';
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds)) return '-';
+  if (seconds <= 0) return '0s';
+  return seconds < 1 ? '<1s' : formatDuration(seconds * 1000);
 }
 
 /** `ok, count 7 {"forced":false}` / `err: boom` / `skipped: already running`. */
@@ -137,8 +139,26 @@ export function describeOutcome(outcome: ApiJobOutcome): string {
   if (outcome.kind === 'err') return `err: ${outcome.message}`;
   const extra = outcome.extra ?? {};
   if (extra['skipped'] === 'already_running') return 'skipped: a run is already in flight';
+  const perCheck = extra['per_check'];
+  if (perCheck !== null && typeof perCheck === 'object' && !Array.isArray(perCheck)) {
+    return `ok, count ${formatCount(outcome.count)}; ${describePerCheck(perCheck as Record<string, unknown>)}`;
+  }
   const extraText = Object.keys(extra).length > 0 ? ` ${compactJson(extra, 200)}` : '';
   return `ok, count ${formatCount(outcome.count)}${extraText}`;
+}
+
+/** `drives_consistency ok 6, files_consistency err: boom`: the children of a batch outcome. */
+function describePerCheck(perCheck: Readonly<Record<string, unknown>>): string {
+  const parts = Object.entries(perCheck).map(([name, entry]) => {
+    const outcome = (entry as { outcome?: ApiJobOutcome } | null)?.outcome;
+    if (!outcome) return `${name} ?`;
+    if (outcome.kind === 'err') return `${name} err: ${truncate(outcome.message, 80)}`;
+    const extra = outcome.extra ?? {};
+    const state =
+      extra['paused'] === true ? 'paused' : extra['skipped'] ? `skipped (${String(extra['skipped'])})` : 'ok';
+    return `${name} ${state} ${formatCount(outcome.count)}`;
+  });
+  return parts.length > 0 ? parts.join(', ') : 'no checks ran';
 }
 
 /** JSON on one line, cut at `max` characters. */
@@ -149,7 +169,7 @@ export function compactJson(value: unknown, max: number): string {
 
 function lastRunCell(job: ApiJob, nowMs: number): string {
   const last = job.last_outcome;
-  if (!last) return 'never';
+  if (!last) return job.kind === 'recoverable' ? '-' : 'never';
   const when = relativeTime(last.at, nowMs);
   if (last.outcome.kind === 'err') {
     const cause = last.cause && last.cause !== 'handler' ? ` (${last.cause})` : '';
