@@ -416,9 +416,11 @@ const expiredGrants: Injector = async (ctx) => {
          FROM picks ORDER BY i
        RETURNING id, subject_id, granted_by, expires_at
      )
-     SELECT DISTINCT ON (ins.id) ins.id, p.subject, p.owner, ins.expires_at
-       FROM ins JOIN picks p ON p.subject_id = ins.subject_id AND p.owner_id = ins.granted_by
-      ORDER BY ins.id`,
+     SELECT ins.id, p.subject, p.owner, ins.expires_at
+       FROM ins JOIN picks p
+         ON p.subject_id = ins.subject_id AND p.owner_id = ins.granted_by
+        AND ins.expires_at = now() - interval '2 days' - make_interval(hours => p.i)
+      ORDER BY p.i`,
     [n(ctx), ctx.options.users],
   );
   return inserted.map((g) => ({

@@ -20,20 +20,23 @@ export async function findAnomalies(pool: pg.Pool, blobs: BlobStorage) {
     driveDrift: await ids(
       pool,
       `SELECT d.id FROM storage.drives d
-        WHERE d.used_bytes <> COALESCE((SELECT sum(f.size) FROM storage.files f WHERE f.drive_id = d.id), 0)`,
+         LEFT JOIN (SELECT drive_id, sum(size) AS total FROM storage.files GROUP BY drive_id) s ON s.drive_id = d.id
+        WHERE d.used_bytes <> COALESCE(s.total, 0)`,
     ),
     // User envelope against the sum of the user's drives ...
     userDriftVsDrives: await ids(
       pool,
       `SELECT u.id FROM auth.users u
-        WHERE u.storage_used_bytes <> COALESCE((SELECT sum(d.used_bytes) FROM storage.drives d WHERE d.owner_id = u.id), 0)`,
+         LEFT JOIN (SELECT owner_id, sum(used_bytes) AS total FROM storage.drives GROUP BY owner_id) s ON s.owner_id = u.id
+        WHERE u.storage_used_bytes <> COALESCE(s.total, 0)`,
     ),
     // ... and against the sum of the user's files.
     userDriftVsFiles: await ids(
       pool,
       `SELECT u.id FROM auth.users u
-        WHERE u.storage_used_bytes <> COALESCE((SELECT sum(f.size) FROM storage.files f
-                                                  JOIN storage.drives d ON d.id = f.drive_id WHERE d.owner_id = u.id), 0)`,
+         LEFT JOIN (SELECT d.owner_id, sum(f.size) AS total FROM storage.files f
+                      JOIN storage.drives d ON d.id = f.drive_id GROUP BY d.owner_id) s ON s.owner_id = u.id
+        WHERE u.storage_used_bytes <> COALESCE(s.total, 0)`,
     ),
     liveFolderUnderTrashed: await ids(
       pool,
@@ -92,8 +95,8 @@ export async function findAnomalies(pool: pg.Pool, blobs: BlobStorage) {
     refCountWrong: await ids(
       pool,
       `SELECT b.hash AS id FROM storage.blobs b
-        WHERE b.ref_count <> (SELECT count(*) FROM storage.files f WHERE f.blob_hash = b.hash)
-           OR (b.ref_count = 0) <> (b.orphaned_at IS NOT NULL)`,
+         LEFT JOIN (SELECT blob_hash, count(*) AS n FROM storage.files GROUP BY blob_hash) s ON s.blob_hash = b.hash
+        WHERE b.ref_count <> COALESCE(s.n, 0) OR (b.ref_count = 0) <> (b.orphaned_at IS NOT NULL)`,
     ),
     unreferencedBlobs: await ids(pool, 'SELECT hash AS id FROM storage.blobs WHERE ref_count = 0'),
     // A trashed folder's children (folders and files) are trashed too.
