@@ -413,5 +413,7 @@ describe('when a fault cannot be applied', () => {
     expect((err as Error).message).toMatch(/secondDriveShare/);
     expect(await count(f.db, 'SELECT count(*) AS n FROM auth.users')).toBe(0);
     expect(await count(f.db, 'SELECT count(*) AS n FROM storage.files')).toBe(0);
+    // No orphan bytes left behind either: the blob store is as empty as the tables.
+    expect(await f.blobs.list({ limit: 10 })).toEqual([]);
   });
 });

@@ -173,6 +173,9 @@ export async function generateDataset(input: GenerateDatasetInput): Promise<Data
       progress('commit', 1, 1);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
+      // Nothing half-written: the rows rolled back, so the bytes this call
+      // wrote that no row describes would be orphans on disk. Remove them.
+      await removeBytesWithoutRows(client, input.blobs, hashes).catch(() => undefined);
       throw err;
     }
 
@@ -217,6 +220,25 @@ export async function generateDataset(input: GenerateDatasetInput): Promise<Data
     );
   } finally {
     client.release();
+  }
+}
+
+/** Deletes the bytes of `hashes` that have no `storage.blobs` row (after a rolled-back generation). */
+async function removeBytesWithoutRows(
+  client: SqlClient,
+  storage: BlobStorage,
+  hashes: string[],
+): Promise<void> {
+  for (let start = 0; start < hashes.length; start += 10_000) {
+    const chunk = hashes.slice(start, start + 10_000).filter((h): h is string => typeof h === 'string');
+    const kept = new Set(
+      (
+        await rows<{ hash: string }>(client, 'SELECT hash FROM storage.blobs WHERE hash = ANY($1::text[])', [
+          chunk,
+        ])
+      ).map((r) => r.hash),
+    );
+    for (const hash of chunk) if (!kept.has(hash)) await storage.delete(hash);
   }
 }
 
