@@ -1,0 +1,278 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliProcess, cleanEnv, runCli, startCli, waitForStatus } from './cli-process.js';
+
+/**
+ * `oxijobs jobs …` as an operator runs it: a real `oxijobs serve` process on a
+ * fresh test database with a small seeded dataset (faults included), and the
+ * CLI as a child process talking HTTP to it.
+ */
+describe('oxijobs jobs (against a running server)', () => {
+  let db: TestDatabase;
+  let dataDir: string;
+  let serverEnv: Record<string, string>;
+  let server: CliProcess;
+  let base: string;
+  let env: Record<string, string>;
+
+  const jobs = (args: string[], extra: Record<string, string> = {}) =>
+    runCli(['jobs', ...args], { ...env, ...extra });
+  const oneLine = (text: string) => text.trimEnd().split('\n');
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const httpPort = await freePort();
+    base = `http://127.0.0.1:${httpPort}`;
+    dataDir = join(tmpdir(), `oxijobs-cli-jobs-${process.pid}-${httpPort}`);
+    mkdirSync(dataDir, { recursive: true });
+    serverEnv = cleanEnv({
+      DATABASE_URL: db.url,
+      OXICLOUD_DATA_DIR: dataDir,
+      OXICLOUD_HTTP_PORT: String(httpPort),
+      OXICLOUD_LOG_LEVEL: 'warn',
+    });
+    server = startCli(['serve'], serverEnv);
+    await waitForStatus(`${base}/healthz`, 200, { process: server, timeoutMs: 60_000 });
+    const seed = await runCli(
+      [
+        'seed',
+        '--users',
+        '40',
+        '--files-per-user',
+        '30',
+        '--blobs-on-disk',
+        '300',
+        '--faults',
+        'all',
+        '--second-drive-share',
+        '0.5',
+      ],
+      serverEnv,
+    );
+    expect(seed.code, seed.stderr).toBe(0);
+    const token = await runCli(['token', '--user', 'admin'], serverEnv);
+    expect(token.code, token.stderr).toBe(0);
+    env = cleanEnv({
+      OXICLOUD_ADMIN_URL: base,
+      OXICLOUD_ADMIN_TOKEN: token.stdout.trim().split('\n').at(-1)!,
+    });
+  });
+
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    await db?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('lists the jobs as an aligned table, and --json is the API document', async () => {
+    const table = await jobs(['list']);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stderr).toBe('');
+    const lines = oneLine(table.stdout);
+    expect(lines[0]).toMatch(/^NAME\s+KIND\s+SCHEDULE\s+STATE\s+NEXT RUN\s+LAST RUN\s+LATEST RUN$/);
+    expect(table.stdout).toMatch(/\ntrash_cleanup\s+periodic\s+every 1d\s+idle\s+in 2[34]h\s+never\s+-\n/);
+    expect(table.stdout).toMatch(/\nfiles_consistency\s+recoverable\s+on demand\s+idle/);
+    const json = await jobs(['list', '--json']);
+    expect(json.code).toBe(0);
+    const listed = JSON.parse(json.stdout) as Array<{ name: string; kind: string }>;
+    const api = await fetch(`${base}/api/admin/jobs`, {
+      headers: { authorization: `Bearer ${env['OXICLOUD_ADMIN_TOKEN']}` },
+    });
+    expect(listed.map((j) => j.name)).toEqual(
+      ((await api.json()) as Array<{ name: string }>).map((j) => j.name),
+    );
+    expect(listed.map((j) => j.name)).toEqual(
+      expect.arrayContaining(['trash_cleanup', 'consistency_batch', 'files_consistency']),
+    );
+    // the table has one row per job
+    expect(lines).toHaveLength(listed.length + 1);
+  });
+
+  it('triggers a periodic job and prints its outcome (exit 0)', async () => {
+    const result = await jobs(['trigger', 'trash_cleanup', '--force']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^trash_cleanup: ok, count \d+ \{.*"folders":\d+/);
+    const json = await jobs(['trigger', 'grant_cleanup', '--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, outcome: { kind: 'ok' } });
+  });
+
+  it('prints API errors as one line with their code (exit 1)', async () => {
+    const unknown = await jobs(['trigger', 'nope']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toBe('');
+    expect(oneLine(unknown.stderr)).toEqual([
+      expect.stringMatching(/^oxijobs: JOB_NOT_FOUND: no job named .nope./),
+    ]);
+    const cancel = await jobs(['cancel', 'drives_consistency']);
+    expect(cancel.code).toBe(1);
+    expect(oneLine(cancel.stderr)).toEqual([expect.stringMatching(/^oxijobs: NO_ACTIVE_RUN: /)]);
+    const periodic = await jobs(['cancel', 'trash_cleanup']);
+    expect(periodic.code).toBe(1);
+    expect(periodic.stderr).toMatch(/^oxijobs: NOT_RECOVERABLE: /);
+    const badRun = await jobs(['run', 'files_consistency', 'not-a-uuid']);
+    expect(badRun.code).toBe(1);
+    expect(badRun.stderr).toMatch(/^oxijobs: INVALID_RUN_ID: /);
+    const badToken = await jobs(['list'], { OXICLOUD_ADMIN_TOKEN: 'a.b.c' });
+    expect(badToken.code).toBe(1);
+    expect(oneLine(badToken.stderr)).toEqual([
+      expect.stringMatching(
+        /^oxijobs: UNAUTHENTICATED: .*mint a fresh token with `oxijobs token --user admin`$/,
+      ),
+    ]);
+    const params = await jobs(['trigger', 'files_consistency', '--params', '{"batch_size":-1}']);
+    expect(params.code).toBe(1);
+    expect(params.stderr).toMatch(/^oxijobs: INVALID_PARAMS: .*batch_size/);
+  });
+
+  it('refuses bad values and a missing token with one line and exit 2, sending nothing', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [
+        ['runs', 'files_consistency', '--limit', 'abc'],
+        /--limit <n>' argument 'abc' is invalid\. use a whole number from 1 to 500/,
+      ],
+      [
+        ['findings', 'files_consistency', 'x', '--severity', 'Foo'],
+        /Allowed choices are DataLoss, Reclaimable, Regenerable, Drift/,
+      ],
+      [
+        ['trigger', 'files_consistency', '--params', 'not json'],
+        /--params <json>' argument 'not json' is invalid\. use a JSON object/,
+      ],
+      [['run', 'files_consistency', 'x', '--interval', '0'], /use a number of seconds from 0\.1 to 3600/],
+      [['trigger'], /missing required argument 'name'/],
+      [['list', '--url', 'ftp://x'], /--url="ftp:\/\/x" must be an http:\/\/ or https:\/\/ URL/],
+    ];
+    for (const [args, expected] of cases) {
+      const result = await jobs(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(oneLine(result.stderr), args.join(' ')).toEqual([expect.stringMatching(/^oxijobs: /)]);
+      expect(result.stderr).toMatch(expected);
+    }
+    const noToken = await runCli(['jobs', 'list'], cleanEnv({ OXICLOUD_ADMIN_URL: base }));
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toBe(
+      'oxijobs: no admin token: pass --token <token> or set OXICLOUD_ADMIN_TOKEN; mint one with `oxijobs token --user admin`\n',
+    );
+    const withFlag = await runCli(
+      ['jobs', 'list', '--token', env['OXICLOUD_ADMIN_TOKEN']!, '--url', base],
+      cleanEnv({}),
+    );
+    expect(withFlag.code).toBe(0);
+  });
+
+  it('says the server is not reachable at the URL (exit 1)', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const result = await jobs(['list', '--url', url]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `oxijobs: the server is not reachable at ${url} (connection refused); is \`oxijobs serve\` running? set --url or OXICLOUD_ADMIN_URL\n`,
+    );
+  });
+
+  it('trigger --follow of a recoverable job: progress lines, exit 0 on completion; runs, run and findings show it', async () => {
+    const result = await jobs(['trigger', 'files_consistency', '--follow', '--interval', '0.2']);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = oneLine(result.stdout);
+    const runId = /^files_consistency: started run (\S+)$/.exec(lines[0]!)?.[1];
+    expect(runId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(lines.at(-2)).toMatch(/^files_consistency {2}completed {2}[\d,]+\/[\d,]+ \(100\.0%\)/);
+    expect(lines.at(-1)).toMatch(
+      new RegExp(`^files_consistency: run ${runId} completed in .*: [\\d,]+ processed, count 6$`),
+    );
+
+    const runs = await jobs(['runs', 'files_consistency', '--limit', '5']);
+    expect(runs.code).toBe(0);
+    expect(runs.stdout).toMatch(new RegExp(`\\n${runId}\\s+completed\\s+(just now|\\d+s ago)\\s+`));
+    const runsJson = JSON.parse((await jobs(['runs', 'files_consistency', '--json'])).stdout) as Array<{
+      run_id: string;
+    }>;
+    expect(runsJson[0]?.run_id).toBe(runId);
+
+    const detail = await jobs(['run', 'files_consistency', runId!]);
+    expect(detail.code).toBe(0);
+    expect(detail.stdout).toMatch(/^run\s+\S+\njob\s+files_consistency\nstatus\s+completed\n/);
+
+    const findings = await jobs(['findings', 'files_consistency', runId!]);
+    expect(findings.code).toBe(0);
+    expect(findings.stdout).toMatch(new RegExp(`^run ${runId}: 6 findings\\n`));
+    expect(findings.stdout).toMatch(/DataLoss\s+missing_blob\s+2\n/);
+    const dataLoss = await jobs([
+      'findings',
+      'files_consistency',
+      runId!,
+      '--severity',
+      'DataLoss',
+      '--json',
+    ]);
+    const page = JSON.parse(dataLoss.stdout) as { findings: Array<{ severity: string }> };
+    expect(page.findings.length).toBeGreaterThan(0);
+    expect(page.findings.every((f) => f.severity === 'DataLoss')).toBe(true);
+
+    const again = await jobs(['run', 'files_consistency', runId!, '--follow']);
+    expect(again.code).toBe(0);
+  });
+
+  it('trigger --follow exits 3 when another process cancels the run, and 0 once resumed to the end', async () => {
+    const follow = startCli(
+      [
+        'jobs',
+        'trigger',
+        'folders_consistency',
+        '--params',
+        '{"batch_size":500,"throttle_ms":300}',
+        '--follow',
+        '--interval',
+        '0.2',
+      ],
+      env,
+    );
+    const deadline = Date.now() + 30_000;
+    while (!/folders_consistency {2}running {2}[1-9]/.test(follow.stdout()) && Date.now() < deadline) {
+      if (follow.child.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(follow.stdout()).toMatch(/folders_consistency {2}running/);
+    const cancel = await jobs(['cancel', 'folders_consistency']);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    expect(cancel.stdout).toMatch(
+      /^folders_consistency: cancel requested for run \S+; it pauses at its next batch boundary\n$/,
+    );
+    expect(await follow.exited).toBe(3);
+    expect(oneLine(follow.stdout()).at(-1)).toMatch(
+      /^folders_consistency: run \S+ paused after .*; `oxijobs jobs trigger folders_consistency` resumes it$/,
+    );
+
+    const resumed = await jobs(['trigger', 'folders_consistency', '--follow', '--interval', '0.2']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/^folders_consistency: resumed run \S+\n/);
+    expect(oneLine(resumed.stdout).at(-1)).toMatch(/completed in .*count 6$/);
+  });
+
+  it('consistency_batch --follow shows each check and exits 0 by the batch outcome', async () => {
+    const result = await jobs(['trigger', 'consistency_batch', '--follow', '--interval', '0.2']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^consistency_batch: accepted; following its checks\n/);
+    for (const check of [
+      'drives_consistency',
+      'folders_consistency',
+      'files_consistency',
+      'storage_consistency',
+    ]) {
+      expect(result.stdout).toMatch(new RegExp(`\\n {2}${check}: run \\S+ completed in `));
+    }
+    expect(oneLine(result.stdout).at(-1)).toMatch(
+      /^consistency_batch: ok, count \d+; drives_consistency ok \d+, folders_consistency ok 6, files_consistency ok 6, storage_consistency ok \d+$/,
+    );
+    const listed = await jobs(['list']);
+    expect(listed.stdout).toMatch(
+      /consistency_batch\s+periodic\s+on demand\s+idle\s+-\s+ok (just now|\d+s ago)/,
+    );
+  });
+});
