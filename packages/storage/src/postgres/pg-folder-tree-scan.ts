@@ -117,6 +117,12 @@ export class PgFolderTreeScan implements FolderTreeScan {
   async #compare(batch: RawBuilder<unknown>, options: FolderTreeScanOptions): Promise<PageRow> {
     const { rows } = await sql<PageRow>`
       WITH batch AS MATERIALIZED (${batch}),
+      -- The batch's parents by primary key: a plain LEFT JOIN to storage.folders makes the
+      -- planner hash-join against a seq scan of every folder, once per batch (O(n²) overall).
+      parents AS MATERIALIZED (
+        SELECT p.id, p.is_trashed, p.trashed_at, p.path, p.lpath FROM storage.folders p
+         WHERE p.id = ANY (ARRAY(SELECT b.parent_id FROM batch b WHERE b.parent_id IS NOT NULL))
+      ),
       checked AS (
         SELECT b.id, b.drive_id, b.parent_id,
                (NOT b.is_trashed AND COALESCE(p.is_trashed, false)
@@ -128,7 +134,7 @@ export class PgFolderTreeScan implements FolderTreeScan {
                CASE WHEN b.parent_id IS NULL THEN storage.folder_label(b.id)
                     ELSE p.lpath || storage.folder_label(b.id) END AS expected_lpath
           FROM batch b
-          LEFT JOIN storage.folders p ON p.id = b.parent_id
+          LEFT JOIN parents p ON p.id = b.parent_id
       )
       SELECT (SELECT count(*) FROM batch) AS scanned,
              (SELECT id FROM batch ORDER BY id DESC LIMIT 1) AS last_id,
