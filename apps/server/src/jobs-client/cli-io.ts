@@ -14,6 +14,8 @@ export interface CliIo {
 export interface OutputStream {
   write(text: string): unknown;
   readonly isTTY?: boolean;
+  /** Terminal width, when a terminal. */
+  readonly columns?: number;
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts; never rejects. */

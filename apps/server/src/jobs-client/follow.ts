@@ -26,9 +26,10 @@ export function exitCodeOfStatus(status: string): number {
   return EXIT_CODES.failed;
 }
 
-function createDisplay(io: CliIo, options: FollowOptions): ProgressDisplay {
+function createDisplay(io: CliIo, options: FollowOptions, labels: readonly string[] = []): ProgressDisplay {
   if (options.json) return silentDisplay();
-  if (options.tty) return terminalDisplay(io.stdout);
+  if (options.tty)
+    return terminalDisplay(io.stdout, { labelWidth: Math.max(0, ...labels.map((l) => l.length)) });
   return plainDisplay(io.stdout, () => io.now(), options.plainEveryMs ?? 5000);
 }
 
@@ -89,7 +90,7 @@ export async function followRun(
   io: CliIo,
   options: FollowOptions,
 ): Promise<number> {
-  const display = createDisplay(io, options);
+  const display = createDisplay(io, options, [name]);
   let last: ApiAnswer<ApiRunSummary> | undefined;
   try {
     last = await pollUntil(
@@ -131,7 +132,11 @@ export async function followBatch(
   io: CliIo,
   options: FollowOptions,
 ): Promise<number> {
-  const display = createDisplay(io, options);
+  const display = createDisplay(
+    io,
+    options,
+    childJobs(before, name).map((job) => job.name),
+  );
   const batchBefore = before.find((job) => job.name === name);
   const previousOutcomeAt = batchBefore?.last_outcome?.at;
   const previousRunIds = new Map(

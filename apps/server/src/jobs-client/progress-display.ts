@@ -52,7 +52,14 @@ export function plainDisplay(out: OutputStream, now: () => number, everyMs: numb
  * Live bars on a terminal (cli-progress): per run, processed/total, percent,
  * rate and ETA. A run with no known total shows an empty bar and its count.
  */
-export function terminalDisplay(out: OutputStream): ProgressDisplay {
+export function terminalDisplay(
+  out: OutputStream,
+  options: { readonly labelWidth?: number } = {},
+): ProgressDisplay {
+  const labelWidth = { value: options.labelWidth ?? 0 };
+  // The text around the bar takes about 50 columns plus the label; the bar gets what is left (8 to 30).
+  const columns = typeof out.columns === 'number' && out.columns > 0 ? out.columns : 100;
+  const barsize = Math.max(8, Math.min(30, columns - 52 - labelWidth.value));
   const multi = new cliProgress.MultiBar(
     {
       stream: out as NodeJS.WritableStream,
@@ -61,14 +68,13 @@ export function terminalDisplay(out: OutputStream): ProgressDisplay {
       clearOnComplete: false,
       stopOnComplete: false,
       gracefulExit: false,
-      barsize: 24,
+      barsize,
       fps: 5,
       autopadding: true,
     },
     cliProgress.Presets.shades_classic,
   );
   const bars = new Map<string, cliProgress.SingleBar>();
-  const labelWidth = { value: 0 };
   return {
     show(key, run) {
       const p = run.progress;
