@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { adminPageSize } from '@oxicloud/admin-api';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -123,6 +124,25 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     if (profileDir) rmSync(profileDir, { recursive: true, force: true });
   });
 
+  it('serves the current page, well under 60 KB in all', async () => {
+    const html = await (await fetch(`${base}/admin/jobs`)).text();
+    const urls = [...html.matchAll(/(?:src|href)="(\/admin\/jobs\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(urls).toHaveLength(2);
+    let bytes = Buffer.byteLength(html);
+    for (const url of urls) {
+      const res = await fetch(`${base}${url}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('cache-control')).toContain('immutable');
+      bytes += Buffer.byteLength(await res.text());
+    }
+    // The server runs from dist: a stale build of @oxicloud/admin-api would test an old page.
+    expect(
+      bytes,
+      'the server serves another page than packages/admin-api/src: rebuild with pnpm exec turbo run build --filter=@oxicloud/server...',
+    ).toBe(adminPageSize().bytes);
+    expect(bytes).toBeLessThan(60_000);
+  });
+
   it('loads fast and shows only the sign-in form without a token', async () => {
     await page.goto(`${base}/admin/jobs`);
     // Navigation start to DOMContentLoaded (string expressions: this file is typed without the DOM lib).
@@ -185,7 +205,10 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
         timeout: UI_TIMEOUT,
       })
       .toBeGreaterThanOrEqual(clickedAt - 1000);
-    expect(await row('trash_cleanup').getAttribute('data-status')).toBe('ok');
+    // It may show Running (blue) for a poll first: the last run time is then the start of the run.
+    await expect
+      .poll(() => row('trash_cleanup').getAttribute('data-status'), { timeout: UI_TIMEOUT })
+      .toBe('ok');
     expect(await row('trash_cleanup').locator('.badge').textContent()).toBe('ok');
   });
 
@@ -268,6 +291,32 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
       await page.evaluate<string | null>("document.activeElement?.getAttribute('data-job') ?? null"),
     ).toBe('files_consistency');
     expect(new URL(page.url()).pathname).toBe('/admin/jobs');
+  });
+
+  it('polls only while the page is visible, and refreshes at once when it shows again', async () => {
+    const listings: number[] = [];
+    const onRequest = (request: { url(): string }) => {
+      if (new URL(request.url()).pathname === '/api/admin/jobs') listings.push(Date.now());
+    };
+    page.on('request', onRequest);
+    try {
+      const setVisibility = (state: string) =>
+        page.evaluate(
+          `Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${state}' }); document.dispatchEvent(new Event('visibilitychange'));`,
+        );
+      await page.waitForTimeout(6_000);
+      expect(listings.length, 'polls every 5 s while visible').toBeGreaterThanOrEqual(1);
+      await setVisibility('hidden');
+      listings.length = 0;
+      await page.waitForTimeout(6_000);
+      expect(listings, 'no polling while hidden').toEqual([]);
+      const shownAt = Date.now();
+      await setVisibility('visible');
+      await expect.poll(() => listings.length, { timeout: 2_000 }).toBeGreaterThan(0);
+      expect(listings[0]! - shownAt).toBeLessThan(1_000);
+    } finally {
+      page.off('request', onRequest);
+    }
   });
 
   it('opens a deep link from an alert mail straight on the run findings', async () => {

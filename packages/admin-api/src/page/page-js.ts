@@ -632,7 +632,10 @@ $('severity').addEventListener('change', () => {
 function renderOutcome(job) {
   const last = job.last_outcome;
   if (!last) {
-    $('outcome').replaceChildren(h('p', { class: 'empty', text: 'No run has finished since the server started.' }));
+    const text = isRecoverable(job)
+      ? 'No outcome recorded since the server started; the runs below show every run of this job.'
+      : 'No run has finished since the server started.';
+    $('outcome').replaceChildren(h('p', { class: 'empty', text }));
     return;
   }
   const fields = Object.assign({}, COMMON_FIELDS, JOB_FIELDS[job.name] || {});
@@ -705,7 +708,11 @@ async function refreshDrawer(force) {
 
 function progressText(p) {
   if (!p) return '';
-  const parts = [fmt(p.processed) + (p.total !== null && p.total !== undefined ? ' / ' + fmt(p.total) : '') + ' processed'];
+  const hasTotal = typeof p.total === 'number';
+  // The total is the job's estimate: a scan may pass it (rows added meanwhile, extra phases).
+  const parts = [hasTotal && p.processed > p.total
+    ? fmt(p.processed) + ' processed (estimated ' + fmt(p.total) + ')'
+    : fmt(p.processed) + (hasTotal ? ' / ' + fmt(p.total) : '') + ' processed'];
   if (typeof p.fraction === 'number') parts.push(Math.floor(p.fraction * 100) + '%');
   if (typeof p.rate_per_second === 'number') parts.push(fmt(Math.round(p.rate_per_second)) + '/s');
   if (typeof p.eta_seconds === 'number') parts.push('ETA ' + duration(p.eta_seconds));
