@@ -219,39 +219,53 @@ describe('oxijobs jobs (against a running server)', () => {
     expect(again.code).toBe(0);
   });
 
-  it('trigger --follow exits 3 when another process cancels the run, and 0 once resumed to the end', async () => {
-    const follow = startCli(
+  it('Ctrl-C stops following (exit 130, the run goes on); a follower exits 3 when another process cancels; resume exits 0', async () => {
+    const waitFor = async (proc: CliProcess, pattern: RegExp): Promise<void> => {
+      const deadline = Date.now() + 30_000;
+      while (!pattern.test(proc.stdout()) && proc.child.exitCode === null && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(proc.stdout()).toMatch(pattern);
+    };
+    const first = startCli(
       [
         'jobs',
         'trigger',
         'folders_consistency',
         '--params',
-        '{"batch_size":500,"throttle_ms":300}',
+        '{"batch_size":250,"throttle_ms":400}',
         '--follow',
         '--interval',
         '0.2',
       ],
       env,
     );
-    const deadline = Date.now() + 30_000;
-    while (!/folders_consistency {2}running {2}[1-9]/.test(follow.stdout()) && Date.now() < deadline) {
-      if (follow.child.exitCode !== null) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(follow.stdout()).toMatch(/folders_consistency {2}running/);
+    await waitFor(first, /folders_consistency {2}running/);
+    const runId = /started run (\S+)/.exec(first.stdout())?.[1];
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(130);
+    expect(first.stderr()).toBe(
+      `oxijobs: stopped following; the run goes on (\`oxijobs jobs run folders_consistency ${runId} --follow\` follows it again)\n`,
+    );
+
+    const follower = startCli(
+      ['jobs', 'run', 'folders_consistency', runId!, '--follow', '--interval', '0.2'],
+      env,
+    );
+    await waitFor(follower, /folders_consistency {2}running {2}[1-9]/);
     const cancel = await jobs(['cancel', 'folders_consistency']);
     expect(cancel.code, cancel.stderr).toBe(0);
-    expect(cancel.stdout).toMatch(
-      /^folders_consistency: cancel requested for run \S+; it pauses at its next batch boundary\n$/,
+    expect(cancel.stdout).toBe(
+      `folders_consistency: cancel requested for run ${runId}; it pauses at its next batch boundary\n`,
     );
-    expect(await follow.exited).toBe(3);
-    expect(oneLine(follow.stdout()).at(-1)).toMatch(
+    expect(await follower.exited).toBe(3);
+    expect(oneLine(follower.stdout()).at(-1)).toMatch(
       /^folders_consistency: run \S+ paused after .*; `oxijobs jobs trigger folders_consistency` resumes it$/,
     );
 
     const resumed = await jobs(['trigger', 'folders_consistency', '--follow', '--interval', '0.2']);
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).toMatch(/^folders_consistency: resumed run \S+\n/);
+    expect(resumed.stdout).toMatch(new RegExp(`^folders_consistency: resumed run ${runId}\n`));
     expect(oneLine(resumed.stdout).at(-1)).toMatch(/completed in .*count 6$/);
   });
 
