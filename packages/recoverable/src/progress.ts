@@ -49,12 +49,14 @@ export function computeProgress(stats: unknown, status: RunStatus): RunProgress 
     return { processed, total, fraction: 1, rate_per_second: rate, eta_seconds: 0 };
   }
   const fraction = total === null ? null : total === 0 ? 1 : Math.min(1, processed / total);
-  let eta: number | null = null;
-  if (total !== null && status !== 'Failed') {
-    const remaining = Math.max(0, total - processed);
-    if (remaining === 0) eta = 0;
-    else if (rate !== null && rate > 0) eta = Math.ceil(remaining / rate);
+  // A run that is not moving (Paused, Failed) has no current rate and no ETA.
+  if (status === 'Paused' || status === 'Failed') {
+    return { processed, total, fraction, rate_per_second: null, eta_seconds: null };
   }
+  let eta: number | null = null;
+  // Past the estimate (it is only an estimate) the ETA is unknown, not 0.
+  const remaining = total === null ? null : total - processed;
+  if (remaining !== null && remaining > 0 && rate !== null && rate > 0) eta = Math.ceil(remaining / rate);
   return { processed, total, fraction, rate_per_second: rate, eta_seconds: eta };
 }
 

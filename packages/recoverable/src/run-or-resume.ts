@@ -65,6 +65,35 @@ export interface ExecutedRun {
 
 const MAX_ACQUIRE_ATTEMPTS = 5;
 
+/** How long the terminal write is retried (the database may be briefly away) before the boot sweep is left to it. */
+const FINISH_RETRY_MS = 120_000;
+const FINISH_RETRY_MAX_DELAY_MS = 5_000;
+
+/**
+ * The terminal write, retried with backoff for up to {@link FINISH_RETRY_MS}:
+ * a run whose batch failed because Postgres went away must not stay `Running`
+ * in the table once Postgres is back (a trigger would answer `already_running`
+ * for a run nobody drives, until the next restart).
+ */
+async function finishWithRetry(
+  factory: JobStoreFactory,
+  runId: string,
+  outcome: RunOutcome,
+  onRetry: (attempt: number, thrown: unknown) => void,
+): Promise<RunRecord> {
+  const deadline = performance.now() + FINISH_RETRY_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await factory.finishRun(runId, outcome);
+    } catch (thrown) {
+      const delay = Math.min(FINISH_RETRY_MAX_DELAY_MS, 250 * 2 ** (attempt - 1));
+      if (performance.now() + delay > deadline || /vanished/.test(messageOf(thrown))) throw thrown;
+      onRetry(attempt, thrown);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
 /**
  * Trigger params → the params to store: `validateParams` applied to the
  * params without `force`/`deep`, then `force` and `deep` added as booleans.
@@ -210,7 +239,19 @@ export async function executeRun(
 
   let final: RunRecord;
   try {
-    final = await factory.finishRun(runId, outcome);
+    final = await finishWithRetry(factory, runId, outcome, (attempt, thrown) =>
+      log.warn(
+        {
+          target: RECOVERABLE_TARGET,
+          event: 'run.finish_retry',
+          job: job.name,
+          run_id: runId,
+          attempt,
+          error: messageOf(thrown),
+        },
+        `could not write the terminal status of run ${runId} yet (the database?); retrying`,
+      ),
+    );
   } catch (thrown) {
     const message = `could not write the terminal status of run ${runId}: ${messageOf(thrown)}`;
     log.error(

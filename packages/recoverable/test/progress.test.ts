@@ -40,7 +40,7 @@ describe('computeProgress', () => {
     expect(p.eta_seconds).toBe(30);
   });
 
-  it('falls back to the newest valid pair when the window has none, and survives a pause', () => {
+  it('falls back to the newest valid pair when the window has none; a paused run has no rate or ETA', () => {
     const stats = {
       scanned_count: 100,
       total_estimate: 200,
@@ -49,11 +49,30 @@ describe('computeProgress', () => {
         [10_000, 100],
       ],
     };
-    expect(computeProgress(stats, 'Paused')).toMatchObject({
+    expect(computeProgress(stats, 'Running')).toMatchObject({
       rate_per_second: 10,
       eta_seconds: 10,
       fraction: 0.5,
     });
+    expect(computeProgress(stats, 'Paused')).toEqual({
+      processed: 100,
+      total: 200,
+      fraction: 0.5,
+      rate_per_second: null,
+      eta_seconds: null,
+    });
+  });
+
+  it('past the estimate the ETA is unknown, not 0, and the fraction stays at 1', () => {
+    const stats = {
+      scanned_count: 250,
+      total_estimate: 200,
+      progress_samples: [
+        [0, 0],
+        [10_000, 250],
+      ],
+    };
+    expect(computeProgress(stats, 'Running')).toMatchObject({ fraction: 1, eta_seconds: null });
   });
 
   it('unknown total → fraction and ETA null; Completed → fraction 1, ETA 0; odd stats never throw', () => {
