@@ -64,6 +64,16 @@ export async function openDatabase(
       'a pooled database connection was lost; it will be replaced on the next query',
     );
   });
+  // A CHECKED-OUT client (kysely holds one per query or transaction) has no pool listener: losing its
+  // connection would emit an unhandled 'error' and kill the process. Its query rejects anyway; log only.
+  pool.on('connect', (client) => {
+    client.on('error', (error) => {
+      logger.warn(
+        { target: SERVER_TARGET, event: 'database.connection_lost', error: error.message, checked_out: true },
+        'a database connection in use was lost; its query fails and the connection is replaced',
+      );
+    });
+  });
   try {
     await pool.query('SELECT 1');
   } catch (cause) {
