@@ -57,7 +57,19 @@ export class PgFindingSink implements FindingSink {
     this.#runId = runId;
   }
 
-  /** `INSERT … ON CONFLICT (run_id, kind, resource_id) DO UPDATE SET detail`: idempotent. */
+  /**
+   * `INSERT … ON CONFLICT (run_id, kind, resource_id) DO UPDATE SET detail`: idempotent.
+   *
+   * Returns `true` when the finding is new to the run's counters: freshly
+   * inserted, or already there but written by a PREVIOUS attempt of this run
+   * after the run's last checkpoint — a batch that recorded it and was then
+   * interrupted (kill -9) before its checkpoint, replayed after the resume: its
+   * finding was never counted. Times come from the engine's stats: the last
+   * resume (`progress_resumed_at_ms[-1]`) and the last checkpoint
+   * (`progress_samples[-1][0]`), epoch ms. A repeat within one batch of a
+   * resumed attempt would count again: a caller records a finding once per
+   * batch (`twoPass` does).
+   */
   async recordFinding(finding: Inconsistency): Promise<boolean> {
     try {
       const row = await this.#db
@@ -76,8 +88,19 @@ export class PgFindingSink implements FindingSink {
             severity: (eb) => eb.ref('excluded.severity'),
           }),
         )
-        // xmax = 0 only on a freshly inserted row version.
-        .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
+        // xmax = 0 only on a freshly inserted row version; found_at is kept by the update. An older row
+        // counts when a previous attempt of this run wrote it after the run's last checkpoint.
+        .returning(
+          sql<boolean>`(xmax = 0) OR EXISTS (
+            SELECT 1 FROM jobs.recoverable_runs r
+             WHERE r.id = ${this.#runId}
+               AND jsonb_typeof(r.stats #> '{progress_resumed_at_ms,-1}') = 'number'
+               AND found_at < to_timestamp((r.stats #>> '{progress_resumed_at_ms,-1}')::numeric / 1000)
+               AND (jsonb_typeof(r.stats #> '{progress_samples,-1,0}') IS DISTINCT FROM 'number'
+                    OR found_at > to_timestamp((r.stats #>> '{progress_samples,-1,0}')::numeric / 1000)))`.as(
+            'inserted',
+          ),
+        )
         .executeTakeFirstOrThrow();
       return row.inserted;
     } catch (cause) {
