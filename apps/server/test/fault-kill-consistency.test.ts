@@ -23,12 +23,12 @@ import {
 /** Kills of the server process (issue 5: 20 random moments). */
 const KILLS = Number(process.env['OXICLOUD_FAULT_KILLS'] ?? 20);
 
-/** The consistency jobs in batch order, each with params that make it span many checkpoints (≈1.5 s). */
+/** The consistency jobs in batch order, each with params that make it span many checkpoints (≈2.5 s). */
 const JOBS: Array<{ name: string; params: { batch_size: number; throttle_ms: number } }> = [
-  { name: 'drives_consistency', params: { batch_size: 3, throttle_ms: 80 } },
-  { name: 'folders_consistency', params: { batch_size: 20, throttle_ms: 60 } },
-  { name: 'files_consistency', params: { batch_size: 40, throttle_ms: 50 } },
-  { name: 'storage_consistency', params: { batch_size: 15, throttle_ms: 60 } },
+  { name: 'drives_consistency', params: { batch_size: 3, throttle_ms: 160 } },
+  { name: 'folders_consistency', params: { batch_size: 20, throttle_ms: 120 } },
+  { name: 'files_consistency', params: { batch_size: 40, throttle_ms: 100 } },
+  { name: 'storage_consistency', params: { batch_size: 15, throttle_ms: 120 } },
 ];
 
 const FAULTS: FaultName[] = [
@@ -146,6 +146,7 @@ describe('kill -9 of the server during a consistency batch', () => {
     server = await startServer(env);
     const api = adminClient(base, await adminToken(db.pool));
     const kills = new Map<string, number>(JOBS.map((j) => [j.name, 0]));
+    const attempts = new Map<string, number>();
     const runIds = new Map<string, string>();
     let lastSeen = new Map<string, RunJson>();
     let jobIndex = 0;
@@ -163,14 +164,17 @@ describe('kill -9 of the server during a consistency batch', () => {
         // Resumed after a kill: the same run, from its checkpoint.
         expect(started).toMatchObject({ run_id: known, resumed: true });
       }
-      if (killed >= KILLS) {
+      // The kills are spread over the batch: each job gets its share, then runs to completion.
+      const share = Math.ceil(KILLS / JOBS.length);
+      if (killed >= KILLS || (attempts.get(job.name) ?? 0) >= share) {
         await api.waitFor(job.name, started.run_id, ['Completed'], 120_000);
         jobIndex++;
         continue;
       }
-      await sleep(60 + Math.floor(Math.random() * 700));
+      await sleep(50 + Math.floor(Math.random() * 450));
       await killHard(server);
       killed++;
+      attempts.set(job.name, (attempts.get(job.name) ?? 0) + 1);
       server = await startServer(env);
       const after = await api.run(job.name, started.run_id);
       const before = lastSeen.get(job.name);

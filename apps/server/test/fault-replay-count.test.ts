@@ -45,12 +45,7 @@ describe('findings recorded before a crash, replayed after the resume', () => {
     dir?.remove();
   });
 
-  // KNOWN BUG (reported to the lead, not fixed here: the fix needs a contract change): the replayed
-  // batch's upserts insert nothing, so `twoPass` counts 0 new findings and the run ends with
-  // stats.findings = 0 while its finding rows are there (the consistency_findings alert then stays
-  // silent). A fix records findings and the checkpoint in one transaction, or lets a checkpoint set
-  // absolute counters. `it.fails` keeps CI green and turns red the day it is fixed: make it `it` then.
-  it.fails('stats.findings, count and findings_<kind> equal the rows after the replay', async () => {
+  it('stats.findings, count and findings_<kind> equal the rows after the replay', async () => {
     const params = { batch_size: 10_000 };
     // A clean run: what the one batch finds.
     expect((await server.engine.runOrResume(JOB, { params })).kind).toBe('ok');
@@ -74,7 +69,7 @@ describe('findings recorded before a crash, replayed after the resume', () => {
     const runId = crashed.rows[0].id as string;
     await db.pool.query(
       `INSERT INTO jobs.run_findings (id, run_id, kind, severity, resource_id, detail, found_at)
-       SELECT public.oxicloud_uuid_v7(), $1, kind, severity, resource_id, detail, now()
+       SELECT public.oxicloud_uuid_v7(), $1, kind, severity, resource_id, detail, now() - interval '1 second'
          FROM jobs.run_findings WHERE run_id = $2`,
       [runId, cleanRun.id],
     );
