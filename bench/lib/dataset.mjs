@@ -1,0 +1,54 @@
+// Migrates a bench database and fills it with @oxicloud/dataset's generator (`oxijobs seed`'s engine).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describeDatasetReport, generateDataset } from '@oxicloud/dataset';
+import { migrate } from '@oxicloud/migrations';
+import { LocalFsBlobStorage } from '@oxicloud/storage';
+import pg from 'pg';
+
+/**
+ * `files` files as `files / 1000` users × 1000 files, `blobs` blobs with real bytes under
+ * `<dataDir>/blobs` (the server's local backend root for that data dir), then VACUUM ANALYZE.
+ */
+export async function seedDatabase({ databaseUrl, dataDir, files, blobs, blobSize, log }) {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  try {
+    const migrated = await migrate(pool);
+    if (migrated.error) throw migrated.error;
+    const root = join(dataDir, 'blobs');
+    mkdirSync(root, { recursive: true });
+    const users = Math.max(1, Math.round(files / 1000));
+    let lastPhase = '';
+    const t0 = performance.now();
+    const report = await generateDataset({
+      pool,
+      blobs: new LocalFsBlobStorage({ root }),
+      options: {
+        users,
+        filesPerUser: Math.round(files / users),
+        blobsOnDisk: blobs,
+        ...(blobSize ? { blobSize } : {}),
+      },
+      onProgress: (p) => {
+        if (p.phase !== lastPhase) {
+          lastPhase = p.phase;
+          log(`  seed: ${p.phase} (${Math.round(p.elapsedMs / 1000)} s)`);
+        }
+      },
+    });
+    const seedMs = performance.now() - t0;
+    const t1 = performance.now();
+    await pool.query('VACUUM ANALYZE');
+    const vacuumMs = performance.now() - t1;
+    const { rows } = await pool.query(`SELECT (SELECT count(*) FROM storage.files)::int AS files,
+      (SELECT count(*) FROM storage.folders)::int AS folders,
+      (SELECT count(*) FROM storage.drives)::int AS drives,
+      (SELECT count(*) FROM auth.users)::int AS users,
+      (SELECT count(*) FROM storage.blobs)::int AS blobs,
+      (SELECT sum(size) FROM storage.blobs)::float8 AS blob_bytes,
+      pg_database_size(current_database())::float8 AS db_bytes`);
+    return { counts: rows[0], seedMs, vacuumMs, blobRoot: root, summary: describeDatasetReport(report) };
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,169 @@
+// Renders a bench run's results as the Markdown tables of bench/results.md.
+import { fmt, mb, percentile, ratio } from './stats.mjs';
+
+const s = (ms) => `${fmt(ms / 1000, 2)} s`;
+const ms2 = (ms) => `${fmt(ms, 1)} ms`;
+
+export function renderMarkdown(r) {
+  const out = [];
+  const m = r.machine;
+  out.push(`# Bench run ${r.startedAt}`, '');
+  out.push(`Command: \`${r.command}\`  `);
+  out.push(
+    `Machine: ${m.nproc} cores (${m.cpu}), ${fmt(m.memoryGiB, 1)} GiB, Linux ${m.kernel}; node ${m.node}; ` +
+      `PostgreSQL ${r.postgres?.version ?? '?'} (${r.postgres?.description}; ${r.postgres?.flags}); ${m.b3sum}; commit ${m.commit}  `,
+  );
+  if (r.dataset) {
+    const c = r.dataset.counts;
+    out.push(
+      `Dataset: ${fmt(c.files)} files, ${fmt(c.folders)} folders, ${fmt(c.drives)} drives, ${fmt(c.users)} users, ` +
+        `${fmt(c.blobs)} blobs (${fmt(mb(c.blob_bytes))} MB on disk), database ${fmt(mb(c.db_bytes))} MB; ` +
+        `generated in ${s(r.dataset.seedMs)} + VACUUM ANALYZE ${s(r.dataset.vacuumMs)}  `,
+    );
+  }
+  out.push(`Total time: ${fmt(r.totalSeconds / 60, 1)} min`, '');
+
+  if (r.scan) {
+    out.push(
+      '## 1. Scan throughput (through the server: trigger → Completed, server-side started_at → completed_at)',
+      '',
+    );
+    out.push(
+      '| check | rows | check | rows/s | yardstick (one statement, median of 3) | yardstick rows/s | ratio (yardstick time / check time) | findings |',
+    );
+    out.push('|---|---|---|---|---|---|---|---|');
+    for (const { name, yardstick: y, check: c } of r.scan) {
+      out.push(
+        `| ${name} | ${fmt(y.rows)} (scanned_count ${fmt(c.scanned)}) | ${s(c.ms)} | ${fmt(y.rows / (c.ms / 1000))} | ${s(y.ms)} | ` +
+          `${fmt(y.rows / (y.ms / 1000))} | **${ratio(y.ms / c.ms)}** | ${c.findings} (yardstick: ${y.bad}) |`,
+      );
+    }
+    out.push('');
+  }
+  if (r.scan && (r.memory || r.only.includes('memory'))) {
+    out.push(
+      '## 2. Memory of the server process (VmRSS sampled every 50 ms, VmHWM reset before each scan)',
+      '',
+    );
+    out.push(`Idle server after boot: ${fmt(r.serverIdleRssMiB)} MiB RSS.`, '');
+    out.push('| check | 100k-file dataset: peak RSS | 1M-file dataset: peak RSS | growth |');
+    out.push('|---|---|---|---|');
+    for (const { name, check } of r.scan) {
+      const small = r.memory?.small.find((x) => x.name === name);
+      const big = check.memory.peakRssMiB;
+      out.push(
+        `| ${name} | ${small ? `${fmt(small.memory.peakRssMiB)} MiB (start ${fmt(small.memory.startRssMiB)})` : 'n/a'} | ` +
+          `${fmt(big)} MiB (start ${fmt(check.memory.startRssMiB)}) | ${small ? `${ratio(big / small.memory.peakRssMiB)}×` : 'n/a'} |`,
+      );
+    }
+    out.push('');
+  }
+  if (r.checkpoint) {
+    const c = r.checkpoint;
+    const base = r.scan.find((x) => x.name === 'files_consistency').check;
+    const fbase = r.scan.find((x) => x.name === 'folders_consistency').check;
+    out.push('## 3. Checkpoint cost', '');
+    out.push('| variant | batches | time | ratio (time / batch 1000 through the server) |');
+    out.push('|---|---|---|---|');
+    out.push(
+      `| files_consistency, server, batch_size 1000 (default) | ~${fmt(base.scanned / 1000)} | ${s(base.ms)} | 1 |`,
+    );
+    out.push(
+      `| files_consistency, server, batch_size 10000 (params max) | ~${fmt(c.big.scanned / 10000)} | ${s(c.big.ms)} | **${ratio(c.big.ms / base.ms)}** |`,
+    );
+    out.push(
+      `| files_consistency, in-process, in-memory store (no checkpoint writes), batch 1000 | ${fmt(c.direct1000.batches)} | ${s(c.direct1000.ms)} | ${ratio(c.direct1000.ms / base.ms)} |`,
+    );
+    out.push(
+      `| files_consistency, in-process, in-memory store, one huge batch | ${fmt(c.directHuge.batches)} | ${s(c.directHuge.ms)} | ${ratio(c.directHuge.ms / base.ms)} |`,
+    );
+    out.push(
+      `| folders_consistency, server, batch_size 1000 (default) | ~${fmt(fbase.scanned / 1000)} | ${s(fbase.ms)} | 1 |`,
+    );
+    out.push(
+      `| folders_consistency, server, batch_size 10000 | ~${fmt(c.folders10k.scanned / 10000)} | ${s(c.folders10k.ms)} | **${ratio(c.folders10k.ms / fbase.ms)}** |`,
+    );
+    out.push('');
+  }
+  if (r.traffic) {
+    const t = r.traffic;
+    const row = (label, l, scan) =>
+      `| ${label} | ${l.sent} (${l.failed} failed) | ${ms2(l.p50_ms)} | ${ms2(l.p99_ms)} | ${ms2(l.max_ms)} | ` +
+      `${ratio(l.p50_ms / t.idle.p50_ms)} | **${ratio(l.p99_ms / t.idle.p99_ms)}** | ${scan ? `${s(scan.ms)}, ${fmt(scan.scanned / (scan.ms / 1000))} rows/s, server event-loop p99 ${ms2(scan.eventLoop.p99_ms)}` : ''} |`;
+    out.push(
+      `## 4. Live traffic: GET /api/admin/jobs at ${t.rate} req/s from a second process (open loop, loopback)`,
+      '',
+    );
+    out.push('| phase | requests | p50 | p99 | max | p50 ratio vs idle | p99 ratio vs idle | scan |');
+    out.push('|---|---|---|---|---|---|---|---|');
+    out.push(row('idle (10 s)', t.idle));
+    out.push(row('during files_consistency (full scan, default params)', t.full.latency, t.full.scan));
+    out.push(
+      row(`during files_consistency with throttle_ms ${t.throttleMs}`, t.throttled.latency, t.throttled.scan),
+    );
+    out.push('');
+  }
+  if (r.deep) {
+    const d = r.deep;
+    const mbps = (ms) => mb(d.bytes) / (ms / 1000);
+    out.push(
+      `## 5. Deep verify: storage_consistency deep=true over ${fmt(d.blobs)} blobs (${fmt(mb(d.bytes))} MB)`,
+      '',
+    );
+    out.push('| what | time | MB/s | ratio (deep verify MB/s / this) |');
+    out.push('|---|---|---|---|');
+    out.push(`| storage_consistency deep=true (server) | ${s(d.scan.ms)} | ${fmt(mbps(d.scan.ms))} | 1 |`);
+    out.push(
+      `| b3sum --num-threads 1 (same files, one process via xargs) | ${s(d.b3One)} | ${fmt(mbps(d.b3One))} | **${ratio(d.b3One / d.scan.ms)}** |`,
+    );
+    out.push(
+      `| b3sum (default threads) | ${s(d.b3Default)} | ${fmt(mbps(d.b3Default))} | **${ratio(d.b3Default / d.scan.ms)}** |`,
+    );
+    out.push('');
+    const e = d.scan.eventLoop;
+    out.push(
+      `Event-loop delay inside the server during the deep scan (monitorEventLoopDelay, 5 ms resolution): ` +
+        `p50 ${ms2(e.p50_ms)}, p99 ${ms2(e.p99_ms)}, max ${ms2(e.max_ms)}. ` +
+        `GET /healthz at ${d.latency.rate} req/s from a second process: p50 ${ms2(d.latency.p50_ms)}, p99 ${ms2(d.latency.p99_ms)}, ` +
+        `max ${ms2(d.latency.max_ms)} (${d.latency.sent} requests, ${d.latency.failed} failed). Peak server RSS ${fmt(d.scan.memory.peakRssMiB)} MiB.`,
+      '',
+    );
+  }
+  if (r.migration) {
+    const g = r.migration;
+    const mbps = (ms) => mb(g.bytes) / (ms / 1000);
+    out.push(`## 6. Migration fs → fs of ${fmt(g.blobs)} blobs (${fmt(mb(g.bytes))} MB)`, '');
+    out.push('| what | time | MB/s | ratio vs cp -r (cp time / this) | ratio vs cp -r; sync |');
+    out.push('|---|---|---|---|---|');
+    for (const run of g.runs) {
+      out.push(
+        `| storage_migration, concurrency ${run.concurrency} (in-process RecoverableEngine, two LocalFsBlobStorage roots; ` +
+          `${fmt(run.stats.copied_blobs)} copied, ${fmt(run.stats.failed_blobs)} failed) | ${s(run.ms)} | ${fmt(mbps(run.ms))} | ` +
+          `**${ratio(g.cpMs / run.ms)}** | **${ratio(g.cpSyncMs / run.ms)}** |`,
+      );
+    }
+    out.push(`| cp -r of the blob tree (no fsync) | ${s(g.cpMs)} | ${fmt(mbps(g.cpMs))} | 1 | |`);
+    out.push(
+      `| cp -r of the blob tree, then sync (durable, like the migration's put) | ${s(g.cpSyncMs)} | ${fmt(mbps(g.cpSyncMs))} | | 1 |`,
+    );
+    out.push('');
+  }
+  if (r.overhead) {
+    const o = r.overhead;
+    const srt = (a) => [...a].sort((x, y) => x - y);
+    const rec = srt(o.recoverable);
+    const boss = srt(o.pgBoss);
+    out.push(`## 7. Run overhead (${o.runs} sequential units after 20 warm-up, same database)`, '');
+    out.push('| unit | p50 | p90 | p99 | mean | ratio (mean / pg-boss mean) |');
+    out.push('|---|---|---|---|---|---|');
+    const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+    out.push(
+      `| recoverable run (create, one checkpoint, terminal write) | ${ms2(percentile(rec, 50))} | ${ms2(percentile(rec, 90))} | ${ms2(percentile(rec, 99))} | ${ms2(mean(rec))} | **${ratio(mean(rec) / mean(boss))}** |`,
+    );
+    out.push(
+      `| pg-boss 10.4.2 job (send, fetch, complete) | ${ms2(percentile(boss, 50))} | ${ms2(percentile(boss, 90))} | ${ms2(percentile(boss, 99))} | ${ms2(mean(boss))} | 1 |`,
+    );
+    out.push('');
+  }
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,224 @@
+#!/usr/bin/env node
+// The benchmark harness (issue 8, and issue 5's performance benchmark). Not part of `pnpm test`.
+//
+//   pnpm bench                                   # everything, 1,000,000 files, 100,000 blobs on disk
+//   pnpm bench -- --only scan,deep --files 100000
+//
+// Every figure is a RATIO against a yardstick measured in the same run on the same database.
+// Writes bench/results/latest.json and bench/results/latest.md (the tables), prints the tables.
+import { execSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import {
+  b3sumBench,
+  deepBench,
+  directScan,
+  migrationBench,
+  overheadBench,
+  SCAN_CHECKS,
+  serverScan,
+  trafficBench,
+  yardstick,
+} from './lib/benchmarks.mjs';
+import { seedDatabase } from './lib/dataset.mjs';
+import { createDatabase, serverVersion, startPostgres } from './lib/postgres.mjs';
+import { renderMarkdown } from './lib/report.mjs';
+import { ROOT, startServer } from './lib/server.mjs';
+
+const ALL = ['scan', 'memory', 'checkpoint', 'traffic', 'deep', 'migration', 'overhead'];
+// `pnpm bench -- --only scan` may hand the `--` through: drop it, it would end option parsing.
+const argv = process.argv.slice(2).filter((arg, i) => !(i === 0 && arg === '--'));
+const { values } = parseArgs({
+  args: argv,
+  options: {
+    only: { type: 'string', default: ALL.join(',') },
+    files: { type: 'string', default: '1000000' },
+    'small-files': { type: 'string', default: '100000' },
+    blobs: { type: 'string', default: '100000' },
+    'blob-size-min': { type: 'string', default: '4096' },
+    'blob-size-max': { type: 'string', default: '65536' },
+    'work-dir': { type: 'string', default: join(ROOT, 'bench/data') },
+    rate: { type: 'string', default: '20' },
+    'throttle-ms': { type: 'string', default: '10' },
+    'overhead-runs': { type: 'string', default: '300' },
+    out: { type: 'string', default: join(ROOT, 'bench/results') },
+    keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+  allowPositionals: true,
+});
+if (values.help) {
+  console.log(`node bench/run.mjs [--only ${ALL.join(',')}] [--files 1000000] [--small-files 100000]
+  [--blobs 100000] [--blob-size-min 4096] [--blob-size-max 65536] [--rate 20] [--throttle-ms 10]
+  [--overhead-runs 300] [--work-dir bench/data] [--out bench/results] [--keep]`);
+  process.exit(0);
+}
+const only = new Set(
+  values.only
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+for (const name of only)
+  if (!ALL.includes(name)) throw new Error(`--only: unknown benchmark ${name}; known: ${ALL.join(', ')}`);
+const int = (k) => {
+  const n = Number(values[k]);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${k} must be a whole number, got ${values[k]}`);
+  return n;
+};
+const files = int('files');
+const smallFiles = int('small-files');
+const blobs = Math.min(int('blobs'), files);
+const blobSize = { min: int('blob-size-min'), max: int('blob-size-max') };
+const rate = int('rate');
+const throttleMs = int('throttle-ms');
+const workDir = values['work-dir'];
+
+const t0 = Date.now();
+const log = (line) => console.error(`[${((Date.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${line}`);
+const sh = (cmd) => {
+  try {
+    return execSync(cmd, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'n/a';
+  }
+};
+
+const results = {
+  startedAt: new Date().toISOString(),
+  command: `node bench/run.mjs ${argv.join(' ')}`.trim(),
+  machine: {
+    nproc: os.availableParallelism(),
+    memoryGiB: os.totalmem() / 2 ** 30,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    kernel: os.release(),
+    node: process.version,
+    b3sum: sh('b3sum --version'),
+    disk: sh(`df -h ${JSON.stringify(ROOT)} | tail -1`),
+    commit: sh(`git -C ${JSON.stringify(ROOT)} rev-parse --short HEAD`),
+  },
+  sizes: { files, smallFiles, blobs, blobSize },
+  only: [...only],
+};
+
+mkdirSync(workDir, { recursive: true });
+const postgres = await startPostgres(workDir);
+results.postgres = { description: postgres.description, flags: postgres.flags };
+let server;
+try {
+  const needsLarge = ['scan', 'checkpoint', 'traffic', 'deep', 'migration', 'overhead', 'memory'].some((b) =>
+    only.has(b),
+  );
+  if (needsLarge) {
+    const url = await createDatabase(postgres.adminUrl, 'oxicloud_bench');
+    results.postgres.version = await serverVersion(url);
+    const dataDir = join(workDir, 'large');
+    rmSync(dataDir, { recursive: true, force: true });
+    log(`seeding ${files} files, ${blobs} blobs (${blobSize.min}..${blobSize.max} B) …`);
+    const seeded = await seedDatabase({ databaseUrl: url, dataDir, files, blobs, blobSize, log });
+    results.dataset = seeded;
+    log(`seeded in ${(seeded.seedMs / 1000).toFixed(1)} s: ${JSON.stringify(seeded.counts)}`);
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+
+    server = await startServer({ databaseUrl: url, dataDir });
+    log(`server pid ${server.pid} at ${server.base}`);
+    const idleMemory = (await import('./lib/server.mjs')).memoryOf(server.pid);
+    results.serverIdleRssMiB = idleMemory.rssKiB / 1024;
+
+    if (only.has('scan') || only.has('memory') || only.has('checkpoint') || only.has('traffic')) {
+      results.scan = [];
+      for (const name of SCAN_CHECKS) {
+        const y = await yardstick(pool, name);
+        log(`yardstick ${name}: ${y.rows} rows in ${y.ms.toFixed(0)} ms (bad ${y.bad})`);
+        const check = await serverScan(server, name);
+        log(
+          `${name}: ${check.scanned} scanned in ${check.ms} ms, peak RSS ${check.memory.peakRssMiB.toFixed(0)} MiB`,
+        );
+        results.scan.push({ name, yardstick: y, check });
+      }
+    }
+    if (only.has('checkpoint')) {
+      log(
+        'checkpoint cost: files_consistency batch_size 10000 through the server, direct in-memory 1000 and 1e6 …',
+      );
+      const big = await serverScan(server, 'files_consistency', { batch_size: 10_000 });
+      const direct1000 = await directScan(url, 'files_consistency', 1000);
+      const directHuge = await directScan(url, 'files_consistency', 1_000_000_000);
+      const folders10k = await serverScan(server, 'folders_consistency', { batch_size: 10_000 });
+      results.checkpoint = { big, direct1000, directHuge, folders10k };
+    }
+    if (only.has('traffic')) {
+      log(
+        `traffic: GET /api/admin/jobs at ${rate}/s idle, during files_consistency, with throttle_ms ${throttleMs} …`,
+      );
+      results.traffic = await trafficBench(server, { rate, idleS: 10, throttleMs });
+    }
+    if (only.has('deep')) {
+      log('deep verify: storage_consistency deep=true …');
+      const deep = await deepBench(server, { rate });
+      log(`deep: ${deep.scan.ms} ms; b3sum …`);
+      const b3One = b3sumBench(seeded.blobRoot, 1);
+      const b3Default = b3sumBench(seeded.blobRoot, 0);
+      results.deep = {
+        ...deep,
+        b3One,
+        b3Default,
+        bytes: seeded.counts.blob_bytes,
+        blobs: seeded.counts.blobs,
+      };
+    }
+    await server.stop();
+    server = undefined;
+    if (only.has('migration')) {
+      log('migration fs → fs …');
+      results.migration = {
+        ...(await migrationBench({
+          databaseUrl: url,
+          blobRoot: seeded.blobRoot,
+          workDir,
+          concurrencies: [undefined, 32],
+        })),
+        bytes: seeded.counts.blob_bytes,
+        blobs: seeded.counts.blobs,
+      };
+    }
+    if (only.has('overhead')) {
+      log('run overhead: recoverable run vs pg-boss 10.4.2 …');
+      results.overhead = await overheadBench({ databaseUrl: url, runs: int('overhead-runs'), warmup: 20 });
+    }
+    await pool.end();
+  }
+  if (only.has('memory')) {
+    const url = await createDatabase(postgres.adminUrl, 'oxicloud_bench_small');
+    const dataDir = join(workDir, 'small');
+    rmSync(dataDir, { recursive: true, force: true });
+    log(`memory: seeding ${smallFiles} files …`);
+    const seeded = await seedDatabase({
+      databaseUrl: url,
+      dataDir,
+      files: smallFiles,
+      blobs: Math.min(Math.ceil(smallFiles / 10), smallFiles),
+      log,
+    });
+    server = await startServer({ databaseUrl: url, dataDir });
+    const small = [];
+    for (const name of SCAN_CHECKS) small.push(await serverScan(server, name));
+    await server.stop();
+    server = undefined;
+    results.memory = { small, smallCounts: seeded.counts };
+  }
+} finally {
+  await server?.stop();
+  await postgres.stop();
+  if (!values.keep) rmSync(workDir, { recursive: true, force: true });
+}
+results.totalSeconds = (Date.now() - t0) / 1000;
+mkdirSync(values.out, { recursive: true });
+const markdown = renderMarkdown(results);
+writeFileSync(join(values.out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(join(values.out, 'latest.md'), markdown);
+console.log(markdown);
+log(`done; wrote ${join(values.out, 'latest.md')} and latest.json`);
