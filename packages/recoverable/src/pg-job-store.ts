@@ -23,6 +23,12 @@ export class PgJobStore implements JobStore {
   readonly startedAt: Date;
   readonly params: Readonly<Record<string, unknown>>;
   readonly #db: Kysely<RecoverableTables>;
+  /**
+   * The status the last checkpoint's UPDATE returned, not yet read: the batch
+   * loop's `checkpoint` then `status()` costs one round trip, not two. A cancel
+   * that lands between the two is seen at the next batch boundary.
+   */
+  #statusFromCheckpoint: RunStatus | undefined;
 
   constructor(
     db: Kysely<RecoverableTables>,
@@ -36,6 +42,9 @@ export class PgJobStore implements JobStore {
   }
 
   async status(): Promise<RunStatus> {
+    const fromCheckpoint = this.#statusFromCheckpoint;
+    this.#statusFromCheckpoint = undefined;
+    if (fromCheckpoint !== undefined) return fromCheckpoint;
     const row = await this.#db
       .selectFrom('jobs.recoverable_runs')
       .select('status')
@@ -136,7 +145,9 @@ export class PgJobStore implements JobStore {
        WHERE r.id = t.id
       RETURNING r.status
     `.execute(this.#db);
-    if (result.rows.length === 0) throw this.#gone();
+    const row = result.rows[0];
+    if (!row) throw this.#gone();
+    this.#statusFromCheckpoint = isRunStatus(row.status) ? row.status : 'CancelRequested';
   }
 
   #gone(): RecoverableError {

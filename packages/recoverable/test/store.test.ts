@@ -59,6 +59,20 @@ describe('PgJobStore.checkpoint', () => {
     expect(rows[0].moved).toBe(true);
   });
 
+  it('status() right after a checkpoint is the status that UPDATE read; the next one reads the row', async () => {
+    const record = (await factory.insertRunning('cp_status_job', {}))!;
+    const store = factory.storeFor(record, {});
+    await db.pool.query("UPDATE jobs.recoverable_runs SET status = 'CancelRequested' WHERE id = $1", [
+      record.runId,
+    ]);
+    await store.checkpoint(encodeCursor(1), 1);
+    // A status change after the checkpoint is not seen by the status() that follows it...
+    await db.pool.query("UPDATE jobs.recoverable_runs SET status = 'Running' WHERE id = $1", [record.runId]);
+    expect(await store.status()).toBe('CancelRequested');
+    // ...but by the next one (one batch later, at the latest).
+    expect(await store.status()).toBe('Running');
+  });
+
   it('keeps at most MAX_PROGRESS_SAMPLES samples, spaced apart', async () => {
     const record = (await factory.insertRunning('sample_job', {}))!;
     const spaced = Array.from({ length: 40 }, (_, i) => [i * 3_000, i * 10]);
