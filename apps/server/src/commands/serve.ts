@@ -44,7 +44,7 @@ export async function serveCommand(
   const tenants = tenantConfigsFromEnv(env);
   const signal = nextSignal(logger);
   const db = await openDatabase(config, logger);
-  let composed: ReturnType<typeof composeServer>;
+  let composed: ReturnType<typeof composeServer> | undefined;
   let http: Awaited<ReturnType<typeof listen>>;
   try {
     await applyMigrations(db.pool, logger);
@@ -57,12 +57,15 @@ export async function serveCommand(
       );
     }
     composed = composeServer({ config, tenants, logger, pool: db.pool, jwtSecret: jwt.secret, env });
+    // The boot sweep lands before the HTTP port opens: no trigger can see a
+    // run a crash left Running as "already running".
+    await composed.start();
     http = await listen(composed.app.fetch, config.http);
   } catch (error) {
+    await composed?.stop().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
   }
-  await composed.start();
   logger.info(
     {
       target: SERVER_TARGET,
