@@ -43,7 +43,6 @@ export {
   prepareTriggerParams,
   RECOVERABLE_TARGET,
   runOrResume,
-  SCHEDULER_TARGET,
   toJobOutcome,
 } from './run-or-resume.js';
 export type { RunOutcome } from './run-outcome.js';

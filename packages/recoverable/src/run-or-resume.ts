@@ -1,4 +1,4 @@
-import { err, type JobOutcome, type Logger, ok, silentLogger } from '@oxicloud/scheduler';
+import { err, type JobOutcome, type Logger, logJobRun, ok, silentLogger } from '@oxicloud/scheduler';
 import type { JobStoreFactory } from './job-store-factory.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
 import type { RecoverableJobHandler } from './recoverable-job-handler.js';
@@ -8,7 +8,6 @@ import type { RunStatus } from './run-status.js';
 import { toHex } from './run-summary.js';
 
 /** Log target of the `job.run` line (shared with the scheduler, as the plan's logging schema says). */
-export const SCHEDULER_TARGET = 'oxicloud::scheduler';
 /** Log target of the engine's own lines (run start, boot sweep, hook failures). */
 export const RECOVERABLE_TARGET = 'oxicloud::recoverable';
 
@@ -343,22 +342,6 @@ async function runHandler(
   }
 }
 
-/** Field names of the `job.run` line an `extra` key may not overwrite (prefixed `extra_` instead). */
-const RESERVED_LOG_KEYS = new Set([
-  'target',
-  'event',
-  'job',
-  'outcome',
-  'cause',
-  'count',
-  'elapsed_ms',
-  'error',
-  'source',
-  'msg',
-  'level',
-  'time',
-]);
-
 /**
  * The `job.run` line, in the scheduler's schema: `target`, `event`, `job`,
  * `outcome` (`ok` | `err`), `count`, `cause` + `error` on err, `elapsed_ms`,
@@ -373,28 +356,7 @@ export function logRunLine(
   elapsedMs: number,
   source: 'tick' | 'trigger' = 'trigger',
 ): void {
-  const fields: Record<string, unknown> = {
-    target: SCHEDULER_TARGET,
-    event: 'job.run',
-    job,
-    outcome: outcome.kind,
-  };
-  if (outcome.kind === 'ok') {
-    fields['count'] = outcome.count;
-  } else {
-    fields['cause'] = 'handler';
-    fields['count'] = 0;
-    fields['error'] = outcome.message;
-  }
-  fields['elapsed_ms'] = elapsedMs;
-  fields['source'] = source;
-  fields['run_id'] = runId;
-  if (outcome.kind === 'ok') {
-    for (const [key, value] of Object.entries(outcome.extra)) {
-      fields[RESERVED_LOG_KEYS.has(key) ? `extra_${key}` : key] = value;
-    }
-  }
-  log.info(fields, `job ${job} ran`);
+  logJobRun(log, { job, outcome, elapsedMs, source, runId });
 }
 
 /**

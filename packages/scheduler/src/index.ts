@@ -16,7 +16,9 @@ export type {
   RunCause,
   RunSource,
 } from './job-registry.js';
-export { ALREADY_RUNNING_SKIP, JobRegistry, SCHEDULER_TARGET } from './job-registry.js';
+export { ALREADY_RUNNING_SKIP, JobRegistry } from './job-registry.js';
+export type { JobRunLine } from './job-run-line.js';
+export { logJobRun, SCHEDULER_TARGET } from './job-run-line.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
 export type { SchedulerErrorCode } from './scheduler-error.js';

@@ -1,10 +1,8 @@
 import type { JobHandler, JobOutcome, JobRunArgs } from './job-handler.js';
 import { defaultRunArgs, err, ok } from './job-handler.js';
+import { logJobRun, SCHEDULER_TARGET } from './job-run-line.js';
 import type { Logger } from './logger.js';
 import { SchedulerError } from './scheduler-error.js';
-
-/** The log target of every line the scheduler writes. */
-export const SCHEDULER_TARGET = 'oxicloud::scheduler';
 
 /**
  * Why a run ended in `err`, recorded by the supervisor beside the outcome
@@ -77,20 +75,6 @@ export const ALREADY_RUNNING_SKIP = 'already_running';
 const JOB_NAME = /^[a-z][a-z0-9_]*$/;
 /** setTimeout's largest delay (about 24.8 days); longer sleeps are re-armed. */
 const MAX_DELAY_MS = 2_147_483_647;
-const RESERVED_LOG_KEYS = new Set([
-  'target',
-  'event',
-  'job',
-  'outcome',
-  'cause',
-  'count',
-  'elapsed_ms',
-  'error',
-  'source',
-  'msg',
-  'level',
-  'time',
-]);
 
 interface RegisteredJob {
   readonly handler: JobHandler;
@@ -427,7 +411,7 @@ export class JobRegistry {
       elapsed_ms: elapsedMs,
       source,
     };
-    this.#logRun(name, outcome, cause, elapsedMs, source);
+    logJobRun(this.#logger, { job: name, outcome, cause, elapsedMs, source });
     this.#notify({
       job: name,
       outcome,
@@ -438,36 +422,6 @@ export class JobRegistry {
       source,
     });
     return outcome;
-  }
-
-  #logRun(
-    name: string,
-    outcome: JobOutcome,
-    cause: RunCause | undefined,
-    elapsedMs: number,
-    source: RunSource,
-  ): void {
-    const fields: Record<string, unknown> = {
-      target: SCHEDULER_TARGET,
-      event: 'job.run',
-      job: name,
-      outcome: outcome.kind,
-    };
-    if (outcome.kind === 'ok') {
-      fields['count'] = outcome.count;
-    } else {
-      fields['cause'] = cause;
-      fields['count'] = 0;
-      fields['error'] = outcome.message;
-    }
-    fields['elapsed_ms'] = elapsedMs;
-    fields['source'] = source;
-    if (outcome.kind === 'ok') {
-      for (const [key, value] of Object.entries(outcome.extra)) {
-        fields[RESERVED_LOG_KEYS.has(key) ? `extra_${key}` : key] = value;
-      }
-    }
-    this.#logger.info(fields, `job ${name} ran`);
   }
 
   #notify(event: JobOutcomeEvent): void {
