@@ -1,9 +1,13 @@
 import { join } from 'node:path';
 import { generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage, S3BlobStorage } from '@oxicloud/storage';
-import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import {
+  createTestDatabase,
+  type S3rverProcess,
+  startS3rver,
+  type TestDatabase,
+} from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type S3rverProcess, startS3rver } from './fault-s3rver.js';
 import {
   adminClient,
   adminToken,

@@ -1,3 +1,4 @@
+import { CapturingLogger } from '@oxicloud/test-support';
 import { describe, expect, it } from 'vitest';
 import {
   AlertsError,
@@ -6,7 +7,6 @@ import {
   smtpConfigFromEnv,
   validateAlertEnv,
 } from '../src/index.js';
-import { CapturingLogger } from './capturing-logger.js';
 
 function configError(fn: () => unknown): AlertsError {
   try {

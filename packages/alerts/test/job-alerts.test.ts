@@ -1,12 +1,11 @@
 import { err, JobRegistry } from '@oxicloud/scheduler';
-import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import { CapturingLogger, createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 // PgAdminRecipients lives in @oxicloud/storage (an adapter of our port); imported from its source so
 // this package does not need a dependency on storage just for the test.
 import { PgAdminRecipients } from '../../storage/src/postgres/admin-recipients.js';
 import type { AlertResult, Env } from '../src/index.js';
 import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv } from '../src/index.js';
-import { CapturingLogger } from './capturing-logger.js';
 import { closedPort, parseMail, type SmtpListener, startSmtpListener } from './smtp-listener.js';
 
 const HOUR = 3_600_000;

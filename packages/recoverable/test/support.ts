@@ -1,4 +1,3 @@
-import type { Logger } from '@oxicloud/scheduler';
 import type { Pool } from 'pg';
 import {
   completed,
@@ -10,26 +9,7 @@ import {
 } from '../src/index.js';
 
 /** A logger that keeps every line. */
-export class CapturingLogger implements Logger {
-  readonly lines: Array<{ level: string; fields: Record<string, unknown>; message: string | undefined }> = [];
-  info(fields: object, message?: string) {
-    this.lines.push({ level: 'info', fields: fields as Record<string, unknown>, message });
-  }
-  warn(fields: object, message?: string) {
-    this.lines.push({ level: 'warn', fields: fields as Record<string, unknown>, message });
-  }
-  error(fields: object, message?: string) {
-    this.lines.push({ level: 'error', fields: fields as Record<string, unknown>, message });
-  }
-  debug(fields: object, message?: string) {
-    this.lines.push({ level: 'debug', fields: fields as Record<string, unknown>, message });
-  }
-  events(event: string, job?: string) {
-    return this.lines.filter(
-      (l) => l.fields['event'] === event && (job === undefined || l.fields['job'] === job),
-    );
-  }
-}
+export { CapturingLogger } from '@oxicloud/test-support';
 
 /** A door a handler waits at between batches; the test opens it. */
 export class Gate {

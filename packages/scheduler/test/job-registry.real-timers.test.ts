@@ -1,6 +1,6 @@
+import { CapturingLogger } from '@oxicloud/test-support';
 import { describe, expect, it } from 'vitest';
 import { JobRegistry, ok } from '../src/index.js';
-import { CapturingLogger } from './capturing-logger.js';
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,7 +1,7 @@
+import { CapturingLogger } from '@oxicloud/test-support';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { JobHandler, JobOutcome, JobOutcomeEvent, JobRunArgs } from '../src/index.js';
 import { err, JobRegistry, ok, SchedulerError } from '../src/index.js';
-import { CapturingLogger } from './capturing-logger.js';
 
 const T0 = new Date('2026-01-01T00:00:00.000Z');
 

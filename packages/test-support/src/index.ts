@@ -6,7 +6,11 @@
  * @packageDocumentation
  */
 
+export type { LogLine } from './capturing-logger.js';
+export { CapturingLogger } from './capturing-logger.js';
 export type { TestPostgresServer } from './postgres-server.js';
 export { freePort, startTestPostgres } from './postgres-server.js';
+export type { S3rverProcess } from './s3rver.js';
+export { startS3rver } from './s3rver.js';
 export type { TestDatabase } from './test-database.js';
 export { ADMIN_URL_ENV, createTestDatabase, prepareTemplate, TEMPLATE_DATABASE } from './test-database.js';

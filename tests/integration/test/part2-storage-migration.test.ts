@@ -19,13 +19,14 @@ import {
   MIGRATION_FAILED_KIND,
   STORAGE_MIGRATION_JOB_NAME,
 } from '@oxicloud/tenants';
-import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
-import { Kysely, PostgresDialect } from 'kysely';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  createTestDatabase,
   type S3rverProcess,
   startS3rver,
-} from '../../../packages/storage/src/blob/s3rver-process.fixture.js';
+  type TestDatabase,
+} from '@oxicloud/test-support';
+import { Kysely, PostgresDialect } from 'kysely';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 /**
  * storage_migration end to end: real Postgres (storage.blobs, jobs.*), the

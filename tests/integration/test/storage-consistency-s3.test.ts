@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { createBlobHasher, S3BlobStorage } from '@oxicloud/storage';
 import { createStorageConsistencyCheck } from '@oxicloud/tenants';
-import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The storage package's own s3rver fixture (test-only; it needs --openssl-legacy-provider in its child process).
 import {
+  createTestDatabase,
   type S3rverProcess,
   startS3rver,
-} from '../../../packages/storage/src/blob/s3rver-process.fixture.js';
+  type TestDatabase,
+} from '@oxicloud/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsistencyHarness, consistencyHarness, summary } from './consistency-fixtures.js';
 import { type BlobWorld, blobWorld, putBlob } from './storage-consistency-fixtures.js';
 

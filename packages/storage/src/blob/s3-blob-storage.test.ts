@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { type S3rverProcess, startS3rver } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blake3Hex } from '../hashing/blake3.js';
 import { Blake3WorkerPool } from '../hashing/blake3-worker-pool.js';
 import { createBlobHasher, StreamingBlobHasher } from '../hashing/streaming-blob-hasher.js';
 import { describeBlobStorageContract, expectStorageError, randomHash } from './blob-storage.contract.js';
 import { S3BlobStorage, type S3BlobStorageOptions } from './s3-blob-storage.js';
-import { type S3rverProcess, startS3rver } from './s3rver-process.fixture.js';
 
 let server: S3rverProcess;
 let prefixes = 0;
