@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type FaultName, generateDataset } from '@oxicloud/dataset';
+import { backdateLocalBlob, type FaultName, generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,9 +83,12 @@ describe('kill -9 of the server during a consistency batch', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     dir = scratchDir('fault-kill');
+    const blobs = new LocalFsBlobStorage({ root: join(dir.path, 'blobs') });
     await generateDataset({
       pool: db.pool,
-      blobs: new LocalFsBlobStorage({ root: join(dir.path, 'blobs') }),
+      blobs,
+      // Orphans on disk older than the grace window, so storage_consistency reports them too.
+      backdateBlob: backdateLocalBlob((hash) => blobs.pathOf(hash)),
       options: {
         users: 30,
         filesPerUser: 30,
@@ -224,6 +227,8 @@ describe('kill -9 of the server during a consistency batch', () => {
     }
     // The dataset's faults were found at all (the comparison is not between two empty sets).
     expect([...expected.values()].reduce((n, r) => n + r.findings.length, 0)).toBeGreaterThanOrEqual(20);
+    // Both storage directions: two orphans on disk and two rows whose bytes are gone.
+    expect(expected.get('storage_consistency')?.findings).toHaveLength(4);
     console.info(
       'kill -9 test: kills per job',
       Object.fromEntries(kills),
