@@ -15,6 +15,11 @@ workspaces.push(join(root, 'migrations'));
 const reports = workspaces.map((dir) => join(dir, '.test-results', 'vitest.json'));
 for (const report of reports) rmSync(report, { force: true });
 
+// The browser test needs Debian's chromium: install it (as root, with apt) when it is missing.
+if (!existsSync('/usr/bin/chromium')) {
+  spawnSync('bash', [join(root, 'scripts', 'setup-system.sh')], { stdio: 'inherit' });
+}
+
 const run = spawnSync(
   'pnpm',
   ['exec', 'turbo', 'run', 'build', 'lint', 'test', '--concurrency=1', ...process.argv.slice(2)],
