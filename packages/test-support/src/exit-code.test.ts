@@ -1,0 +1,17 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+describe('the global setup', () => {
+  it('keeps a failing run failing: embedded Postgres must not turn the exit code into 0', () => {
+    const root = fileURLToPath(new URL('../test/fixtures/failing-suite/', import.meta.url));
+    const vitest = fileURLToPath(new URL('../../../node_modules/.bin/vitest', import.meta.url));
+    const run = spawnSync(vitest, ['run', '--root', root], {
+      encoding: 'utf8',
+      env: { ...process.env, TEST_DATABASE_URL: '', VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' },
+      timeout: 120_000,
+    });
+    expect(run.stdout + run.stderr).toMatch(/1 failed/);
+    expect(run.status).toBe(1);
+  }, 150_000);
+});
