@@ -37,4 +37,5 @@ for (const report of reports) {
   skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
 }
 console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exit(run.status ?? 1);
+// A failed test fails the run even if a runner's exit code said otherwise.
+process.exit(run.status !== 0 ? (run.status ?? 1) : failed > 0 ? 1 : 0);
