@@ -220,6 +220,20 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
       expect(body[2]).toMatchObject({ interval_ms: null, next_run_at: null, last_outcome: null });
     });
 
+    it("shows a recoverable job's latest finished run as its last outcome (the bridged JobOutcome)", async () => {
+      await engine.runOrResume('quick_check');
+      const body = await json<Array<{ name: string; last_outcome: Record<string, unknown> | null }>>(
+        await get('/api/admin/jobs'),
+      );
+      const quick = body.find((j) => j.name === 'quick_check');
+      const latest = await engine.latestRun('quick_check');
+      expect(quick?.last_outcome).toMatchObject({
+        at: latest?.completed_at,
+        outcome: { kind: 'ok', extra: { completed: true, run_id: latest?.run_id } },
+      });
+      expect(typeof quick?.last_outcome?.['elapsed_ms']).toBe('number');
+    });
+
     it("takes a catalog entry's own supports_deep over deepJobs", async () => {
       const custom = makeApp({
         jobs: {

@@ -40,6 +40,7 @@ export type {
 export {
   acquireRun,
   executeRun,
+  outcomeOfRun,
   prepareTriggerParams,
   RECOVERABLE_TARGET,
   runOrResume,

@@ -2,9 +2,10 @@ import { err, type JobOutcome, type Logger, logJobRun, ok, silentLogger } from '
 import type { JobStoreFactory } from './job-store-factory.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
 import type { RecoverableJobHandler } from './recoverable-job-handler.js';
-import { failed, type RunOutcome } from './run-outcome.js';
+import { completed, failed, paused, type RunOutcome } from './run-outcome.js';
 import { describeCorruption, isJsonObject, type RunRecord } from './run-record.js';
 import type { RunStatus } from './run-status.js';
+import type { RunSummary } from './run-summary.js';
 import { toHex } from './run-summary.js';
 
 /** Log target of the `job.run` line (shared with the scheduler, as the plan's logging schema says). */
@@ -179,6 +180,26 @@ export async function acquireRun(
 /** Trigger params that failed validation: they refuse a fresh run, never a resume. */
 export class InvalidParams {
   constructor(readonly message: string) {}
+}
+
+/**
+ * The bridged outcome of a run that has ended (Completed, Paused or
+ * Failed), read back from its summary: what `runOrResume` returned for it.
+ * `null` while the run is active. For listings that show a recoverable job's
+ * last outcome beside Part 1 jobs'.
+ */
+export function outcomeOfRun(run: RunSummary): JobOutcome | null {
+  const count = typeof run.stats['count'] === 'number' ? run.stats['count'] : 0;
+  switch (run.status) {
+    case 'Completed':
+      return toJobOutcome(completed(), count, run.run_id);
+    case 'Paused':
+      return toJobOutcome(paused(Buffer.from(run.cursor_hex ?? '', 'hex')), count, run.run_id);
+    case 'Failed':
+      return toJobOutcome(failed(run.error_message ?? 'run failed'), count, run.run_id);
+    default:
+      return null;
+  }
 }
 
 /**

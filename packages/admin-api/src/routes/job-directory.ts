@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import type { RunSummary } from '@oxicloud/recoverable';
+import { outcomeOfRun, type RunSummary } from '@oxicloud/recoverable';
 import { AdminApiError } from '../errors.js';
 import type { JobCatalog, JobSummary } from '../ports/job-catalog.js';
 import type { RunService } from '../ports/run-service.js';
@@ -26,6 +26,19 @@ function recoverableOnly(name: string): JobSummary {
   };
 }
 
+/** A finished run as a last outcome: the bridged outcome, when it ended, how long it took. */
+function lastOutcomeOfRun(run: RunSummary): JobSummary['last_outcome'] {
+  const outcome = outcomeOfRun(run);
+  if (outcome === null) return null;
+  const at = run.completed_at ?? run.last_progress_at;
+  return {
+    at,
+    outcome,
+    ...(outcome.kind === 'err' ? { cause: 'handler' } : {}),
+    elapsed_ms: Math.max(0, Date.parse(at) - Date.parse(run.started_at)),
+  };
+}
+
 /**
  * The JSON of a listing entry: the catalog fields, `running_since`
  * defaulting to `null`, plus `kind`, `supports_deep` and `latest_run`. A
@@ -40,9 +53,11 @@ export function jobSummaryJson(
     readonly latest_run?: RunSummary | null;
   } = {},
 ): JobEntryJson {
-  const last = job.last_outcome;
   const latest = extra.latest_run ?? null;
   const runActive = latest !== null && ACTIVE.has(latest.status);
+  // A recoverable job's last outcome is its latest finished run's, when the
+  // registry remembers none (runs started through the engine are not the registry's).
+  const last = job.last_outcome ?? (latest ? lastOutcomeOfRun(latest) : null);
   return {
     name: job.name,
     kind: extra.kind ?? 'periodic',
