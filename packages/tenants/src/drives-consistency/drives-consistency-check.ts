@@ -157,9 +157,9 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
         store,
         signal,
         name: DRIVES_CONSISTENCY_CHECK_NAME,
-        ...(logger ? { logger } : {}),
-        ...(runOptions.batchSize !== undefined ? { batchSize: runOptions.batchSize } : {}),
-        ...(runOptions.throttleMs !== undefined ? { throttleMs: runOptions.throttleMs } : {}),
+        logger,
+        batchSize: runOptions.batchSize,
+        throttleMs: runOptions.throttleMs,
         fetchBatch,
         processBatch: (items) => processBatch(store, items),
       });

@@ -257,9 +257,9 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
         store,
         signal,
         name: FILES_CONSISTENCY_CHECK_NAME,
-        ...(logger ? { logger } : {}),
-        ...(runOptions.batchSize !== undefined ? { batchSize: runOptions.batchSize } : {}),
-        ...(runOptions.throttleMs !== undefined ? { throttleMs: runOptions.throttleMs } : {}),
+        logger,
+        batchSize: runOptions.batchSize,
+        throttleMs: runOptions.throttleMs,
         fetchBatch: (cursor, limit) => fetchBatch(cursor, limit, scanOptions),
         processBatch: (items) => processBatch(store, items, scanOptions),
       });

@@ -126,9 +126,9 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
         store,
         signal,
         name: FOLDERS_CONSISTENCY_CHECK_NAME,
-        ...(logger ? { logger } : {}),
-        ...(runOptions.batchSize !== undefined ? { batchSize: runOptions.batchSize } : {}),
-        ...(runOptions.throttleMs !== undefined ? { throttleMs: runOptions.throttleMs } : {}),
+        logger,
+        batchSize: runOptions.batchSize,
+        throttleMs: runOptions.throttleMs,
         async fetchBatch(cursor, limit): Promise<Batch<FolderTreeAnomaly>> {
           const key = cursor === null ? new Uint8Array() : decodePhaseCursor(cursor, KEY_LENGTHS).key;
           const page = await scan.scanFolderTree(

@@ -481,9 +481,9 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
         store,
         signal,
         name: STORAGE_CONSISTENCY_CHECK_NAME,
-        ...(logger ? { logger } : {}),
-        ...(runOptions.batchSize !== undefined ? { batchSize: runOptions.batchSize } : {}),
-        ...(runOptions.throttleMs !== undefined ? { throttleMs: runOptions.throttleMs } : {}),
+        logger,
+        batchSize: runOptions.batchSize,
+        throttleMs: runOptions.throttleMs,
         fetchBatch: (cursor, limit) => fetchBatch(cursor, limit, ctx),
         processBatch: (items) => processBatch(store, items, ctx),
       });
