@@ -80,17 +80,13 @@ export class PgMediaFileRepository implements MediaFileRepository {
       bitrate: m.bitrate,
       codec: m.codec,
     };
-    try {
-      await this.#db
+    return this.#upsertUnlessFileGone(() =>
+      this.#db
         .insertInto('storage.audio_metadata')
         .values({ file_id: fileId, ...values })
         .onConflict((oc) => oc.column('file_id').doUpdateSet({ ...values, extracted_at: sql`NOW()` }))
-        .execute();
-      return true;
-    } catch (error) {
-      if (isForeignKeyViolation(error)) return false;
-      throw error;
-    }
+        .execute(),
+    );
   }
 
   async upsertImageMetadata(fileId: string, m: ImageMetadata): Promise<boolean> {
@@ -101,12 +97,19 @@ export class PgMediaFileRepository implements MediaFileRepository {
       width: m.width,
       height: m.height,
     };
-    try {
-      await this.#db
+    return this.#upsertUnlessFileGone(() =>
+      this.#db
         .insertInto('storage.image_metadata')
         .values({ file_id: fileId, ...values })
         .onConflict((oc) => oc.column('file_id').doUpdateSet({ ...values, extracted_at: sql`NOW()` }))
-        .execute();
+        .execute(),
+    );
+  }
+
+  /** Runs an upsert keyed by file id; `false` when the file was deleted meanwhile (the FK refuses the row). */
+  async #upsertUnlessFileGone(upsert: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await upsert();
       return true;
     } catch (error) {
       if (isForeignKeyViolation(error)) return false;
