@@ -2,38 +2,24 @@ import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { checkJob } from '@oxicloud/consistency';
 import type { BlobHasher } from '@oxicloud/tenants';
-import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type ConsistencyHarness, consistencyHarness, latestRun, summary } from './consistency-fixtures.js';
+import type { TestDatabase } from '@oxicloud/test-support';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type ConsistencyHarness, latestRun, summary } from './consistency-fixtures.js';
 import {
   ago,
   type BlobWorld,
-  blobWorld,
   corruptLocalBlob,
   DAY,
   putBlob,
+  useBlobWorld,
 } from './storage-consistency-fixtures.js';
 
+const ctx = useBlobWorld({ shutdownTimeoutMs: 2000 });
 let db: TestDatabase;
 let h: ConsistencyHarness;
 let w: BlobWorld;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
-});
-beforeEach(async () => {
-  await db.pool.query(
-    'DELETE FROM jobs.recoverable_runs; DELETE FROM storage.files; DELETE FROM storage.blobs',
-  );
-  h = consistencyHarness(db.pool);
-  w = await blobWorld(db.pool);
-});
-afterEach(async () => {
-  await h.engine.shutdown({ timeoutMs: 2000 }).catch(() => undefined);
-  await w.close();
+beforeEach(() => {
+  ({ db, h, w } = ctx);
 });
 
 function countingHasher(inner: BlobHasher, onCall?: (n: number) => void): BlobHasher & { calls: number } {

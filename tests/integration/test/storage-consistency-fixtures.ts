@@ -18,8 +18,11 @@ import {
   createStorageConsistencyCheck,
   type StorageConsistencyCheckOptions,
 } from '@oxicloud/tenants';
+import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { type ConsistencyHarness, consistencyHarness } from './consistency-fixtures.js';
 
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
@@ -189,4 +192,39 @@ export function storageWithListHook(storage: BlobStorage, afterList: () => Promi
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/** What {@link useBlobWorld} gives each test: the database, the engine harness and the blob world. */
+export interface BlobWorldContext {
+  db: TestDatabase;
+  h: ConsistencyHarness;
+  w: BlobWorld;
+}
+
+/**
+ * The lifecycle every storage_consistency test file shares: one database per
+ * file; before each test, empty runs/files/blobs, a fresh engine harness and a
+ * fresh blob world; after each, shut the engine down and remove the blob root.
+ * Call at the top level of a test file.
+ */
+export function useBlobWorld(options: { shutdownTimeoutMs?: number } = {}): BlobWorldContext {
+  const ctx = {} as BlobWorldContext;
+  beforeAll(async () => {
+    ctx.db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await ctx.db.drop();
+  });
+  beforeEach(async () => {
+    await ctx.db.pool.query(
+      'DELETE FROM jobs.recoverable_runs; DELETE FROM storage.files; DELETE FROM storage.blobs',
+    );
+    ctx.h = consistencyHarness(ctx.db.pool);
+    ctx.w = await blobWorld(ctx.db.pool);
+  });
+  afterEach(async () => {
+    await ctx.h.engine.shutdown({ timeoutMs: options.shutdownTimeoutMs ?? 1000 }).catch(() => undefined);
+    await ctx.w.close();
+  });
+  return ctx;
 }

@@ -10,41 +10,27 @@ import {
   ORPHAN_BLOB,
   STORAGE_CONSISTENCY_CHECK_NAME,
 } from '@oxicloud/tenants';
-import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type ConsistencyHarness, consistencyHarness, summary } from './consistency-fixtures.js';
+import type { TestDatabase } from '@oxicloud/test-support';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type ConsistencyHarness, summary } from './consistency-fixtures.js';
 import {
   ago,
   type BlobWorld,
-  blobWorld,
   corruptLocalBlob,
   DAY,
   HOUR,
   indexWithHook,
   putBlob,
   storageWithListHook,
+  useBlobWorld,
 } from './storage-consistency-fixtures.js';
 
+const ctx = useBlobWorld();
 let db: TestDatabase;
 let h: ConsistencyHarness;
 let w: BlobWorld;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
-});
-beforeEach(async () => {
-  await db.pool.query(
-    'DELETE FROM jobs.recoverable_runs; DELETE FROM storage.files; DELETE FROM storage.blobs',
-  );
-  h = consistencyHarness(db.pool);
-  w = await blobWorld(db.pool);
-});
-afterEach(async () => {
-  await h.engine.shutdown({ timeoutMs: 1000 }).catch(() => undefined);
-  await w.close();
+beforeEach(() => {
+  ({ db, h, w } = ctx);
 });
 
 const put = (options: Parameters<typeof putBlob>[2] = {}) => putBlob(db.pool, w, options);
