@@ -40,7 +40,7 @@ export interface TrashCleanupJob extends JobHandler {
  * @example
  * ```ts
  * const job = createTrashCleanupJob({ repository, config: trashCleanupConfigFromEnv(process.env), logger });
- * registry.register(job, { intervalMs: job.intervalMs });
+ * registry.register(job, job.intervalMs, null);
  * ```
  */
 export function createTrashCleanupJob(options: TrashCleanupJobOptions): TrashCleanupJob {
