@@ -91,7 +91,8 @@ export type {
 export type {
   OrphanBlobCandidate,
   OrphanBlobRepository,
-  OrphanCollectResult,
+  OrphanFinishResult,
+  OrphanMarkResult,
 } from './ports/orphan-blob-repository.js';
 export type { ScanPage } from './ports/scan-page.js';
 export type { TrashPurgeBatch, TrashRepository } from './ports/trash-repository.js';
