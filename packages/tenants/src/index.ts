@@ -95,7 +95,12 @@ export type {
   OrphanMarkResult,
 } from './ports/orphan-blob-repository.js';
 export type { ScanPage } from './ports/scan-page.js';
-export type { TrashPurgeBatch, TrashRepository } from './ports/trash-repository.js';
+export type {
+  TrashFolderBatch,
+  TrashFolderCursor,
+  TrashPurgeBatch,
+  TrashRepository,
+} from './ports/trash-repository.js';
 export type { UsageCorrection, UsageReconcileResult, UsageRepository } from './ports/usage-repository.js';
 export type { MediaReextractJob, MediaReextractParams } from './reextract-audio/index.js';
 export {
