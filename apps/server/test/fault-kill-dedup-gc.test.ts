@@ -101,6 +101,11 @@ describe('kill -9 of the server during dedup_gc', () => {
     );
   }
 
+  async function countBlobs(): Promise<number> {
+    const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM storage.blobs');
+    return rows[0]!.n;
+  }
+
   /** Every file has an unmarked blob row and bytes; returns how many distinct blobs files reference. */
   async function expectNoLiveFileWithoutBytes(when: string): Promise<number> {
     const { rows } = await db.pool.query<{ blob_hash: string; has_row: boolean; marked: boolean }>(
@@ -176,7 +181,11 @@ describe('kill -9 of the server during dedup_gc', () => {
       expect(accepted.status).toBe(202);
       let stopped = false;
       const racer = insertWhile(() => stopped);
-      await sleep(20 + Math.floor(Math.random() * 400));
+      // Kill at a random moment of the run itself: once GC has started deleting.
+      const before = await countBlobs();
+      const deadline = Date.now() + 20_000;
+      while ((await countBlobs()) >= before && Date.now() < deadline) await sleep(5);
+      await sleep(Math.floor(Math.random() * 300));
       await killHard(server);
       stopped = true;
       const r = await racer;
