@@ -318,10 +318,10 @@ const missingBlobRow: Injector = async (ctx) => {
     // The files triggers refuse a reference to a blob without a row (0007),
     // so the row exists while the file is pointed at it and goes right after:
     // the state a lost row leaves behind.
-    await ctx.client.query('INSERT INTO storage.blobs (hash, size) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING', [
-      hash,
-      p.size,
-    ]);
+    await ctx.client.query(
+      'INSERT INTO storage.blobs (hash, size) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING',
+      [hash, p.size],
+    );
     await ctx.client.query('UPDATE storage.files SET blob_hash = $2 WHERE id = $1', [p.id, hash]);
     await ctx.client.query('DELETE FROM storage.blobs WHERE hash = $1', [hash]);
     ctx.usedBlobs.add(p.blob_hash);
