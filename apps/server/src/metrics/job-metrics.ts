@@ -37,6 +37,15 @@ export class JobMetrics {
     const jobs = this.#jobs;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
+    // prom-client names three gauges `_total` (promtool refuses a non-counter `_total`); the
+    // per-type `nodejs_active_handles`, `nodejs_active_requests`, `nodejs_active_resources` stay.
+    for (const name of [
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      'nodejs_active_resources_total',
+    ]) {
+      this.registry.removeSingleMetric(name);
+    }
     this.#runs = new Counter({
       name: 'oxicloud_job_runs_total',
       help: 'Runs this process finished, by job and outcome (ok, err, paused)',
