@@ -1,6 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import { generateDataset } from '@oxicloud/dataset';
+import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -58,6 +61,13 @@ describe('/metrics of two processes on one database', () => {
     for (let i = 0; i < 2; i++) {
       const dir = scratchDir(`metrics-${i}`);
       dirs.push(dir);
+      if (i === 0) {
+        await generateDataset({
+          pool: db.pool,
+          blobs: new LocalFsBlobStorage({ root: join(dir.path, 'blobs') }),
+          options: { users: 3, filesPerUser: 20, seed: 20 },
+        });
+      }
       const port = await freePort();
       const metricsPort = await freePort();
       const server = await startServer(
@@ -226,9 +236,14 @@ describe('/metrics of two processes on one database', () => {
     ).toBe(30 * 24 * 3600);
     expect(sampleValue(outA.samples, 'oxicloud_db_pool_clients')).toBeGreaterThan(0);
     expect(sampleValue(outA.samples, 'nodejs_eventloop_lag_seconds')).toBeDefined();
-    expect(
-      sampleValue(outA.samples, 'oxicloud_run_rows_scanned_total', { job: 'files_consistency' }),
-    ).toBeGreaterThanOrEqual(0);
+    const { rows: scanned } = await db.pool.query<{ n: string }>(
+      `SELECT (stats->>'scanned_count') AS n FROM jobs.recoverable_runs
+        WHERE job_name = 'files_consistency' ORDER BY started_at DESC LIMIT 1`,
+    );
+    expect(Number(scanned[0]?.n)).toBeGreaterThan(0);
+    expect(sampleValue(outA.samples, 'oxicloud_run_rows_scanned_total', { job: 'files_consistency' })).toBe(
+      Number(scanned[0]?.n),
+    );
   });
 
   it('refuses a scrape without the token or with a wrong one, and serves nothing on the admin port', async () => {

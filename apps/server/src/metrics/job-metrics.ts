@@ -107,6 +107,7 @@ export class JobMetrics {
       this.#jobs.push(job);
       for (const outcome of ['ok', 'err'] as const) this.#runs.inc({ job, outcome }, 0);
       this.#missed.inc({ job }, 0);
+      this.#scanned.inc({ job }, 0);
     }
   }
 
