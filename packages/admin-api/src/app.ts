@@ -13,10 +13,13 @@ import type { AdminUserLookup } from './ports/admin-user-lookup.js';
 import type { FindingsReader } from './ports/findings-reader.js';
 import type { HealthProbe } from './ports/health-probe.js';
 import type { JobCatalog } from './ports/job-catalog.js';
+import type { JobFreshness } from './ports/job-freshness.js';
+import type { ReadinessProbe } from './ports/readiness-probe.js';
 import type { RunService } from './ports/run-service.js';
 import { registerHealthRoute } from './routes/health.js';
 import { JobDirectory } from './routes/job-directory.js';
 import { registerJobRoutes } from './routes/jobs.js';
+import { registerProbeRoutes } from './routes/probes.js';
 import { registerRunRoutes } from './routes/runs.js';
 
 /** Where the OpenAPI document is served (public: it holds no data). */
@@ -48,6 +51,10 @@ export interface AdminAppDeps {
   readonly logger: Logger;
   /** Answers `GET /healthz`; the route is absent when not given. */
   readonly health?: HealthProbe;
+  /** Answers `GET /readyz`; the route is absent when not given (`GET /livez` is always there). */
+  readonly readiness?: ReadinessProbe;
+  /** Overdue jobs for the listing's `overdue` field; without it `overdue` is always `null`. */
+  readonly freshness?: JobFreshness;
   /** The `info.version` of the OpenAPI document. @defaultValue '0.1.0' */
   readonly version?: string;
 }
@@ -107,6 +114,7 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   });
 
   if (deps.health) registerHealthRoute(app, deps.health);
+  registerProbeRoutes(app, deps.readiness);
   registerAdminPageRoutes(app);
 
   app.use('/api/admin/jobs', auditAdminPosts(logger));
@@ -114,7 +122,12 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   app.use('/api/admin/jobs', adminAuth({ users: deps.users, secret }));
   app.use('/api/admin/jobs/*', adminAuth({ users: deps.users, secret }));
 
-  const directory = new JobDirectory({ jobs: deps.jobs, runs: deps.runs, deepJobs: deps.deepJobs });
+  const directory = new JobDirectory({
+    jobs: deps.jobs,
+    runs: deps.runs,
+    deepJobs: deps.deepJobs,
+    freshness: deps.freshness,
+  });
   registerJobRoutes(app, { directory, jobs: deps.jobs, logger });
   registerRunRoutes(app, { directory, findings: deps.findings, logger });
 

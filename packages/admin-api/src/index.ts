@@ -20,6 +20,8 @@ export type { AdminUserLookup, AdminUserRecord, UserRole } from './ports/admin-u
 export type { FindingsReader } from './ports/findings-reader.js';
 export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';
 export type { JobCatalog, JobLastOutcome, JobSummary } from './ports/job-catalog.js';
+export type { JobFreshness, OverdueJob } from './ports/job-freshness.js';
+export type { ReadinessPart, ReadinessProbe, ReadinessReport } from './ports/readiness-probe.js';
 export type { RunService } from './ports/run-service.js';
 export type { JobEntryJson, JobKind } from './routes/job-directory.js';
 export { jobSummaryJson } from './routes/job-directory.js';

@@ -18,6 +18,7 @@ export type {
   ConsistencyFindingsEvent,
   JobAlertsOptions,
   JobFailedEvent,
+  JobOverdueEvent,
 } from './job-alerts.js';
 export { ALERTS_TARGET, DEFAULT_DEDUP_WINDOW_MS, JobAlerts } from './job-alerts.js';
 export type { Env, SmtpConfig, SmtpSecurity } from './smtp-config.js';
@@ -38,4 +39,6 @@ export {
 } from './templates/consistency-findings.js';
 export type { JobFailedData, JobFailureCause } from './templates/job-failed.js';
 export { renderJobFailed } from './templates/job-failed.js';
+export type { JobOverdueData } from './templates/job-overdue.js';
+export { renderJobOverdue } from './templates/job-overdue.js';
 export type { RenderedEmail } from './templates/rendered-email.js';

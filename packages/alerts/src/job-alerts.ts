@@ -8,13 +8,18 @@ import type { FindingCount, FindingExample } from './templates/consistency-findi
 import { groupFindingCounts, renderConsistencyFindings } from './templates/consistency-findings.js';
 import type { JobFailureCause } from './templates/job-failed.js';
 import { renderJobFailed } from './templates/job-failed.js';
+import type { JobOverdueData } from './templates/job-overdue.js';
+import { renderJobOverdue } from './templates/job-overdue.js';
 import type { RenderedEmail } from './templates/rendered-email.js';
 
 /** The log target of every line alerts write. */
 export const ALERTS_TARGET = 'oxicloud::alerts';
 
-/** The two kinds of alert; the dedup key is (job name, kind). */
-export type AlertKind = 'job_failed' | 'consistency_findings';
+/** The kinds of alert; the dedup key is (job name, kind). */
+export type AlertKind = 'job_failed' | 'consistency_findings' | 'job_overdue';
+
+/** A job with no success within 1.5 × its expected cadence (see `renderJobOverdue`). */
+export type JobOverdueEvent = Omit<JobOverdueData, 'publicBaseUrl'>;
 
 /** A run that ended in `err` (Part 1 handler / timeout / throw, or a failed Part 2 run). */
 export interface JobFailedEvent {
@@ -165,6 +170,18 @@ export class JobAlerts {
         at: event.at ?? this.#now(),
         publicBaseUrl: this.#publicBaseUrl,
       }),
+    );
+  }
+
+  /**
+   * Mails `[OxiCloud] Job <name> is overdue` to every admin, with the same
+   * opt-out (`OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL=false`) and 6 h dedup as a
+   * failure. "Once per overdue episode" across processes is the caller's
+   * (the freshness store claims the episode in the database first).
+   */
+  jobOverdue(event: JobOverdueEvent): Promise<AlertResult> {
+    return this.#alert(event.job, 'job_overdue', () =>
+      renderJobOverdue({ ...event, publicBaseUrl: this.#publicBaseUrl }),
     );
   }
 

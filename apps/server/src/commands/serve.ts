@@ -7,6 +7,8 @@ import { openDatabase } from '../database/open-database.js';
 import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.js';
 import { listen } from '../http-listener.js';
 import { createLogger, SERVER_TARGET } from '../logger.js';
+import { metricsConfigFromEnv } from '../metrics/metrics-config.js';
+import { startMetricsListener } from '../metrics/start-metrics-listener.js';
 
 function nextSignal(logger: Logger): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -42,10 +44,12 @@ export async function serveCommand(
 ): Promise<void> {
   const logger = createLogger({ level: config.logLevel, destination: 'stdout' });
   const tenants = tenantConfigsFromEnv(env);
+  const metricsConfig = metricsConfigFromEnv(env);
   const signal = nextSignal(logger);
   const db = await openDatabase(config, logger);
   let composed: ReturnType<typeof composeServer> | undefined;
   let http: Awaited<ReturnType<typeof listen>>;
+  let metrics: Awaited<ReturnType<typeof startMetricsListener>> = null;
   try {
     await applyMigrations(db.pool, logger);
     await ensureFirstAdmin(db.pool, logger);
@@ -60,8 +64,10 @@ export async function serveCommand(
     // The boot sweep lands before the HTTP port opens: no trigger can see a
     // run a crash left Running as "already running".
     await composed.start();
+    metrics = await startMetricsListener(composed.metrics, metricsConfig, logger);
     http = await listen(composed.app.fetch, config.http);
   } catch (error) {
+    await metrics?.close().catch(() => undefined);
     await composed?.stop().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
@@ -85,6 +91,7 @@ export async function serveCommand(
     `${received}: shutting down`,
   );
   await http.close();
+  await metrics?.close();
   await composed.stop();
   await db.close();
   logger.info({ target: SERVER_TARGET, event: 'server.stopped' }, 'shut down cleanly');

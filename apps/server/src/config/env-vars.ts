@@ -69,11 +69,26 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     meaning:
       'local | s3 (s3 reads OXICLOUD_S3_BUCKET, _REGION, _ENDPOINT, _ACCESS_KEY_ID, _SECRET_ACCESS_KEY, _FORCE_PATH_STYLE, _PREFIX)',
   },
+  {
+    name: 'OXICLOUD_METRICS_ADDR',
+    default: '127.0.0.1:9464',
+    meaning: 'host:port of the Prometheus /metrics listener (its own port, loopback by default); empty = off',
+  },
+  {
+    name: 'OXICLOUD_METRICS_TOKEN',
+    default: '(unset: no token)',
+    meaning: 'bearer token every /metrics scrape must send, at least 16 characters',
+  },
+  {
+    name: 'OXICLOUD_FRESHNESS_CHECK_INTERVAL_SECONDS',
+    default: '60',
+    meaning: 'how often overdue jobs are looked for and mailed (job_overdue); 0 = never',
+  },
 ];
 
 /** The variables as help text: one aligned line each. */
 export function envVarsHelp(): string {
   const width = Math.max(...ENV_VARS.map((v) => v.name.length));
   const lines = ENV_VARS.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} [default: ${v.default}]`);
-  return `\nEnvironment:\n${lines.join('\n')}\n\nJobs read their own knobs (OXICLOUD_TRASH_CLEANUP_*, OXICLOUD_TRASH_RETENTION_DAYS,\nOXICLOUD_STORAGE_USAGE_RECONCILE_*, OXICLOUD_DEDUP_GC_*, OXICLOUD_GRANT_CLEANUP_*, OXICLOUD_JOB_<NAME>_*);\nalerts read OXICLOUD_SMTP_*. The README lists them all.\n`;
+  return `\nEnvironment:\n${lines.join('\n')}\n\nJobs read their own knobs (OXICLOUD_TRASH_CLEANUP_*, OXICLOUD_TRASH_RETENTION_DAYS,\nOXICLOUD_STORAGE_USAGE_RECONCILE_*, OXICLOUD_DEDUP_GC_*, OXICLOUD_GRANT_CLEANUP_*, OXICLOUD_JOB_<NAME>_* such as\nOXICLOUD_JOB_<NAME>_MAX_AGE_HOURS);\nalerts read OXICLOUD_SMTP_*. The README lists them all.\n`;
 }

@@ -58,6 +58,13 @@ export interface ApiJob {
   readonly last_outcome: ApiLastOutcome | null;
   readonly supports_deep?: boolean;
   readonly latest_run?: ApiRunSummary | null;
+  /** Set when the job has no success within 1.5 × its expected cadence; absent on older servers. */
+  readonly overdue?: {
+    readonly deep: boolean;
+    readonly max_age_ms: number;
+    readonly last_success_at: string | null;
+    readonly overdue_since: string;
+  } | null;
 }
 
 /** `POST …/trigger` of a Part 1 job (200), or with `wait=false` (202 `accepted`). */

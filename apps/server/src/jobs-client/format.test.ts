@@ -162,6 +162,16 @@ describe('formatJobs', () => {
     expect(new Set(offsets).size).toBe(1);
   });
 
+  it('says when a job is overdue, and since when', () => {
+    const overdue: ApiJob = {
+      ...periodic,
+      overdue: { deep: false, max_age_ms: 3_600_000, last_success_at: null, overdue_since: ago(7_200_000) },
+    };
+    const lines = formatJobs([overdue, periodic], NOW).trimEnd().split('\n');
+    expect(lines[1]).toMatch(/^trash_cleanup\s+-\s+every 1h\s+idle, overdue 2h ago\s+in 23m/);
+    expect(lines[2]).not.toMatch(/overdue/);
+  });
+
   it('adds the latest run of recoverable jobs', () => {
     const recoverable: ApiJob = {
       ...periodic,

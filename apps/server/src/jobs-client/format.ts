@@ -198,11 +198,14 @@ export function formatJobs(jobs: readonly ApiJob[], nowMs: number): string {
     const state = job.running
       ? `running${job.running_since ? ` ${formatDuration(nowMs - Date.parse(job.running_since))}` : ''}`
       : 'idle';
+    const overdue = job.overdue
+      ? `, overdue${job.overdue.deep ? ' (deep)' : ''} ${relativeTime(job.overdue.overdue_since, nowMs)}`
+      : '';
     const row = [
       job.name,
       job.kind ?? '-',
       formatInterval(job.interval_ms),
-      state,
+      `${state}${overdue}`,
       relativeTime(job.next_run_at, nowMs),
       lastRunCell(job, nowMs),
     ];

@@ -146,6 +146,16 @@ function badge(status) {
   return h('span', { class: 'badge ' + (known ? status : 'none'), 'data-status': status }, known ? STATUS_TEXT[status] : status);
 }
 
+/** "Overdue": no success within 1.5 × the expected cadence (the title says since when). */
+function overdueBadge(overdue) {
+  const last = overdue.last_success_at ? 'last success ' + overdue.last_success_at : 'never succeeded';
+  return h('span', {
+    class: 'badge overdue',
+    title: (overdue.deep ? 'deep run ' : '') + 'overdue since ' + overdue.overdue_since + ' (' + last + ')',
+    text: overdue.deep ? 'Overdue (deep)' : 'Overdue',
+  });
+}
+
 function isRecoverable(job) {
   return job && job.kind === 'recoverable';
 }
@@ -383,13 +393,16 @@ function renderJobs() {
     if (body.children[index] !== row.tr) body.insertBefore(row.tr, body.children[index] || null);
     const status = jobStatus(job);
     const last = lastRunAt(job);
-    const key = [cadence(job), relative(last), status].join('|');
+    const overdue = job.overdue || null;
+    const key = [cadence(job), relative(last), status, overdue ? overdue.overdue_since : ''].join('|');
     if (key !== row.key) {
       row.key = key;
       row.cadenceCell.textContent = cadence(job);
       row.lastCell.replaceChildren(timeEl(last));
       row.statusCell.replaceChildren(badge(status));
+      if (overdue) row.statusCell.append(' ', overdueBadge(overdue));
     }
+    row.tr.setAttribute('data-overdue', overdue ? 'true' : 'false');
     row.tr.setAttribute('data-status', status || 'none');
     row.deep.hidden = job.supports_deep !== true;
     const previous = state.statuses.get(job.name);

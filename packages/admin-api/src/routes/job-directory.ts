@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import { outcomeOfRun, type RunSummary } from '@oxicloud/recoverable';
 import { AdminApiError } from '../errors.js';
 import type { JobCatalog, JobSummary } from '../ports/job-catalog.js';
+import type { JobFreshness, OverdueJob } from '../ports/job-freshness.js';
 import type { RunService } from '../ports/run-service.js';
 import type { JobSummarySchema } from './schemas.js';
 
@@ -51,6 +52,7 @@ export function jobSummaryJson(
     readonly kind?: JobKind;
     readonly supports_deep?: boolean;
     readonly latest_run?: RunSummary | null;
+    readonly overdue?: OverdueJob | null;
   } = {},
 ): JobEntryJson {
   const latest = extra.latest_run ?? null;
@@ -77,6 +79,14 @@ export function jobSummaryJson(
       : null,
     supports_deep: job.supports_deep ?? extra.supports_deep ?? false,
     latest_run: latest ? { ...latest, stats: { ...latest.stats }, params: { ...latest.params } } : null,
+    overdue: extra.overdue
+      ? {
+          deep: extra.overdue.deep,
+          max_age_ms: extra.overdue.max_age_ms,
+          last_success_at: extra.overdue.last_success_at,
+          overdue_since: extra.overdue.overdue_since,
+        }
+      : null,
   };
 }
 
@@ -89,13 +99,16 @@ export class JobDirectory {
   readonly #jobs: JobCatalog;
   readonly #runs: RunService | undefined;
   readonly #deep: ReadonlySet<string>;
+  readonly #freshness: JobFreshness | undefined;
 
   constructor(deps: {
     readonly jobs: JobCatalog;
     readonly runs?: RunService | undefined;
     readonly deepJobs?: Iterable<string> | undefined;
+    readonly freshness?: JobFreshness | undefined;
   }) {
     this.#jobs = deps.jobs;
+    this.#freshness = deps.freshness;
     this.#runs = deps.runs;
     this.#deep = new Set(deps.deepJobs ?? []);
   }
@@ -148,6 +161,13 @@ export class JobDirectory {
     const listed = this.#jobs.list();
     const seen = new Set(listed.map((job) => job.name));
     const all = [...listed, ...(runs?.names() ?? []).filter((name) => !seen.has(name)).map(recoverableOnly)];
+    // The regular cadence first: a job overdue on both shows the regular one.
+    const overdue = new Map<string, OverdueJob>();
+    for (const o of [...((await this.#freshness?.overdue()) ?? [])].sort(
+      (a, b) => Number(b.deep) - Number(a.deep),
+    )) {
+      overdue.set(o.job, o);
+    }
     return Promise.all(
       all.map(async (job) => {
         const recoverable = runs?.has(job.name) ?? false;
@@ -156,6 +176,7 @@ export class JobDirectory {
           kind: recoverable ? 'recoverable' : 'periodic',
           supports_deep: this.#deep.has(job.name),
           latest_run: latest,
+          overdue: overdue.get(job.name) ?? null,
         });
       }),
     );

@@ -94,6 +94,20 @@ export const JobSummarySchema = z
     latest_run: RunSummarySchema.nullable().openapi({
       description: 'recoverable jobs: the active run, else the newest; null for periodic jobs',
     }),
+    overdue: z
+      .object({
+        deep: z.boolean().openapi({ description: 'the deep cadence (deep storage_consistency runs)' }),
+        max_age_ms: z.number().openapi({ description: 'the expected cadence' }),
+        last_success_at: z.string().nullable().openapi({ description: 'ISO 8601; null = never succeeded' }),
+        overdue_since: z
+          .string()
+          .openapi({ description: 'ISO 8601: last success (else first registration) + 1.5 × the cadence' }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          'set when the job has no success within 1.5 × its expected cadence; null when fresh or without one',
+      }),
   })
   .openapi('JobSummary');
 
