@@ -24,8 +24,9 @@ export interface JobStoreFactory {
   recordTotalEstimate(runId: string, total: number): Promise<void>;
   /**
    * The terminal write: `Completed` (completed_at set), `Paused` (with the
-   * outcome's cursor) or `Failed` (with the message, completed_at set; the
-   * cursor is not advanced). Returns the row as written.
+   * outcome's cursor, and `{ at, reason }` appended to its pause history:
+   * the outcome's reason, else `pauseReason`) or `Failed` (with the message,
+   * completed_at set; the cursor is not advanced). Returns the row as written.
    */
-  finishRun(runId: string, outcome: RunOutcome): Promise<RunRecord>;
+  finishRun(runId: string, outcome: RunOutcome, pauseReason?: string): Promise<RunRecord>;
 }
