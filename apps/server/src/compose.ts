@@ -38,6 +38,7 @@ import {
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
+import { usersThroughOutage } from './auth/users-through-outage.js';
 import type { ServerConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
@@ -182,11 +183,14 @@ export function createRecoverableJobs(deps: {
   readonly findings: PgFindingStore;
   readonly alerts: JobAlerts;
   readonly logger: Logger;
+  /** `OXICLOUD_DATABASE_RETRY_SECONDS` in ms. @defaultValue the engine's (60 s) */
+  readonly databaseRetryMs?: number;
 }): { readonly engine: RecoverableEngine; readonly consistency: ConsistencyRegistry } {
   const { registry, pool, db, backends, findings, alerts, logger } = deps;
   const engine = new RecoverableEngine({
     pool,
     logger,
+    ...(deps.databaseRetryMs === undefined ? {} : { connectionRetryMs: deps.databaseRetryMs }),
     onRunFinished: (event) => alertOnRunFinished(event, { alerts, findings }),
   });
   const consistency = new ConsistencyRegistry()
@@ -324,13 +328,14 @@ export function composeServer(input: ComposeInput): ComposedServer {
     findings,
     alerts,
     logger,
+    databaseRetryMs: config.databaseRetryMs,
   });
   const app = createAdminApp({
     jobs: createJobCatalog(registry),
     runs: engine,
     findings,
     deepJobs: DEEP_JOBS,
-    users: new PgUsersRepository(pool),
+    users: usersThroughOutage(new PgUsersRepository(pool)),
     jwtSecret: input.jwtSecret,
     logger,
     health: pgHealthProbe(pool),
