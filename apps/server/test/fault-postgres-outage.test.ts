@@ -177,7 +177,7 @@ describe('Postgres stopped in the middle of runs', () => {
     );
     expect(foldersPaused.status, JSON.stringify(foldersPaused)).toBe('Paused');
     expect(foldersPaused.cursor_hex).not.toBeNull();
-    expect((foldersPaused as unknown as { pause_reason: string }).pause_reason).toBe('cancel requested');
+    expect(foldersPaused.pause_reason).toBe('cancel requested');
     const resumed = await api.trigger(FOLDERS);
     expect(resumed).toMatchObject({ run_id: folders.run_id, resumed: true });
     await api.waitFor(FOLDERS, folders.run_id, ['Completed'], 60_000);
@@ -212,7 +212,7 @@ describe('Postgres stopped in the middle of runs', () => {
       const landed = await api.waitFor(FILES, started.run_id, ['Paused', 'Completed', 'Failed'], 20_000);
       expect(landed.status, JSON.stringify(landed)).toBe('Paused');
       expect(landed.error_message).toBeNull();
-      expect((landed as unknown as { pause_reason: string }).pause_reason).toBe('database unreachable');
+      expect(landed.pause_reason).toBe('database unreachable');
       expect(landed.cursor_hex).not.toBeNull();
       expect(Number(landed.stats['scanned_count'])).toBeGreaterThanOrEqual(
         Number(before.stats['scanned_count']),

@@ -133,13 +133,19 @@ export class PgJobStoreFactory implements JobStoreFactory {
   /**
    * The terminal write. A pause appends `{ at, reason }` to the run's pause
    * history (`reason` defaults to `outcome.reason`, else 'cancel requested');
-   * every outcome closes the running segment into `active_ms`. A Completed
-   * run carries no `error_message`.
+   * every outcome closes the running segment into `active_ms`, at now or, after
+   * an outage (`segmentEnd: 'last_progress'`), at the last checkpoint. A
+   * Completed run carries no `error_message`.
    */
-  async finishRun(runId: string, outcome: RunOutcome, pauseReason?: string): Promise<RunRecord> {
+  async finishRun(
+    runId: string,
+    outcome: RunOutcome,
+    pauseReason?: string,
+    segmentEnd: 'now' | 'last_progress' = 'now',
+  ): Promise<RunRecord> {
     const base = {
       last_progress_at: sql<Date>`now()`,
-      active_ms: closeSegment('now'),
+      active_ms: closeSegment(segmentEnd),
       running_since: null,
     };
     const query = this.#db.updateTable(TABLE).where('id', '=', runId);

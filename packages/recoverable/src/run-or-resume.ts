@@ -89,7 +89,9 @@ async function finishWithRetry(
   const deadline = performance.now() + FINISH_RETRY_MS;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await factory.finishRun(runId, outcome, pauseReason);
+      // After an outage the time since the last checkpoint was not running time.
+      const outage = attempt > 1 || (outcome.kind === 'paused' && outcome.reason === DATABASE_UNREACHABLE);
+      return await factory.finishRun(runId, outcome, pauseReason, outage ? 'last_progress' : 'now');
     } catch (thrown) {
       const delay = Math.min(FINISH_RETRY_MAX_DELAY_MS, 250 * 2 ** Math.min(attempt - 1, 20));
       const lost = isConnectionLoss(thrown);
