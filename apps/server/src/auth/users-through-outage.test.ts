@@ -14,7 +14,10 @@ function flaky() {
       return id === admin.id ? admin : null;
     },
   };
-  return { lookup, fail: (e: Error | null) => (failWith = e) };
+  const fail = (e: Error | null): void => {
+    failWith = e;
+  };
+  return { lookup, fail };
 }
 
 describe('usersThroughOutage', () => {

@@ -72,12 +72,9 @@ export const RunSummarySchema = z
     progress: z
       .object({
         processed: z.number(),
-        total: z
-          .number()
-          .nullable()
-          .openapi({
-            description: 'never below processed; null when unknown or when the run passed its estimate',
-          }),
+        total: z.number().nullable().openapi({
+          description: 'never below processed; null when unknown or when the run passed its estimate',
+        }),
         fraction: z.number().nullable().openapi({ description: '0..1; null when the total is unknown' }),
         rate_per_second: z.number().nullable(),
         eta_seconds: z.number().nullable(),
