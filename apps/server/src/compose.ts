@@ -38,6 +38,7 @@ import {
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
+import { usersThroughOutage } from './auth/users-through-outage.js';
 import type { ServerConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
@@ -207,11 +208,14 @@ export function createRecoverableJobs(deps: {
   readonly logger: Logger;
   /** Also called at each terminal write (metrics, freshness); contained like the alerts. */
   readonly onRunFinished?: (event: RunFinishedEvent) => void;
+  /** `OXICLOUD_DATABASE_RETRY_SECONDS` in ms. @defaultValue the engine's (60 s) */
+  readonly databaseRetryMs?: number;
 }): { readonly engine: RecoverableEngine; readonly consistency: ConsistencyRegistry } {
   const { registry, pool, db, backends, findings, alerts, logger } = deps;
   const engine = new RecoverableEngine({
     pool,
     logger,
+    ...(deps.databaseRetryMs === undefined ? {} : { connectionRetryMs: deps.databaseRetryMs }),
     onRunFinished: (event) => {
       deps.onRunFinished?.(event);
       alertOnRunFinished(event, { alerts, findings });
@@ -373,6 +377,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     findings,
     alerts,
     logger,
+    databaseRetryMs: config.databaseRetryMs,
     onRunFinished: (event) => {
       metrics.jobs.onRunFinished(event);
       // A Paused run counts as a run (it ran), not as a success.
@@ -400,7 +405,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     runs: engine,
     findings,
     deepJobs: DEEP_JOBS,
-    users: new PgUsersRepository(pool),
+    users: usersThroughOutage(new PgUsersRepository(pool)),
     jwtSecret: input.jwtSecret,
     logger,
     health: pgHealthProbe(pool),

@@ -19,6 +19,9 @@ export function checkStore(jobStore: JobStore, sink: FindingSink): CheckStore {
     get params(): Readonly<Record<string, unknown>> {
       return jobStore.params;
     },
+    get connectionRetryMs(): number | undefined {
+      return jobStore.connectionRetryMs;
+    },
     status: (): Promise<RunStatus> => jobStore.status(),
     loadCursor: (): Promise<Uint8Array | null> => jobStore.loadCursor(),
     checkpoint: (cursor: Uint8Array, deltaCount: number, progress?: CheckpointProgress): Promise<void> =>

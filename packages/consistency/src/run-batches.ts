@@ -1,4 +1,12 @@
-import { completed, failed, paused, type RunOutcome } from '@oxicloud/recoverable';
+import {
+  completed,
+  DATABASE_UNREACHABLE,
+  failed,
+  isConnectionLoss,
+  paused,
+  type RunOutcome,
+  withConnectionRetry,
+} from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import { CONSISTENCY_LOG_TARGET } from './audited-finding-sink.js';
 import { DEFAULT_BATCH_SIZE } from './check-params.js';
@@ -73,6 +81,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * asked to cancel) or `signal` fired, `completed` after the last batch, and
  * `failed` (never a throw) when a batch throws; a failed batch is not
  * checkpointed, so a resume replays it, which the idempotent findings make safe.
+ * A lost database connection is not a failure: the batch is retried with
+ * backoff (`withConnectionRetry`, for `store.connectionRetryMs`), then the
+ * run returns `paused` at its last checkpoint with reason 'database unreachable'.
  */
 export async function runBatches<T>(options: RunBatchesOptions<T>): Promise<RunOutcome> {
   const { store, signal, logger } = options;
@@ -81,18 +92,40 @@ export async function runBatches<T>(options: RunBatchesOptions<T>): Promise<RunO
   const maxBatchMs = options.maxBatchMs ?? 30_000;
   const throttleMs = options.throttleMs ?? 0;
   let cursor: Uint8Array | null = null;
+  // A lost database connection retries the step (a batch replays: findings are idempotent).
+  const retry = <R>(step: () => Promise<R>) =>
+    withConnectionRetry(step, {
+      retryForMs: store.connectionRetryMs,
+      signal,
+      onRetry: ({ attempt, error, delayMs }) =>
+        logger?.warn(
+          {
+            target: CONSISTENCY_LOG_TARGET,
+            event: 'consistency.batch_retry',
+            check: name,
+            run_id: store.runId,
+            attempt,
+            delay_ms: delayMs,
+            error: error instanceof Error ? error.message : String(error),
+          },
+          `${name}: the database is unreachable; retrying the batch`,
+        ),
+    });
   try {
-    const loaded = await store.loadCursor();
+    const loaded = await retry(() => store.loadCursor());
     cursor = loaded !== null && loaded.length > 0 ? loaded : null;
     let limit = batchSize;
     for (;;) {
       const startedAt = performance.now();
-      const batch = await options.fetchBatch(cursor, limit);
-      const tally = batch.items.length > 0 ? await options.processBatch(batch.items, batch) : EMPTY_TALLY;
-      const elapsedMs = performance.now() - startedAt;
-      await store.checkpoint(batch.cursor, tally.recorded, {
-        scanned: batch.scanned,
-        counters: tallyCounters(tally),
+      const { batch, tally, elapsedMs } = await retry(async () => {
+        const batch = await options.fetchBatch(cursor, limit);
+        const tally = batch.items.length > 0 ? await options.processBatch(batch.items, batch) : EMPTY_TALLY;
+        const elapsedMs = performance.now() - startedAt;
+        await store.checkpoint(batch.cursor, tally.recorded, {
+          scanned: batch.scanned,
+          counters: tallyCounters(tally),
+        });
+        return { batch, tally, elapsedMs };
       });
       cursor = batch.cursor;
       logger?.debug(
@@ -113,7 +146,7 @@ export async function runBatches<T>(options: RunBatchesOptions<T>): Promise<RunO
       if (elapsedMs > maxBatchMs) limit = Math.max(1, Math.floor(limit / 2));
       else if (elapsedMs < maxBatchMs / 4 && limit < batchSize) limit = Math.min(batchSize, limit * 2);
       if (signal.aborted) return paused(cursor);
-      const status = await store.status();
+      const status = await retry(() => store.status());
       if (status !== 'Running') return paused(cursor);
       if (throttleMs > 0) {
         await sleep(throttleMs, signal);
@@ -121,6 +154,8 @@ export async function runBatches<T>(options: RunBatchesOptions<T>): Promise<RunO
       }
     }
   } catch (error) {
+    // Still unreachable after the retries: not a failure, a pause at the last checkpoint.
+    if (isConnectionLoss(error)) return paused(cursor ?? new Uint8Array(0), DATABASE_UNREACHABLE);
     const reason = error instanceof Error ? error.message : String(error);
     logger?.error(
       {

@@ -106,6 +106,39 @@ describe('runBatches', () => {
     expect(store.counters).toEqual({ findings: 9, findings_thing_missing: 9 });
   });
 
+  it('rides out a lost connection (the batch is retried, same findings), and past the bound pauses with "database unreachable"', async () => {
+    const refused = () =>
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const store = new MemoryCheckStore();
+    const space = numberedSpace(95);
+    let calls = 0;
+    const outcome = await runBatches({
+      store,
+      signal: new AbortController().signal,
+      batchSize: 20,
+      fetchBatch: (cursor, limit) =>
+        ++calls === 3 ? Promise.reject(refused()) : space.fetchBatch(cursor, limit),
+      processBatch: processBatch(store),
+    });
+    expect(outcome).toEqual({ kind: 'completed' });
+    expect(store.scanned).toBe(95);
+    expect(store.count).toBe(9);
+
+    const down = new MemoryCheckStore();
+    down.connectionRetryMs = 100;
+    let fetched = 0;
+    const paused = await runBatches({
+      store: down,
+      signal: new AbortController().signal,
+      batchSize: 20,
+      fetchBatch: (cursor, limit) =>
+        ++fetched > 2 ? Promise.reject(refused()) : space.fetchBatch(cursor, limit),
+      processBatch: processBatch(down),
+    });
+    expect(paused).toMatchObject({ kind: 'paused', reason: 'database unreachable' });
+    expect((paused as { cursor: Uint8Array }).cursor).toEqual(down.checkpoints[1]);
+  });
+
   it('returns paused with the cursor on CancelRequested, and a resume finishes without duplicates', async () => {
     const store = new MemoryCheckStore();
     store.onCheckpoint = (n) => {

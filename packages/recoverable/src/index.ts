@@ -9,11 +9,18 @@
 
 export type { AsJobHandlerOptions } from './as-job-handler.js';
 export { asJobHandler } from './as-job-handler.js';
+export type { ConnectionRetryOptions } from './connection-retry.js';
+export {
+  DATABASE_UNREACHABLE,
+  DEFAULT_CONNECTION_RETRY_MS,
+  isConnectionLoss,
+  withConnectionRetry,
+} from './connection-retry.js';
 export type { RecoverableRunsTable, RecoverableTables } from './db/recoverable-runs-table.js';
 export type { CheckpointProgress, JobStore } from './job-store.js';
 export type { JobStoreFactory } from './job-store-factory.js';
 export { PgJobStore, RESERVED_STATS_KEYS } from './pg-job-store.js';
-export { PgJobStoreFactory } from './pg-job-store-factory.js';
+export { MAX_PAUSE_HISTORY, PgJobStoreFactory, RESTART_PAUSE_REASON } from './pg-job-store-factory.js';
 export type { RunProgress } from './progress.js';
 export { computeProgress, MAX_PROGRESS_SAMPLES, MIN_SAMPLE_SPACING_MS, RATE_WINDOW_MS } from './progress.js';
 export type {
@@ -48,7 +55,7 @@ export {
 } from './run-or-resume.js';
 export type { RunOutcome } from './run-outcome.js';
 export { completed, failed, paused } from './run-outcome.js';
-export type { RunRecord } from './run-record.js';
+export type { RunPause, RunRecord } from './run-record.js';
 export { describeCorruption } from './run-record.js';
 export type { RunStatus } from './run-status.js';
 export { ACTIVE_STATUSES, isRunStatus, RUN_STATUSES, TERMINAL_STATUSES } from './run-status.js';

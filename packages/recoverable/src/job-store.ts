@@ -27,6 +27,12 @@ export interface JobStore {
   readonly startedAt: Date;
   /** The run's stored params (from the trigger body); a resumed run keeps them. */
   readonly params: Readonly<Record<string, unknown>>;
+  /**
+   * How long a batch loop retries after the database went away
+   * (`withConnectionRetry`'s `retryForMs`) before the run lands `Paused`
+   * ('database unreachable'). `undefined` = the default (60 s).
+   */
+  readonly connectionRetryMs?: number;
   /** Reads the current status; `CancelRequested` means: return `paused` at the next safe boundary. */
   status(): Promise<RunStatus>;
   /** The last persisted cursor, or `null` on a fresh run. */

@@ -22,6 +22,7 @@ export class PgJobStore implements JobStore {
   readonly runId: string;
   readonly startedAt: Date;
   readonly params: Readonly<Record<string, unknown>>;
+  readonly connectionRetryMs: number | undefined;
   readonly #db: Kysely<RecoverableTables>;
   /**
    * The status the last checkpoint's UPDATE returned, not yet read: the batch
@@ -34,8 +35,10 @@ export class PgJobStore implements JobStore {
     db: Kysely<RecoverableTables>,
     run: { runId: string; startedAt: Date },
     params: Readonly<Record<string, unknown>>,
+    connectionRetryMs?: number,
   ) {
     this.#db = db;
+    this.connectionRetryMs = connectionRetryMs;
     this.runId = run.runId;
     this.startedAt = run.startedAt;
     this.params = Object.freeze({ ...params });

@@ -1,4 +1,6 @@
 import { err, type JobOutcome, type Logger, logJobRun, ok, silentLogger } from '@oxicloud/scheduler';
+import { DATABASE_UNREACHABLE, isConnectionLoss } from './connection-retry.js';
+import type { JobStore } from './job-store.js';
 import type { JobStoreFactory } from './job-store-factory.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
 import type { RecoverableJobHandler } from './recoverable-job-handler.js';
@@ -65,31 +67,46 @@ export interface ExecutedRun {
 
 const MAX_ACQUIRE_ATTEMPTS = 5;
 
-/** How long the terminal write is retried (the database may be briefly away) before the boot sweep is left to it. */
+/** How long the terminal write is retried on errors other than a lost connection. */
 const FINISH_RETRY_MS = 120_000;
 const FINISH_RETRY_MAX_DELAY_MS = 5_000;
 
 /**
- * The terminal write, retried with backoff for up to {@link FINISH_RETRY_MS}:
- * a run whose batch failed because Postgres went away must not stay `Running`
- * in the table once Postgres is back (a trigger would answer `already_running`
- * for a run nobody drives, until the next restart).
+ * The terminal write, retried with backoff: while the database is
+ * unreachable, until it lands or `stop` fires (shutdown); on any other error
+ * for up to {@link FINISH_RETRY_MS}. A run must not stay `Running` in the
+ * table once Postgres is back: a trigger would answer `already_running` for
+ * a run nobody drives.
  */
 async function finishWithRetry(
   factory: JobStoreFactory,
   runId: string,
   outcome: RunOutcome,
+  pauseReason: string | undefined,
+  stop: AbortSignal | undefined,
   onRetry: (attempt: number, thrown: unknown) => void,
 ): Promise<RunRecord> {
   const deadline = performance.now() + FINISH_RETRY_MS;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await factory.finishRun(runId, outcome);
+      // After an outage the time since the last checkpoint was not running time.
+      const outage = attempt > 1 || (outcome.kind === 'paused' && outcome.reason === DATABASE_UNREACHABLE);
+      return await factory.finishRun(runId, outcome, pauseReason, outage ? 'last_progress' : 'now');
     } catch (thrown) {
-      const delay = Math.min(FINISH_RETRY_MAX_DELAY_MS, 250 * 2 ** (attempt - 1));
-      if (performance.now() + delay > deadline || /vanished/.test(messageOf(thrown))) throw thrown;
+      const delay = Math.min(FINISH_RETRY_MAX_DELAY_MS, 250 * 2 ** Math.min(attempt - 1, 20));
+      const lost = isConnectionLoss(thrown);
+      if (stop?.aborted || /vanished/.test(messageOf(thrown))) throw thrown;
+      if (!lost && performance.now() + delay > deadline) throw thrown;
       onRetry(attempt, thrown);
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, delay);
+        function done(): void {
+          clearTimeout(timer);
+          stop?.removeEventListener('abort', done);
+          resolve();
+        }
+        stop?.addEventListener('abort', done, { once: true });
+      });
     }
   }
 }
@@ -248,7 +265,13 @@ export async function executeRun(
   job: RecoverableJobHandler,
   factory: JobStoreFactory,
   record: RunRecord,
-  options: Omit<RunOrResumeOptions, keyof RunArgs> & { readonly startedAtMs?: number } = {},
+  options: Omit<RunOrResumeOptions, keyof RunArgs> & {
+    readonly startedAtMs?: number;
+    /** Fires when the terminal write should stop being retried (shutdown). */
+    readonly stopRetrying?: AbortSignal;
+    /** Why a pause without a reason of its own happened ('cancel requested', 'server shutdown'). */
+    readonly pauseReason?: () => string | undefined;
+  } = {},
 ): Promise<ExecutedRun> {
   const log = options.logger ?? silentLogger;
   const startedAtMs = options.startedAtMs ?? performance.now();
@@ -259,18 +282,24 @@ export async function executeRun(
 
   let final: RunRecord;
   try {
-    final = await finishWithRetry(factory, runId, outcome, (attempt, thrown) =>
-      log.warn(
-        {
-          target: RECOVERABLE_TARGET,
-          event: 'run.finish_retry',
-          job: job.name,
-          run_id: runId,
-          attempt,
-          error: messageOf(thrown),
-        },
-        `could not write the terminal status of run ${runId} yet (the database?); retrying`,
-      ),
+    final = await finishWithRetry(
+      factory,
+      runId,
+      outcome,
+      options.pauseReason?.(),
+      options.stopRetrying,
+      (attempt, thrown) =>
+        log.warn(
+          {
+            target: RECOVERABLE_TARGET,
+            event: 'run.finish_retry',
+            job: job.name,
+            run_id: runId,
+            attempt,
+            error: messageOf(thrown),
+          },
+          `could not write the terminal status of run ${runId} yet (the database?); retrying`,
+        ),
     );
   } catch (thrown) {
     const message = `could not write the terminal status of run ${runId}: ${messageOf(thrown)}`;
@@ -351,16 +380,67 @@ async function runHandler(
       );
     }
   }
+  const store = trackCheckpoints(factory.storeFor(record, prepared.params), record.cursor);
   try {
-    const store = factory.storeFor(record, prepared.params);
     const outcome: unknown = await job.runResumable(store, signal);
     if (!isRunOutcome(outcome)) {
       return failed(`${job.name} returned something that is not a RunOutcome: ${JSON.stringify(outcome)}`);
     }
+    // Paused by an outage: at the last checkpoint that landed, whatever the
+    // loop believed; the reason is the cancel's or shutdown's when one stopped the retries.
+    if (outcome.kind === 'paused' && outcome.reason === DATABASE_UNREACHABLE) {
+      const cursor = store.lastCursor() ?? new Uint8Array(0);
+      return signal.aborted ? paused(cursor) : paused(cursor, DATABASE_UNREACHABLE);
+    }
     return outcome;
   } catch (thrown) {
+    // A lost connection is not a failure of the run: it pauses at its last
+    // checkpoint ('database unreachable', or the cancel/shutdown that stopped the retries).
+    if (isConnectionLoss(thrown)) {
+      log.warn(
+        {
+          target: RECOVERABLE_TARGET,
+          event: 'run.database_unreachable',
+          job: job.name,
+          run_id: record.runId,
+          error: messageOf(thrown),
+        },
+        `${job.name} run ${record.runId} lost the database; pausing at its last checkpoint`,
+      );
+      const cursor = store.lastCursor() ?? new Uint8Array(0);
+      return signal.aborted ? paused(cursor) : paused(cursor, DATABASE_UNREACHABLE);
+    }
     return failed(messageOf(thrown));
   }
+}
+
+/** A store that remembers the cursor of its last checkpoint that landed (else the run's stored one). */
+function trackCheckpoints(
+  store: JobStore,
+  stored: Uint8Array | null,
+): JobStore & { lastCursor(): Uint8Array | null } {
+  let last = stored;
+  return {
+    get runId() {
+      return store.runId;
+    },
+    get startedAt() {
+      return store.startedAt;
+    },
+    get params() {
+      return store.params;
+    },
+    get connectionRetryMs() {
+      return store.connectionRetryMs;
+    },
+    status: () => store.status(),
+    loadCursor: () => store.loadCursor(),
+    async checkpoint(cursor, deltaCount, progress) {
+      await store.checkpoint(cursor, deltaCount, progress);
+      last = cursor;
+    },
+    lastCursor: () => last,
+  };
 }
 
 /**

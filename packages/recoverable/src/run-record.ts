@@ -18,7 +18,31 @@ export interface RunRecord {
   readonly cursor: Uint8Array | null;
   readonly stats: unknown;
   readonly params: unknown;
+  /** The message of a Failed run (older rows may carry one on other statuses). */
   readonly errorMessage: string | null;
+  /** Why and when the run was paused, oldest first (as stored; checked by {@link readPauses}). */
+  readonly pauses: unknown;
+  /** Milliseconds run in finished running segments. */
+  readonly activeMs: number;
+  /** Start of the current running segment, `null` when not running. */
+  readonly runningSince: Date | null;
+}
+
+/** One entry of a run's pause history. */
+export interface RunPause {
+  /** ISO 8601. */
+  readonly at: string;
+  readonly reason: string;
+}
+
+/** The well-formed entries of a stored pause history. */
+export function readPauses(value: unknown): RunPause[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((p: unknown) =>
+    isJsonObject(p) && typeof p['at'] === 'string' && typeof p['reason'] === 'string'
+      ? [{ at: p['at'], reason: p['reason'] }]
+      : [],
+  );
 }
 
 /** Maps a selected row to a {@link RunRecord}. An unknown status string reads as `Failed`, with a note. */
@@ -37,6 +61,9 @@ export function toRunRecord(row: Selectable<RecoverableRunsTable>): RunRecord {
     errorMessage: known
       ? row.error_message
       : (row.error_message ?? `corrupted row: unknown status ${JSON.stringify(row.status)}`),
+    pauses: row.pauses,
+    activeMs: Math.max(0, Number(row.active_ms) || 0),
+    runningSince: row.running_since ?? null,
   };
 }
 

@@ -198,11 +198,18 @@ describe('boot sweep (Verification Part 2, item 5)', () => {
     e.register(job);
 
     expect(await e.sweep()).toBe(2);
+    // The pause is history (reason + time), not an error message.
     expect(await runRow(db.pool, a)).toMatchObject({
       status: 'Paused',
-      error_message: 'server restart mid-run',
+      error_message: null,
+      pauses: [{ reason: 'server restart mid-run' }],
     });
-    expect(await runRow(db.pool, b)).toMatchObject({ status: 'Paused', error_message: 'earlier note' });
+    expect(await runRow(db.pool, b)).toMatchObject({
+      status: 'Paused',
+      error_message: 'earlier note',
+      pauses: [{ reason: 'server restart mid-run' }],
+    });
+    expect((await e.getRun('crashed_job', a)).pause_reason).toBe('server restart mid-run');
     expect((await runRow(db.pool, done))?.status).toBe('Completed');
     expect(job.seen).toHaveLength(0);
     const warn = log.events('run.boot_sweep');
@@ -218,6 +225,11 @@ describe('boot sweep (Verification Part 2, item 5)', () => {
     const row = await runRow(db.pool, a);
     expect(row?.status).toBe('Completed');
     expect(row?.stats['count']).toBe(50);
+    // Completed: no error; the pause stays in the history, with its time.
+    const summary = await e.getRun('crashed_job', a);
+    expect(summary).toMatchObject({ error_message: null, pause_reason: null });
+    expect(summary.pauses).toHaveLength(1);
+    expect(Number.isNaN(Date.parse(summary.pauses[0]?.at ?? ''))).toBe(false);
   });
 });
 

@@ -90,7 +90,7 @@ export function walker(name: string, options: WalkerOptions) {
 
 export async function runRow(pool: Pool, runId: string) {
   const { rows } = await pool.query(
-    'SELECT id, job_name, status, cursor, stats, params, error_message, completed_at FROM jobs.recoverable_runs WHERE id = $1',
+    'SELECT id, job_name, status, cursor, stats, params, error_message, completed_at, pauses, active_ms FROM jobs.recoverable_runs WHERE id = $1',
     [runId],
   );
   return rows[0] as
@@ -103,6 +103,8 @@ export async function runRow(pool: Pool, runId: string) {
         params: Record<string, unknown>;
         error_message: string | null;
         completed_at: Date | null;
+        pauses: Array<{ at: string; reason: string }>;
+        active_ms: string;
       }
     | undefined;
 }

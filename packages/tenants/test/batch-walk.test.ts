@@ -25,6 +25,59 @@ function walk(store: MemoryJobStore, overrides: Partial<BatchWalk<string>> = {})
   };
 }
 
+const refused = () =>
+  Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+
+describe('runBatchWalk through a database outage', () => {
+  it('retries a batch whose database step lost the connection, replaying its items, and completes', async () => {
+    const store = new MemoryJobStore({});
+    let fetches = 0;
+    const replays: boolean[] = [];
+    const outcome = await runBatchWalk(
+      walk(store, {
+        fetchPage: async (after, limit) => {
+          fetches++;
+          if (fetches === 2 || fetches === 3) throw refused();
+          return keys.filter((k) => after === null || k > after).slice(0, limit);
+        },
+        processItem: async (_k, tally, context) => {
+          replays.push(context.replay);
+          tally.count += 1;
+        },
+      }),
+    );
+    expect(outcome).toEqual({ kind: 'completed' });
+    expect(store.stats['count']).toBe(10);
+    expect(store.checkpoints.map((c) => hex(c.cursor))).toEqual([keys[3], keys[7], keys[9]]);
+  });
+
+  it('past connectionRetryMs it pauses at the last checkpoint with "database unreachable", never failed', async () => {
+    const store = Object.assign(new MemoryJobStore({}), { connectionRetryMs: 100 });
+    let fetches = 0;
+    const outcome = await runBatchWalk(
+      walk(store, {
+        fetchPage: async (after, limit) => {
+          if (++fetches > 1) throw refused();
+          return keys.filter((k) => after === null || k > after).slice(0, limit);
+        },
+      }),
+    );
+    expect(outcome).toMatchObject({ kind: 'paused', reason: 'database unreachable' });
+    expect(hex((outcome as { cursor: Uint8Array }).cursor)).toBe(keys[3]);
+  });
+
+  it('any other error still fails the run', async () => {
+    const outcome = await runBatchWalk(
+      walk(new MemoryJobStore({}), {
+        fetchPage: async () => {
+          throw Object.assign(new Error('syntax error'), { code: '42601' });
+        },
+      }),
+    );
+    expect(outcome).toMatchObject({ kind: 'failed' });
+  });
+});
+
 describe('runBatchWalk', () => {
   it('checkpoints after each page with the last key, reporting every counter, and completes on a short page', async () => {
     const store = new MemoryJobStore({});
@@ -74,14 +127,14 @@ describe('runBatchWalk', () => {
     const outcome = await runBatchWalk(
       walk(store, {
         processItem: async (k, tally) => {
-          if (k === keys[6]) throw new Error('connection terminated');
+          if (k === keys[6]) throw new Error('index corrupted');
           tally.count += 1;
         },
       }),
     );
     expect(outcome).toEqual({
       kind: 'failed',
-      message: `test_walk failed after blob hash ${keys[3]}: connection terminated`,
+      message: `test_walk failed after blob hash ${keys[3]}: index corrupted`,
     });
     expect(store.checkpoints).toHaveLength(1);
   });

@@ -11,6 +11,7 @@ export const CONFIG_DEFAULTS = {
   embeddedPostgresPort: 54329,
   logLevel: 'info',
   storageBackend: 'local',
+  databaseRetrySeconds: 60,
 } as const;
 
 /** One row of the configuration table. */
@@ -52,6 +53,12 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     name: 'OXICLOUD_ENV',
     default: CONFIG_DEFAULTS.env,
     meaning: 'development | production (production refuses to start without OXICLOUD_JWT_SECRET)',
+  },
+  {
+    name: 'OXICLOUD_DATABASE_RETRY_SECONDS',
+    default: String(CONFIG_DEFAULTS.databaseRetrySeconds),
+    meaning:
+      'seconds a run retries its batch while the database is unreachable before it lands Paused ("database unreachable"; a trigger resumes it), 0-86400',
   },
   {
     name: 'OXICLOUD_LOG_LEVEL',

@@ -26,11 +26,19 @@ describe('loadConfig', () => {
       http: { host: '127.0.0.1', port: 8086 },
       jwtSecret: undefined,
       logLevel: 'info',
+      databaseRetryMs: 60_000,
       publicBaseUrl: 'http://127.0.0.1:8086',
       storage: { backend: 'local', root: '/srv/.oxicloud/blobs' },
       backends: { localRoot: '/srv/.oxicloud/blobs', s3: null },
     });
     expect(CONFIG_DEFAULTS.embeddedPostgresPort).not.toBe(5432);
+  });
+
+  it('OXICLOUD_DATABASE_RETRY_SECONDS: whole seconds 0-86400, else an error naming it', () => {
+    expect(loadConfig({ OXICLOUD_DATABASE_RETRY_SECONDS: '5' }, '/srv').databaseRetryMs).toBe(5_000);
+    expect(() => loadConfig({ OXICLOUD_DATABASE_RETRY_SECONDS: '1.5' }, '/srv')).toThrow(
+      /OXICLOUD_DATABASE_RETRY_SECONDS="1.5": must be a whole number of seconds from 0 to 86400/,
+    );
   });
 
   it('reads every variable, treating empty values as unset', () => {

@@ -27,6 +27,8 @@ export interface ServerConfig {
   /** `undefined` = generated and kept in `<dataDir>/jwt-secret` (not allowed in production). */
   readonly jwtSecret: string | undefined;
   readonly logLevel: LogLevel;
+  /** How long a run's batch loop rides out a database outage before the run lands Paused (`OXICLOUD_DATABASE_RETRY_SECONDS`). */
+  readonly databaseRetryMs: number;
   /** No trailing slash. */
   readonly publicBaseUrl: string;
   readonly storage: BlobStorageConfig;
@@ -105,6 +107,15 @@ const EnvSchema = z.object({
   ),
   OXICLOUD_ENV: oneOf(['development', 'production'], CONFIG_DEFAULTS.env),
   OXICLOUD_LOG_LEVEL: oneOf(LOG_LEVELS, CONFIG_DEFAULTS.logLevel),
+  OXICLOUD_DATABASE_RETRY_SECONDS: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^\d+$/, { error: 'must be a whole number of seconds from 0 to 86400' })
+      .transform(Number)
+      .pipe(z.number().int().max(86_400, { error: 'must be a whole number of seconds from 0 to 86400' }))
+      .default(CONFIG_DEFAULTS.databaseRetrySeconds),
+  ),
   OXICLOUD_PUBLIC_BASE_URL: httpUrl,
   OXICLOUD_STORAGE_BACKEND: oneOf(['local', 's3'], CONFIG_DEFAULTS.storageBackend),
 });
@@ -182,6 +193,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     http: { host, port: v.OXICLOUD_HTTP_PORT },
     jwtSecret: v.OXICLOUD_JWT_SECRET,
     logLevel: v.OXICLOUD_LOG_LEVEL,
+    databaseRetryMs: v.OXICLOUD_DATABASE_RETRY_SECONDS * 1000,
     publicBaseUrl: (v.OXICLOUD_PUBLIC_BASE_URL ?? `http://${shownHost}:${v.OXICLOUD_HTTP_PORT}`).replace(
       /\/+$/,
       '',

@@ -42,6 +42,12 @@ export interface ApiRunSummary {
   readonly stats?: Readonly<Record<string, unknown>>;
   readonly params?: Readonly<Record<string, unknown>>;
   readonly error_message?: string | null;
+  /** Why the run is paused, while it is Paused. */
+  readonly pause_reason?: string | null;
+  readonly pauses?: ReadonlyArray<{ readonly at: string; readonly reason: string }>;
+  /** Time the run actually ran, and time from start to end (or now). */
+  readonly active_ms?: number;
+  readonly wall_ms?: number;
   readonly progress?: ApiRunProgress;
 }
 

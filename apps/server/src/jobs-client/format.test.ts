@@ -300,4 +300,23 @@ describe('answers and follow lines', () => {
       /paused after .*`oxijobs jobs trigger files_consistency` resumes it\n$/,
     );
   });
+
+  it('reports active time apart from wall time, and why a run paused', () => {
+    const finished = run({
+      status: 'Completed',
+      completed_at: ago(0),
+      active_ms: 34_000,
+      wall_ms: 214_000,
+      pauses: [{ at: ago(100_000), reason: 'server restart mid-run' }],
+      error_message: null,
+    });
+    expect(formatRunEnd(finished, NOW)).toMatch(/completed in 34s \(wall 3m 34s\)/);
+    const details = formatRun(finished, NOW);
+    expect(details).toMatch(/duration +34s active, 3m 34s wall/);
+    expect(details).toMatch(/paused +\S+ server restart mid-run/);
+    expect(details).toMatch(/error +-/);
+    expect(
+      formatRunEnd(run({ status: 'Paused', pause_reason: 'database unreachable', active_ms: 1_000 }), NOW),
+    ).toMatch(/paused after 1s .*; database unreachable\); `oxijobs jobs trigger/);
+  });
 });

@@ -822,7 +822,9 @@ function renderRunDetail() {
     add('last progress', timeEl(run.last_progress_at));
     add('completed', run.completed_at ? timeEl(run.completed_at) : '—');
     add('cursor', h('span', { class: 'mono', text: run.cursor_hex || '— (start)' }));
+    if (typeof run.active_ms === 'number') add('time', duration(run.active_ms / 1000) + ' active · ' + duration((run.wall_ms || 0) / 1000) + ' wall');
     if (run.error_message) add('error', h('span', { class: 'message error', text: run.error_message }));
+    (run.pauses || []).forEach((p) => add('paused', h('span', null, timeEl(p.at), ' ' + p.reason)));
     return [
       h('h3', { class: 'run-title' }, 'Run ', h('span', { class: 'mono', text: shortId(run.run_id) }), ' ', badge(run.status)),
       h('div', { class: 'progress-line' }, progressBar(p, 'Progress of run ' + shortId(run.run_id)), h('span', { class: 'progress-text', 'data-progress': String(p ? p.processed : '') }, progressText(p))),

@@ -56,11 +56,25 @@ export const RunSummarySchema = z
     params: z
       .record(z.string(), z.unknown())
       .openapi({ description: 'the run params, with `force` and `deep`' }),
-    error_message: z.string().nullable(),
+    error_message: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the message of a Failed run; null otherwise' }),
+    pause_reason: z.string().nullable().openapi({ description: 'why the run is paused, while Paused' }),
+    pauses: z
+      .array(z.object({ at: z.string(), reason: z.string() }))
+      .readonly()
+      .openapi({ description: 'every pause (the last 32), oldest first: time (ISO 8601) and reason' }),
+    active_ms: z
+      .number()
+      .openapi({ description: 'time the run actually ran (pauses and downtime left out)' }),
+    wall_ms: z.number().openapi({ description: 'time from start to completion, or to now' }),
     progress: z
       .object({
         processed: z.number(),
-        total: z.number().nullable(),
+        total: z.number().nullable().openapi({
+          description: 'never below processed; null when unknown or when the run passed its estimate',
+        }),
         fraction: z.number().nullable().openapi({ description: '0..1; null when the total is unknown' }),
         rate_per_second: z.number().nullable(),
         eta_seconds: z.number().nullable(),

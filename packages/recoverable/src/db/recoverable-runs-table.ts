@@ -1,6 +1,6 @@
 import type { ColumnType } from 'kysely';
 
-/** The columns of `jobs.recoverable_runs` as kysely sees them (migrations/sql/0005_jobs.sql). */
+/** The columns of `jobs.recoverable_runs` as kysely sees them (migrations/sql/0005_jobs.sql, 0008_run_history.sql). */
 export interface RecoverableRunsTable {
   id: string;
   job_name: string;
@@ -13,6 +13,11 @@ export interface RecoverableRunsTable {
   stats: ColumnType<unknown, string, string>;
   params: ColumnType<unknown, string, string>;
   error_message: string | null;
+  /** JSONB list of `{ at, reason }`, oldest first (0008). */
+  pauses: ColumnType<unknown, string | undefined, string>;
+  /** BIGINT: pg returns it as a string. */
+  active_ms: ColumnType<string | number, number | undefined, number>;
+  running_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** The tables this package reads and writes. */

@@ -1,5 +1,12 @@
 import type { JobStore, RunOutcome } from '@oxicloud/recoverable';
-import { completed, failed, paused } from '@oxicloud/recoverable';
+import {
+  completed,
+  DATABASE_UNREACHABLE,
+  failed,
+  isConnectionLoss,
+  paused,
+  withConnectionRetry,
+} from '@oxicloud/recoverable';
 import { errorMessage } from '../run-support.js';
 import type { CursorCodec } from './cursor-codec.js';
 
@@ -92,16 +99,28 @@ export interface BatchWalk<Item> {
  *    `throttleMs`; next page. A short page that finished means `completed`.
  *
  * Never throws: anything unexpected becomes `failed` with the message and the
- * cursor of the last checkpoint.
+ * cursor of the last checkpoint. A lost database connection is not a failure:
+ * the step is retried with backoff (`withConnectionRetry`, for
+ * `store.connectionRetryMs`; a retried batch replays its items), then the
+ * run returns `paused` at its last checkpoint with reason 'database unreachable'.
  */
 export async function runBatchWalk<Item>(walk: BatchWalk<Item>): Promise<RunOutcome> {
   const now = walk.now ?? Date.now;
   const maxBatchMs = walk.maxBatchMs ?? MAX_BATCH_MS;
   let after: string | null = null;
-  const pausedAt = (): RunOutcome =>
-    paused(after === null ? (walk.emptyCursor ?? new Uint8Array(0)) : walk.cursor.encode(after));
+  const cursorAt = (): Uint8Array =>
+    after === null ? (walk.emptyCursor ?? new Uint8Array(0)) : walk.cursor.encode(after);
+  const pausedAt = (): RunOutcome => paused(cursorAt());
+  // A lost database connection retries the step; a retried batch replays its items.
+  const retry = <R>(step: (attempt: number) => Promise<R>) => {
+    let attempt = 0;
+    return withConnectionRetry(() => step(attempt++), {
+      retryForMs: walk.store.connectionRetryMs,
+      signal: walk.signal,
+    });
+  };
   try {
-    const stored = await walk.store.loadCursor();
+    const stored = await retry(() => walk.store.loadCursor());
     if (stored !== null && stored.length > 0) {
       try {
         after = walk.cursor.decode(stored);
@@ -115,34 +134,41 @@ export async function runBatchWalk<Item>(walk: BatchWalk<Item>): Promise<RunOutc
     let replay = after !== null;
     for (;;) {
       if (walk.signal.aborted) return pausedAt();
-      const page = await walk.fetchPage(after, walk.batchSize);
+      const step = await retry(async (attempt) => {
+        const page = await walk.fetchPage(after, walk.batchSize);
+        if (page.length === 0) return { page, done: 0 };
+        const tally = new BatchTally(walk.counterNames);
+        const deadline = now() + maxBatchMs;
+        const context: ItemContext = { replay: replay || attempt > 0 };
+        const done = await processPrefix(
+          page,
+          walk.concurrency,
+          (item) => walk.processItem(item, tally, context),
+          (index) => walk.signal.aborted || (index > 0 && now() > deadline),
+        );
+        if (done > 0) {
+          const key = walk.keyOf(page[done - 1] as Item);
+          const scannedAs = walk.scannedAs ?? 'scanned';
+          if (scannedAs !== 'scanned') tally.add(scannedAs, done);
+          await walk.store.checkpoint(walk.cursor.encode(key), tally.count, {
+            scanned: scannedAs === 'scanned' ? done : 0,
+            counters: tally.counters,
+          });
+          after = key;
+        }
+        return { page, done };
+      });
+      const { page, done } = step;
       if (page.length === 0) return completed();
-      const tally = new BatchTally(walk.counterNames);
-      const deadline = now() + maxBatchMs;
-      const context: ItemContext = { replay };
-      const done = await processPrefix(
-        page,
-        walk.concurrency,
-        (item) => walk.processItem(item, tally, context),
-        (index) => walk.signal.aborted || (index > 0 && now() > deadline),
-      );
       replay = false;
-      if (done > 0) {
-        const last = page[done - 1] as Item;
-        after = walk.keyOf(last);
-        const scannedAs = walk.scannedAs ?? 'scanned';
-        if (scannedAs !== 'scanned') tally.add(scannedAs, done);
-        await walk.store.checkpoint(walk.cursor.encode(after), tally.count, {
-          scanned: scannedAs === 'scanned' ? done : 0,
-          counters: tally.counters,
-        });
-      }
       if (done === page.length && page.length < walk.batchSize) return completed();
       if (walk.signal.aborted) return pausedAt();
-      if ((await walk.store.status()) === 'CancelRequested') return pausedAt();
+      if ((await retry(() => walk.store.status())) === 'CancelRequested') return pausedAt();
       if (walk.throttleMs > 0) await sleep(walk.throttleMs, walk.signal);
     }
   } catch (error) {
+    // Still unreachable after the retries: not a failure, a pause at the last checkpoint.
+    if (isConnectionLoss(error)) return paused(cursorAt(), DATABASE_UNREACHABLE);
     const where = after === null ? 'before the first checkpoint' : `after ${walk.cursor.keyName} ${after}`;
     return failed(`${walk.jobName} failed ${where}: ${errorMessage(error)}`);
   }
