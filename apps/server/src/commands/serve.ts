@@ -1,4 +1,3 @@
-import type { Logger } from '@oxicloud/scheduler';
 import { resolveJwtSecret } from '../auth/jwt-secret.js';
 import { composeServer } from '../compose.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -7,28 +6,7 @@ import { openDatabase } from '../database/open-database.js';
 import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.js';
 import { listen } from '../http-listener.js';
 import { createLogger, SERVER_TARGET } from '../logger.js';
-
-function nextSignal(logger: Logger): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', on);
-      process.off('SIGINT', on);
-      // A second signal while shutting down: give up waiting.
-      const force = (again: NodeJS.Signals) => {
-        logger.error(
-          { target: SERVER_TARGET, event: 'server.forced_exit', signal: again },
-          `${again} during shutdown: exiting now`,
-        );
-        process.exit(1);
-      };
-      process.once('SIGTERM', force);
-      process.once('SIGINT', force);
-      resolve(signal);
-    };
-    process.on('SIGTERM', on);
-    process.on('SIGINT', on);
-  });
-}
+import { nextStopRequest } from './shutdown-signals.js';
 
 /**
  * `oxijobs serve`: opens the database (DATABASE_URL, else the embedded
@@ -42,8 +20,10 @@ export async function serveCommand(
 ): Promise<void> {
   const logger = createLogger({ level: config.logLevel, destination: 'stdout' });
   const tenants = tenantConfigsFromEnv(env);
-  const signal = nextSignal(logger);
+  let forceStop: () => void = () => undefined;
+  const signal = nextStopRequest(logger, () => forceStop());
   const db = await openDatabase(config, logger);
+  forceStop = () => db.stopNow();
   let composed: ReturnType<typeof composeServer> | undefined;
   let http: Awaited<ReturnType<typeof listen>>;
   try {
