@@ -1,10 +1,12 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { alertsTestCommand } from './commands/alerts-test.js';
 import { parseDurationSeconds } from './commands/duration.js';
 import { registerJobsCommands } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
 import { addSeedFlags, seedCommand, seedOptionsFromCli } from './commands/seed.js';
 import { serveCommand } from './commands/serve.js';
 import { tokenCommand } from './commands/token.js';
+import { setEmailCommand } from './commands/users.js';
 import { envVarsHelp } from './config/env-vars.js';
 import { loadConfig } from './config/server-config.js';
 import { ServerError } from './server-error.js';
@@ -72,6 +74,29 @@ export function createProgram(env: Env = process.env): Command {
     )
     .action(async (options: { user: string; expiresIn: number }) => {
       await tokenCommand(loadConfig(env), { user: options.user, expiresInSeconds: options.expiresIn });
+    });
+
+  const users = program
+    .command('users')
+    .description('manage users of the server (uses its database; no token needed)');
+  users
+    .command('set-email')
+    .description("set or change a user's e-mail address (alerts go to every admin that has one)")
+    .argument('<username>', 'the user, e.g. admin')
+    .argument('<email>', 'the address, e.g. ops@example.org')
+    .addHelpText('after', '\nExample: oxijobs users set-email admin ops@example.org')
+    .action(async (username: string, email: string) => {
+      await setEmailCommand(loadConfig(env), { username, email });
+    });
+
+  const alerts = program.command('alerts').description('e-mail alerts');
+  alerts
+    .command('test')
+    .description(
+      'send a test alert to every admin with an address through OXICLOUD_SMTP_*, print what the SMTP server answered (exit 1 on failure)',
+    )
+    .action(async () => {
+      await alertsTestCommand(loadConfig(env), env);
     });
 
   registerJobsCommands(program, env);

@@ -48,7 +48,7 @@ export function seedOptionsFromCli(parsed: Readonly<Record<string, unknown>>): D
  * named faults injected; prints the report's summary on stdout.
  */
 export async function seedCommand(config: ServerConfig, options: DatasetOptions): Promise<void> {
-  const logger = createLogger({ level: config.logLevel, destination: 'stderr' });
+  const logger = createLogger({ level: config.logLevel, destination: 'stderr', format: config.logFormat });
   const blobs = createBlobStorage(config.storage);
   const db = await openDatabase(config, logger, { max: 4 });
   try {

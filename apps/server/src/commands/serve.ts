@@ -1,3 +1,7 @@
+import { smtpConfigFromEnv } from '@oxicloud/alerts';
+import type { Logger } from '@oxicloud/scheduler';
+import { PgAdminRecipients } from '@oxicloud/storage';
+import type pg from 'pg';
 import { resolveJwtSecret } from '../auth/jwt-secret.js';
 import { composeServer } from '../compose.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -7,6 +11,21 @@ import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.
 import { listen } from '../http-listener.js';
 import { createLogger, SERVER_TARGET } from '../logger.js';
 import { nextStopRequest } from './shutdown-signals.js';
+
+/** SMTP is set up but no admin has an address: every alert would be skipped. Say so at boot. */
+async function warnWhenAlertsReachNobody(
+  pool: pg.Pool,
+  env: Readonly<Record<string, string | undefined>>,
+  logger: Logger,
+): Promise<void> {
+  if (smtpConfigFromEnv(env) === null) return;
+  if ((await new PgAdminRecipients(pool).adminEmails()).length > 0) return;
+  logger.warn(
+    { target: SERVER_TARGET, event: 'alerts.no_recipients' },
+    'OXICLOUD_SMTP_HOST is set but no admin has an e-mail address: alerts will not be sent. ' +
+      'Set OXICLOUD_ADMIN_EMAIL (used for the user "admin" at the next boot) or run `pnpm oxijobs users set-email admin you@example.org`',
+  );
+}
 
 /**
  * `oxijobs serve`: opens the database (DATABASE_URL, else the embedded
@@ -18,7 +37,7 @@ export async function serveCommand(
   config: ServerConfig,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<void> {
-  const logger = createLogger({ level: config.logLevel, destination: 'stdout' });
+  const logger = createLogger({ level: config.logLevel, destination: 'stdout', format: config.logFormat });
   const tenants = tenantConfigsFromEnv(env);
   let forceStop: () => void = () => undefined;
   const signal = nextStopRequest(logger, () => forceStop());
@@ -28,7 +47,7 @@ export async function serveCommand(
   let http: Awaited<ReturnType<typeof listen>>;
   try {
     await applyMigrations(db.pool, logger);
-    await ensureFirstAdmin(db.pool, logger);
+    await ensureFirstAdmin(db.pool, logger, config.adminEmail);
     const jwt = await resolveJwtSecret(config);
     if (jwt.source === 'generated') {
       logger.info(
@@ -41,6 +60,7 @@ export async function serveCommand(
     // run a crash left Running as "already running".
     await composed.start();
     http = await listen(composed.app.fetch, config.http);
+    await warnWhenAlertsReachNobody(db.pool, env, logger);
   } catch (error) {
     await composed?.stop().catch(() => undefined);
     await db.close().catch(() => undefined);
