@@ -385,7 +385,15 @@ const blobBytesMissing: Injector = async (ctx) => {
     [excluded(ctx), ctx.options.seed, n(ctx), MEDIA, [...ctx.usedBlobs]],
   );
   if (picks.length < n(ctx))
-    notApplicable('blob_bytes_missing', n(ctx), picks.length, 'raise blobsOnDisk or users');
+    notApplicable(
+      'blob_bytes_missing',
+      n(ctx),
+      picks.length,
+      `it picks referenced, non-media blobs whose files all lie outside the ${ctx.usedDrives.size} drive(s) the ` +
+        `earlier faults took, so each fault needs drives of its own: with ${n(ctx)} fault(s) per kind, ` +
+        `--faults all needs about 2 users per fault kind (users >= ${Math.max(20, ctx.usedDrives.size + 4 * n(ctx))}), ` +
+        'and blobs-on-disk about files-per-user x users / 4 so files do not share a few blobs; raise users first',
+    );
   return picks.map((p) => {
     ctx.storage.push({ type: 'delete', hash: p.hash });
     ctx.usedBlobs.add(p.hash);
