@@ -54,8 +54,12 @@ function backtickedPaths(text: string, topLevel: ReadonlySet<string>): string[] 
 function problem(file: string, target: string, base: 'file' | 'file-or-root'): string | undefined {
   const clean = decodeURIComponent(target.split('#')[0]!);
   if (clean === '') return undefined;
-  if (isAbsolute(clean) && !clean.startsWith(root)) return `${target}: an absolute path outside the repository`;
-  const candidates = [resolve(root, dirname(file), clean), ...(base === 'file-or-root' ? [resolve(root, clean)] : [])];
+  if (isAbsolute(clean) && !clean.startsWith(root))
+    return `${target}: an absolute path outside the repository`;
+  const candidates = [
+    resolve(root, dirname(file), clean),
+    ...(base === 'file-or-root' ? [resolve(root, clean)] : []),
+  ];
   for (const path of candidates) {
     const inside = relative(root, path);
     if (inside.startsWith('..')) continue;
@@ -107,8 +111,15 @@ describe('README and docs references', () => {
     expect(problem('packages/alerts/README.md', 'spec/job-registry.md', 'file-or-root')).toContain(
       'not in the repository',
     );
-    expect(problem('bench/README.md', '/work/shared/spec/x.md', 'file-or-root')).toContain('outside the repository');
-    expect(backtickedPaths('see `spec/job-registry.md` and `pnpm start`', topLevel)).toEqual(['spec/job-registry.md']);
-    expect(links('[a](docs/architecture.md) [b](https://x.org)')).toEqual(['docs/architecture.md', 'https://x.org']);
+    expect(problem('bench/README.md', '/work/shared/spec/x.md', 'file-or-root')).toContain(
+      'outside the repository',
+    );
+    expect(backtickedPaths('see `spec/job-registry.md` and `pnpm start`', topLevel)).toEqual([
+      'spec/job-registry.md',
+    ]);
+    expect(links('[a](docs/architecture.md) [b](https://x.org)')).toEqual([
+      'docs/architecture.md',
+      'https://x.org',
+    ]);
   });
 });
