@@ -180,9 +180,9 @@ describe('oxijobs jobs (against a running server)', () => {
     const params = await jobs(['trigger', 'trash_cleanup', '--params', '{"batch_size":5}']);
     expect(params.code).toBe(2);
     expect(params.stderr).toContain('trash_cleanup is a periodic job: it takes --force only');
-    const deep = await jobs(['trigger', 'grant_cleanup', '--deep']);
+    const deep = await jobs(['trigger', 'dedup_gc', '--deep']);
     expect(deep.code).toBe(2);
-    expect(deep.stderr).toContain('grant_cleanup is a periodic job: it takes --force only');
+    expect(deep.stderr).toContain('dedup_gc is a periodic job: it takes --force only');
     const batch = await jobs(['trigger', 'consistency_batch', '--params', '{}']);
     expect(batch.code).toBe(2);
     expect(batch.stderr).toContain('consistency_batch is a periodic job: it takes --force and --deep only');
@@ -190,7 +190,8 @@ describe('oxijobs jobs (against a running server)', () => {
       name: string;
       last_outcome: unknown;
     }>;
-    expect(listed.find((j) => j.name === 'grant_cleanup')?.last_outcome ?? null).toBeNull();
+    // Nothing was triggered: dedup_gc (on demand, triggered nowhere else here) never ran.
+    expect(listed.find((j) => j.name === 'dedup_gc')?.last_outcome ?? null).toBeNull();
   });
 
   it('trigger --follow of a recoverable job: progress lines, exit 0 on completion; runs, run and findings show it', async () => {
@@ -236,7 +237,7 @@ describe('oxijobs jobs (against a running server)', () => {
     const dataLossTable = await jobs(['findings', 'files_consistency', runId!, '--severity', 'DataLoss']);
     expect(dataLossTable.code).toBe(0);
     expect(dataLossTable.stdout).toMatch(/DataLoss\s+missing_blob\s+2\n/);
-    expect(dataLossTable.stdout).not.toMatch(/blob_size_mismatch|parent_folder_trashed|Drift/);
+    expect(dataLossTable.stdout).not.toMatch(/blob_size_mismatch|Drift/);
     const byKind = await jobs(['findings', 'files_consistency', runId!, '--kind', 'blob_size_mismatch']);
     expect(byKind.stdout).not.toMatch(/missing_blob/);
     const unknownKind = await jobs(['findings', 'files_consistency', runId!, '--kind', 'nope']);
