@@ -23,7 +23,8 @@ export type {
 export { ALERTS_TARGET, DEFAULT_DEDUP_WINDOW_MS, JobAlerts } from './job-alerts.js';
 export type { Env, SmtpConfig, SmtpSecurity } from './smtp-config.js';
 export { SMTP_SECURITY_VALUES, smtpConfigFromEnv } from './smtp-config.js';
-export type { SmtpTimeouts } from './smtp-email-sender.js';
+export { describeSmtpError } from './smtp-diagnosis.js';
+export type { SmtpReceipt, SmtpTimeouts } from './smtp-email-sender.js';
 export { SmtpEmailSender } from './smtp-email-sender.js';
 export type {
   AlertSeverity,

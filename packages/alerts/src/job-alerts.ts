@@ -115,7 +115,6 @@ export class JobAlerts {
   readonly #windowMs: number;
   /** (job, kind) → epoch ms of the last mail (or of a send in progress). */
   readonly #lastSent = new Map<string, number>();
-  #loggedNoRecipients = false;
 
   /** @throws AlertsError `INVALID_CONFIG` for a bad option or a bad `…_ALERT_ON_FAIL` value. */
   constructor(options: JobAlertsOptions) {
@@ -211,13 +210,12 @@ export class JobAlerts {
       const to = await this.#recipients.adminEmails();
       if (to.length === 0) {
         this.#release(key);
-        if (!this.#loggedNoRecipients) {
-          this.#loggedNoRecipients = true;
-          this.#logger.debug(
-            { target: ALERTS_TARGET, event: 'alert.no_recipients', job, kind },
-            'no admin has an e-mail address: job alerts are not sent',
-          );
-        }
+        // Every skipped alert says so: SMTP is set up, yet nobody is told.
+        this.#logger.warn(
+          { target: ALERTS_TARGET, event: 'alert.no_recipients', job, kind },
+          `${kind} alert for ${job} not sent: no admin has an e-mail address ` +
+            '(set OXICLOUD_ADMIN_EMAIL, or run `oxijobs users set-email admin you@example.org`)',
+        );
         return 'no_recipients';
       }
       const mail = render();

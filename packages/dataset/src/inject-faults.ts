@@ -380,6 +380,22 @@ const orphanBlobOnDisk: Injector = async (ctx) => {
   return out;
 };
 
+/**
+ * Why blob_bytes_missing found too few blobs: a candidate blob's files must all
+ * lie in drives no earlier fault took, so it needs few files per blob.
+ */
+function blobBytesMissingAdvice(ctx: FaultContext): string {
+  const files = ctx.options.users * ctx.options.filesPerUser;
+  const perBlob = files / Math.max(1, ctx.options.blobsOnDisk);
+  return (
+    `it needs referenced, non-media blobs whose files all lie outside the ${ctx.usedDrives.size} drive(s) the earlier faults took; ` +
+    `here each blob is shared by about ${perBlob.toFixed(1)} files (users x files-per-user / blobs-on-disk = ` +
+    `${ctx.options.users} x ${ctx.options.filesPerUser} / ${ctx.options.blobsOnDisk}), so almost every blob has a file in a taken drive. ` +
+    `Keep it at about 2 files per blob or fewer (blobs-on-disk >= ${Math.ceil(files / 2)}), and with --faults all use ` +
+    `at least ${ctx.usedDrives.size + 8} users so some drives stay untouched`
+  );
+}
+
 const blobBytesMissing: Injector = async (ctx) => {
   const picks = await rows<{ hash: string; size: string; blob_no: number; file_ids: string[] }>(
     ctx.client,
@@ -393,7 +409,7 @@ const blobBytesMissing: Injector = async (ctx) => {
     [excluded(ctx), ctx.options.seed, n(ctx), MEDIA, [...ctx.usedBlobs]],
   );
   if (picks.length < n(ctx))
-    notApplicable('blob_bytes_missing', n(ctx), picks.length, 'raise blobsOnDisk or users');
+    notApplicable('blob_bytes_missing', n(ctx), picks.length, blobBytesMissingAdvice(ctx));
   return picks.map((p) => {
     ctx.storage.push({ type: 'delete', hash: p.hash });
     ctx.usedBlobs.add(p.hash);

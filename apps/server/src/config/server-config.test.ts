@@ -27,6 +27,8 @@ describe('loadConfig', () => {
       jwtSecret: undefined,
       logLevel: 'info',
       databaseRetryMs: 60_000,
+      logFormat: undefined,
+      adminEmail: undefined,
       publicBaseUrl: 'http://127.0.0.1:8086',
       storage: { backend: 'local', root: '/srv/.oxicloud/blobs' },
       backends: { localRoot: '/srv/.oxicloud/blobs', s3: null },
@@ -53,10 +55,14 @@ describe('loadConfig', () => {
         OXICLOUD_ENV: 'Production',
         OXICLOUD_LOG_LEVEL: 'debug',
         OXICLOUD_PUBLIC_BASE_URL: 'https://jobs.example.org/',
+        OXICLOUD_LOG_FORMAT: 'Pretty',
+        OXICLOUD_ADMIN_EMAIL: ' ops@example.org ',
       },
       '/srv',
     );
     expect(config).toMatchObject({
+      logFormat: 'pretty',
+      adminEmail: 'ops@example.org',
       env: 'production',
       databaseUrl: 'postgres://u:p@db:5432/x',
       dataDir: '/var/lib/oxi',
@@ -75,7 +81,11 @@ describe('loadConfig', () => {
       OXICLOUD_LOG_LEVEL: 'loud',
       OXICLOUD_STORAGE_BACKEND: 'ftp',
       OXICLOUD_PUBLIC_BASE_URL: 'jobs.example.org',
+      OXICLOUD_LOG_FORMAT: 'xml',
+      OXICLOUD_ADMIN_EMAIL: 'ops-at-example',
     });
+    expect(message).toContain('OXICLOUD_LOG_FORMAT="xml": must be one of json, pretty');
+    expect(message).toContain('OXICLOUD_ADMIN_EMAIL="ops-at-example": must be an e-mail address');
     expect(message).toContain('OXICLOUD_HTTP_PORT="abc": must be an integer from 1 to 65535');
     expect(message).toContain('OXICLOUD_EMBEDDED_POSTGRES_PORT="70000": must be from 1 to 65535');
     expect(message).toContain('OXICLOUD_ENV="prod": must be one of development, production');

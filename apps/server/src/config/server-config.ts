@@ -8,6 +8,10 @@ import { CONFIG_DEFAULTS } from './env-vars.js';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** How log lines are written: JSON lines, or readable lines for a person at a terminal. */
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 /** Where the blobs live. */
 export type BlobStorageConfig =
   | { readonly backend: 'local'; readonly root: string }
@@ -29,6 +33,10 @@ export interface ServerConfig {
   readonly logLevel: LogLevel;
   /** How long a run's batch loop rides out a database outage before the run lands Paused (`OXICLOUD_DATABASE_RETRY_SECONDS`). */
   readonly databaseRetryMs: number;
+  /** `undefined` = readable lines when the output is a terminal, JSON lines otherwise. */
+  readonly logFormat: LogFormat | undefined;
+  /** The address the first admin gets (`OXICLOUD_ADMIN_EMAIL`), for alerts. */
+  readonly adminEmail: string | undefined;
   /** No trailing slash. */
   readonly publicBaseUrl: string;
   readonly storage: BlobStorageConfig;
@@ -116,6 +124,18 @@ const EnvSchema = z.object({
       .pipe(z.number().int().max(86_400, { error: 'must be a whole number of seconds from 0 to 86400' }))
       .default(CONFIG_DEFAULTS.databaseRetrySeconds),
   ),
+  OXICLOUD_LOG_FORMAT: z.preprocess(
+    (v) => (typeof unsetIfEmpty(v) === 'string' ? (v as string).trim().toLowerCase() : undefined),
+    z
+      .enum(LOG_FORMATS, {
+        error: `must be one of ${LOG_FORMATS.join(', ')} (unset: pretty at a terminal, JSON otherwise)`,
+      })
+      .optional(),
+  ),
+  OXICLOUD_ADMIN_EMAIL: z.preprocess(
+    (v) => (typeof unsetIfEmpty(v) === 'string' ? (v as string).trim() : undefined),
+    z.email({ error: 'must be an e-mail address, for example ops@example.org' }).optional(),
+  ),
   OXICLOUD_PUBLIC_BASE_URL: httpUrl,
   OXICLOUD_STORAGE_BACKEND: oneOf(['local', 's3'], CONFIG_DEFAULTS.storageBackend),
 });
@@ -194,6 +214,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     jwtSecret: v.OXICLOUD_JWT_SECRET,
     logLevel: v.OXICLOUD_LOG_LEVEL,
     databaseRetryMs: v.OXICLOUD_DATABASE_RETRY_SECONDS * 1000,
+    logFormat: v.OXICLOUD_LOG_FORMAT,
+    adminEmail: v.OXICLOUD_ADMIN_EMAIL,
     publicBaseUrl: (v.OXICLOUD_PUBLIC_BASE_URL ?? `http://${shownHost}:${v.OXICLOUD_HTTP_PORT}`).replace(
       /\/+$/,
       '',
