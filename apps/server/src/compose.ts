@@ -334,6 +334,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     jwtSecret: input.jwtSecret,
     logger,
     health: pgHealthProbe(pool),
+    maxBodyBytes: input.config.http.maxBodyBytes,
   });
   return {
     app,

@@ -17,12 +17,11 @@ export function jsonBytes(value: unknown): number {
  * (escapes counted), ending in `…` when cut; never leaves a lone surrogate.
  */
 export function fitString(text: string, maxChars: number, maxBytes: number): { text: string; cut: boolean } {
-  let out = toWellFormedText(text);
-  let cut = out !== text;
-  if (out.length > maxChars) {
-    out = `${toWellFormedText(out.slice(0, maxChars))}…`;
-    cut = true;
-  }
+  const long = text.length > maxChars;
+  const kept = long ? text.slice(0, maxChars) : text;
+  const wellFormed = toWellFormedText(kept);
+  let cut = long || wellFormed !== kept;
+  let out = long ? `${wellFormed}…` : wellFormed;
   while (out.length > 1 && jsonBytes(out) > maxBytes) {
     out = `${toWellFormedText(out.slice(0, Math.floor((out.length - 1) * 0.75)))}…`;
     cut = true;
