@@ -219,11 +219,10 @@ export function paginationQuery(name: 'limit' | 'offset', min: number, max: numb
     .optional()
     .openapi({
       param: { name, in: 'query' },
-      description,
+      description: `${description}; plain decimal digits only`,
       type: 'integer',
       minimum: min,
       maximum: max,
-      pattern: '^[0-9]+$',
     });
 }
 
