@@ -2,7 +2,7 @@ import { toWellFormedText } from '../text/unicode-text.js';
 
 /** Longest string kept whole in a bounded copy; longer ones are cut and end in `…`. */
 export const MAX_SUMMARY_STRING_CHARS = 120;
-/** Deepest object / array kept in a bounded copy; deeper ones become `{…}` / `[…]`. */
+/** Deepest object / array kept in a bounded copy unless told otherwise; deeper ones become `{…}` / `[…]`. */
 export const MAX_SUMMARY_DEPTH = 3;
 
 const encoder = new TextEncoder();
@@ -34,7 +34,7 @@ interface Bounded {
   readonly cut: boolean;
 }
 
-function bound(value: unknown, depth: number, cap: number): Bounded | undefined {
+function bound(value: unknown, depth: number, cap: number, maxDepth: number): Bounded | undefined {
   if (value === null || typeof value === 'number' || typeof value === 'boolean') {
     return jsonBytes(value) <= cap ? { value, cut: false } : undefined;
   }
@@ -44,7 +44,7 @@ function bound(value: unknown, depth: number, cap: number): Bounded | undefined 
   }
   if (typeof value !== 'object') return undefined;
   const isArray = Array.isArray(value);
-  if (depth >= MAX_SUMMARY_DEPTH) {
+  if (depth >= maxDepth) {
     const placeholder = isArray ? '[…]' : '{…}';
     return jsonBytes(placeholder) <= cap ? { value: placeholder, cut: true } : undefined;
   }
@@ -63,7 +63,7 @@ function bound(value: unknown, depth: number, cap: number): Bounded | undefined 
       cut ||= fitted.cut;
       keyBytes += jsonBytes(key) + 1;
     }
-    const child = bound(item, depth + 1, cap - used - keyBytes);
+    const child = bound(item, depth + 1, cap - used - keyBytes, maxDepth);
     if (child === undefined) {
       cut = true;
       break;
@@ -79,15 +79,16 @@ function bound(value: unknown, depth: number, cap: number): Bounded | undefined 
 /**
  * A copy of the JSON object `value` that serialises to at most `maxBytes`
  * bytes: strings cut to {@link MAX_SUMMARY_STRING_CHARS} characters, nesting
- * below {@link MAX_SUMMARY_DEPTH} shown as `{…}` / `[…]`, and the keys that
+ * below `maxDepth` (default {@link MAX_SUMMARY_DEPTH}) shown as `{…}` / `[…]`, and the keys that
  * no longer fit left out (in their order). `truncated` says whether anything
  * was cut. What listings show of a run's params and stats.
  */
 export function boundedJsonObject(
   value: Readonly<Record<string, unknown>>,
   maxBytes: number,
+  maxDepth: number = MAX_SUMMARY_DEPTH,
 ): { value: Record<string, unknown>; truncated: boolean } {
-  const result = bound(value, 0, maxBytes);
+  const result = bound(value, 0, maxBytes, maxDepth);
   if (result === undefined) return { value: {}, truncated: true };
   return { value: result.value as Record<string, unknown>, truncated: result.cut };
 }

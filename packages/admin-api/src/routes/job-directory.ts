@@ -42,8 +42,12 @@ function lastOutcomeOfRun(run: RunSummary): JobSummary['last_outcome'] {
   };
 }
 
-/** Bytes of JSON an outcome's `extra` may take in the listing; an `err` message is cut to 500 characters. */
-export const OUTCOME_EXTRA_BUDGET_BYTES = 4096;
+/**
+ * How much of an outcome's `extra` the listing shows: 8 KiB of JSON, 8 levels
+ * deep (`consistency_batch` nests each check's outcome there); an `err`
+ * message is cut to 500 characters.
+ */
+export const OUTCOME_EXTRA_BUDGET = { bytes: 8 * 1024, depth: 8 } as const;
 
 /** A last outcome as the listing shows it: `extra` bounded, an `err` message cut (the run detail has it whole). */
 function boundedOutcome(outcome: JobOutcome): JobOutcome {
@@ -51,7 +55,7 @@ function boundedOutcome(outcome: JobOutcome): JobOutcome {
   return {
     kind: 'ok',
     count: outcome.count,
-    extra: boundedJsonObject(outcome.extra, OUTCOME_EXTRA_BUDGET_BYTES).value,
+    extra: boundedJsonObject(outcome.extra, OUTCOME_EXTRA_BUDGET.bytes, OUTCOME_EXTRA_BUDGET.depth).value,
   };
 }
 
