@@ -422,6 +422,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
             overdue_since: s.dueBy.toISOString(),
           })),
     },
+    maxBodyBytes: input.config.http.maxBodyBytes,
   });
   return {
     app,

@@ -10,12 +10,14 @@ export type { AuditedFindingSinkContext } from './audited-finding-sink.js';
 export { auditedFindingSink, CONSISTENCY_LOG_TARGET } from './audited-finding-sink.js';
 export type { CheckJobHandler, CheckJobOptions } from './check-job.js';
 export { checkJob } from './check-job.js';
-export type { CheckParamsValidation } from './check-params.js';
+export type { CheckParamsOptions, CheckParamsValidation } from './check-params.js';
 export {
   BATCH_SIZE_RANGE,
+  CHECK_PARAM_KEYS,
   DEFAULT_BATCH_SIZE,
   THROTTLE_MS_RANGE,
   validateCheckParams,
+  validateCheckTriggerParams,
 } from './check-params.js';
 export { checkStore } from './check-store.js';
 export type { CheckOptions, CheckStore, ConsistencyCheck } from './consistency-check.js';

@@ -3,7 +3,7 @@ import { DATABASE_UNREACHABLE, isConnectionLoss } from './connection-retry.js';
 import type { JobStore } from './job-store.js';
 import type { JobStoreFactory } from './job-store-factory.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
-import type { RecoverableJobHandler } from './recoverable-job-handler.js';
+import type { ParamsValidation, RecoverableJobHandler } from './recoverable-job-handler.js';
 import { completed, failed, paused, type RunOutcome } from './run-outcome.js';
 import { describeCorruption, isJsonObject, type RunRecord } from './run-record.js';
 import type { RunStatus } from './run-status.js';
@@ -112,8 +112,10 @@ async function finishWithRetry(
 }
 
 /**
- * Trigger params → the params to store: `validateParams` applied to the
- * params without `force`/`deep`, then `force` and `deep` added as booleans.
+ * Trigger params → the params to store: the job's `validateTriggerParams`
+ * (else `validateParams`) applied to the params without `force`/`deep`, then
+ * `force` and `deep` added as booleans. A `force` / `deep` in the params must
+ * be a JSON boolean (the query flags of the same name win over it).
  */
 export function prepareTriggerParams(
   job: RecoverableJobHandler,
@@ -122,20 +124,35 @@ export function prepareTriggerParams(
   const raw: unknown = args.params ?? {};
   if (!isJsonObject(raw)) return { ok: false, message: 'params must be a JSON object' };
   const { force: rawForce, deep: rawDeep, ...rest } = raw;
+  for (const [key, value] of [
+    ['force', rawForce],
+    ['deep', rawDeep],
+  ] as const) {
+    if (value !== undefined && typeof value !== 'boolean') {
+      return {
+        ok: false,
+        message: `${key} must be true or false (a JSON boolean), got ${JSON.stringify(value)}`,
+      };
+    }
+  }
   const force = args.force ?? rawForce === true;
   const deep = args.deep ?? rawDeep === true;
-  const validated = validateWith(job, rest);
+  const validated = validateWith(job, rest, job.validateTriggerParams ?? job.validateParams);
   if (!validated.ok) return validated;
   return { ok: true, params: { ...validated.params, force, deep } };
 }
 
-/** Stored params → the params the handler sees (re-validated; `force`/`deep` kept). */
+/**
+ * Stored params → the params the handler sees (re-validated with the lenient
+ * `validateParams`; `force`/`deep` kept): a stored run is never blocked by a
+ * rule only new triggers follow.
+ */
 function prepareStoredParams(
   job: RecoverableJobHandler,
   stored: Record<string, unknown>,
 ): { ok: true; params: Record<string, unknown> } | { ok: false; message: string } {
   const { force, deep, ...rest } = stored;
-  const validated = validateWith(job, rest);
+  const validated = validateWith(job, rest, job.validateParams);
   if (!validated.ok) return validated;
   return { ok: true, params: { ...validated.params, force: force === true, deep: deep === true } };
 }
@@ -143,11 +160,12 @@ function prepareStoredParams(
 function validateWith(
   job: RecoverableJobHandler,
   raw: Record<string, unknown>,
+  validate: RecoverableJobHandler['validateParams'],
 ): { ok: true; params: Record<string, unknown> } | { ok: false; message: string } {
-  if (!job.validateParams) return { ok: true, params: raw };
-  let result: ReturnType<NonNullable<RecoverableJobHandler['validateParams']>>;
+  if (!validate) return { ok: true, params: raw };
+  let result: ParamsValidation;
   try {
-    result = job.validateParams(raw);
+    result = validate.call(job, raw);
   } catch (thrown) {
     return { ok: false, message: messageOf(thrown) };
   }

@@ -52,6 +52,7 @@ export interface WalkerOptions {
   delayMs?: number;
   estimate?: number | null;
   validateParams?: (raw: unknown) => ParamsValidation;
+  validateTriggerParams?: (raw: unknown) => ParamsValidation;
   /** Ignore the abort signal and status polls. */
   stubborn?: boolean;
 }
@@ -67,6 +68,7 @@ export function walker(name: string, options: WalkerOptions) {
     name,
     seen,
     ...(options.validateParams ? { validateParams: options.validateParams } : {}),
+    ...(options.validateTriggerParams ? { validateTriggerParams: options.validateTriggerParams } : {}),
     ...(options.estimate !== undefined ? { estimateTotal: async () => options.estimate ?? null } : {}),
     async runResumable(store: JobStore, signal: AbortSignal): Promise<RunOutcome> {
       let position = decodeCursor(await store.loadCursor());

@@ -12,6 +12,8 @@ export const CONFIG_DEFAULTS = {
   logLevel: 'info',
   storageBackend: 'local',
   databaseRetrySeconds: 60,
+  /** 64 KiB: run params are a small JSON object. */
+  httpMaxBodyBytes: 64 * 1024,
 } as const;
 
 /** One row of the configuration table. */
@@ -38,6 +40,11 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     name: 'OXICLOUD_HTTP_HOST',
     default: CONFIG_DEFAULTS.httpHost,
     meaning: 'HTTP listen address (0.0.0.0 = all)',
+  },
+  {
+    name: 'OXICLOUD_HTTP_MAX_BODY_BYTES',
+    default: String(CONFIG_DEFAULTS.httpMaxBodyBytes),
+    meaning: 'largest request body the admin API reads, 1024-16777216 bytes; larger ones get 413',
   },
   {
     name: 'OXICLOUD_EMBEDDED_POSTGRES_PORT',

@@ -23,7 +23,7 @@ describe('loadConfig', () => {
       dataDir: '/srv/.oxicloud',
       postgresDir: '/srv/.oxicloud/postgres',
       embeddedPostgresPort: 54329,
-      http: { host: '127.0.0.1', port: 8086 },
+      http: { host: '127.0.0.1', port: 8086, maxBodyBytes: 65536 },
       jwtSecret: undefined,
       logLevel: 'info',
       databaseRetryMs: 60_000,
@@ -50,6 +50,7 @@ describe('loadConfig', () => {
         OXICLOUD_DATA_DIR: '/var/lib/oxi',
         OXICLOUD_HTTP_PORT: '9000',
         OXICLOUD_HTTP_HOST: '0.0.0.0',
+        OXICLOUD_HTTP_MAX_BODY_BYTES: '1048576',
         OXICLOUD_EMBEDDED_POSTGRES_PORT: '',
         OXICLOUD_JWT_SECRET: 'x'.repeat(32),
         OXICLOUD_ENV: 'Production',
@@ -67,7 +68,7 @@ describe('loadConfig', () => {
       databaseUrl: 'postgres://u:p@db:5432/x',
       dataDir: '/var/lib/oxi',
       embeddedPostgresPort: 54329,
-      http: { host: '0.0.0.0', port: 9000 },
+      http: { host: '0.0.0.0', port: 9000, maxBodyBytes: 1_048_576 },
       logLevel: 'debug',
       publicBaseUrl: 'https://jobs.example.org',
     });
@@ -83,9 +84,13 @@ describe('loadConfig', () => {
       OXICLOUD_PUBLIC_BASE_URL: 'jobs.example.org',
       OXICLOUD_LOG_FORMAT: 'xml',
       OXICLOUD_ADMIN_EMAIL: 'ops-at-example',
+      OXICLOUD_HTTP_MAX_BODY_BYTES: '0x10000',
     });
     expect(message).toContain('OXICLOUD_LOG_FORMAT="xml": must be one of json, pretty');
     expect(message).toContain('OXICLOUD_ADMIN_EMAIL="ops-at-example": must be an e-mail address');
+    expect(message).toContain(
+      'OXICLOUD_HTTP_MAX_BODY_BYTES="0x10000": must be a plain decimal integer from 1024 to 16777216 (bytes)',
+    );
     expect(message).toContain('OXICLOUD_HTTP_PORT="abc": must be an integer from 1 to 65535');
     expect(message).toContain('OXICLOUD_EMBEDDED_POSTGRES_PORT="70000": must be from 1 to 65535');
     expect(message).toContain('OXICLOUD_ENV="prod": must be one of development, production');

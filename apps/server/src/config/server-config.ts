@@ -1,4 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path';
+import { MAX_BODY_BYTES_RANGE } from '@oxicloud/admin-api';
 import { type S3BlobStorageOptions, StorageError, s3ConfigFromEnv } from '@oxicloud/storage';
 import { z } from 'zod';
 import { ServerError } from '../server-error.js';
@@ -27,7 +28,12 @@ export interface ServerConfig {
   /** `<dataDir>/postgres`: the embedded Postgres cluster. */
   readonly postgresDir: string;
   readonly embeddedPostgresPort: number;
-  readonly http: { readonly host: string; readonly port: number };
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    /** The largest request body the admin API reads (`OXICLOUD_HTTP_MAX_BODY_BYTES`). */
+    readonly maxBodyBytes: number;
+  };
   /** `undefined` = generated and kept in `<dataDir>/jwt-secret` (not allowed in production). */
   readonly jwtSecret: string | undefined;
   readonly logLevel: LogLevel;
@@ -71,6 +77,23 @@ const port = (fallback: number) =>
       .default(fallback),
   );
 
+const byteCount = (fallback: number, min: number, max: number) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^\d+$/, { error: `must be a plain decimal integer from ${min} to ${max} (bytes)` })
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(min, { error: `must be from ${min} to ${max} (bytes)` })
+          .max(max, { error: `must be from ${min} to ${max} (bytes)` }),
+      )
+      .default(fallback),
+  );
+
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
   z.preprocess(
     (v) => (typeof unsetIfEmpty(v) === 'string' ? (v as string).trim().toLowerCase() : undefined),
@@ -107,6 +130,11 @@ const EnvSchema = z.object({
         error: 'must be a host name or IP address, for example 127.0.0.1 or 0.0.0.0',
       })
       .default(CONFIG_DEFAULTS.httpHost),
+  ),
+  OXICLOUD_HTTP_MAX_BODY_BYTES: byteCount(
+    CONFIG_DEFAULTS.httpMaxBodyBytes,
+    MAX_BODY_BYTES_RANGE.min,
+    MAX_BODY_BYTES_RANGE.max,
   ),
   OXICLOUD_EMBEDDED_POSTGRES_PORT: port(CONFIG_DEFAULTS.embeddedPostgresPort),
   OXICLOUD_JWT_SECRET: z.preprocess(
@@ -210,7 +238,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     dataDir,
     postgresDir: join(dataDir, 'postgres'),
     embeddedPostgresPort: v.OXICLOUD_EMBEDDED_POSTGRES_PORT,
-    http: { host, port: v.OXICLOUD_HTTP_PORT },
+    http: { host, port: v.OXICLOUD_HTTP_PORT, maxBodyBytes: v.OXICLOUD_HTTP_MAX_BODY_BYTES },
     jwtSecret: v.OXICLOUD_JWT_SECRET,
     logLevel: v.OXICLOUD_LOG_LEVEL,
     databaseRetryMs: v.OXICLOUD_DATABASE_RETRY_SECONDS * 1000,

@@ -30,7 +30,7 @@ export interface ApiRunProgress {
 /** The status column of a recoverable run. */
 export type ApiRunStatus = 'Running' | 'Paused' | 'CancelRequested' | 'Completed' | 'Failed';
 
-/** `RunSummary`: one recoverable run. */
+/** `RunSummary` (the run detail) or `RunListEntry` (a listing's bounded run): one recoverable run. */
 export interface ApiRunSummary {
   readonly run_id: string;
   readonly job_name: string;
@@ -40,7 +40,11 @@ export interface ApiRunSummary {
   readonly completed_at?: string | null;
   readonly cursor_hex?: string | null;
   readonly stats?: Readonly<Record<string, unknown>>;
+  /** The full params: in the run detail (`GET …/runs/{id}`) only. */
   readonly params?: Readonly<Record<string, unknown>>;
+  /** Listings (`GET …/runs`, `latest_run`): the params bounded to 256 bytes of JSON. */
+  readonly params_summary?: Readonly<Record<string, unknown>>;
+  /** Listings: at most 200 characters. */
   readonly error_message?: string | null;
   /** Why the run is paused, while it is Paused. */
   readonly pause_reason?: string | null;
@@ -49,6 +53,8 @@ export interface ApiRunSummary {
   readonly active_ms?: number;
   readonly wall_ms?: number;
   readonly progress?: ApiRunProgress;
+  /** Listings: whether `params_summary`, `stats`, `error_message` or `cursor_hex` were cut (the detail has them whole). */
+  readonly truncated?: boolean;
 }
 
 /** One entry of `GET /api/admin/jobs`. */

@@ -831,7 +831,7 @@ function renderRunDetail() {
       actions.childElementCount ? actions : '',
       fields,
       h('h3', { text: 'Stats' }), json(run.stats || {}),
-      h('h3', { text: 'Params' }), json(run.params || {}),
+      h('h3', { text: run.params ? 'Params' : 'Params (summary)' }), json(run.params || run.params_summary || {}),
     ];
   });
 }
