@@ -38,6 +38,13 @@ cannot() {
 }
 dk() { DOCKER_HOST="unix://$socket" DOCKER_BUILDKIT=0 "$docker_cli" "$@"; }
 alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+# A process's identity: its pid and start time (a pid alone may be reused).
+identity() { [ -r "/proc/$1/stat" ] && echo "$1 $(sed -E 's/^.*\) //' "/proc/$1/stat" | cut -d' ' -f20)"; }
+owner_alive() {
+  local pid
+  pid="$(cut -d' ' -f1 "$ownerfile" 2>/dev/null || true)"
+  [ -n "$pid" ] && [ "$(identity "$pid" 2>/dev/null || true)" = "$(cat "$ownerfile")" ]
+}
 dockerd_pid() {
   local pid
   pid="$(cat "$pidfile" 2>/dev/null || true)"
@@ -117,13 +124,13 @@ start_runtime() {
   mkdir -p "$run_dir" "$data_root"
   pid="$(dockerd_pid)"
   if [ -n "$pid" ]; then
-    if alive "$(cat "$ownerfile" 2>/dev/null || true)"; then
-      cannot "busy: the test run of pid $(cat "$ownerfile") uses it"
+    if owner_alive; then
+      cannot "busy: the test run of pid $(cut -d' ' -f1 "$ownerfile") uses it"
     fi
     say "stopping the dockerd (pid $pid) a finished test run left behind"
     stop_runtime
   fi
-  echo "$owner" >"$ownerfile"
+  identity "$owner" >"$ownerfile" || cannot "no process $owner to own the runtime"
   setsid /usr/sbin/dockerd --data-root "$data_root" --exec-root "$run_dir/exec" \
     --host "unix://$socket" --pidfile "$pidfile" </dev/null >"$log" 2>&1 9>&- &
   for _ in $(seq 1 150); do
