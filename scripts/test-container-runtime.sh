@@ -10,8 +10,9 @@
 #       changes) and prints the variables the test pass needs, one KEY=VALUE a
 #       line. Exit 3 with one line on stderr when this machine cannot (not
 #       root, no docker.io/debootstrap) or another test run holds the runtime.
-#   test-container-runtime.sh stop
-#       removes every container of that dockerd and stops it.
+#   test-container-runtime.sh stop [<owner-pid>]
+#       removes every container of that dockerd and stops it: the owner's
+#       runtime, or one whose owner is gone (a run that was killed).
 #
 # Paths: OXICLOUD_TEST_DOCKER_DATA_ROOT (default /var/lib/oxicloud-test-docker,
 # kept between runs: it holds the image) and OXICLOUD_TEST_DOCKER_RUN_DIR
@@ -161,9 +162,16 @@ exec 9>>"${run_dir%/}.lock"
 flock 9
 case "${1:-}" in
 start) start_runtime "${2:-$PPID}" ;;
-stop) stop_runtime ;;
+stop)
+  # The owner stops it; anyone else only a runtime whose owner is gone.
+  if owner_alive && [ "${2:-}" != "$(cut -d' ' -f1 "$ownerfile")" ]; then
+    say "left running: the test run of pid $(cut -d' ' -f1 "$ownerfile") uses it"
+  else
+    stop_runtime
+  fi
+  ;;
 *)
-  echo "usage: $0 start <owner-pid> | stop" >&2
+  echo "usage: $0 start <owner-pid> | stop [<owner-pid>]" >&2
   exit 2
   ;;
 esac
