@@ -135,7 +135,8 @@ if (only !== 'embedded') {
           .filter((l) => l.includes('='))
           .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
       );
-      const stopRuntime = () => spawnSync('bash', [runtimeScript, 'stop', String(process.pid)], { stdio: 'inherit' });
+      const stopRuntime = () =>
+        spawnSync('bash', [runtimeScript, 'stop', String(process.pid)], { stdio: 'inherit' });
       const onSignal = (signal) => {
         child?.kill(signal);
         stopRuntime();
