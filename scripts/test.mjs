@@ -1,41 +1,185 @@
 #!/usr/bin/env node
-// `pnpm test`: build, lint and every test suite through turbo (one task at a
-// time: the suites start Postgres servers, browsers and child processes),
-// then one closing line with the totals of every vitest run.
-import { spawnSync } from 'node:child_process';
+// `pnpm test`: two passes through turbo (one task at a time: the suites start
+// Postgres servers, browsers and child processes), then one closing line with
+// the totals of every vitest run.
+//
+// 1. build, lint and every test suite; the database tests on embedded
+//    Postgres 18 (OXICLOUD_TEST_POSTGRES=embedded);
+// 2. the test suites of every package whose tests use the database again, on
+//    Testcontainers Postgres 15: a dockerd of this run's own and a local image
+//    (scripts/test-container-runtime.sh; root on Debian), stopped afterwards.
+//    Where that cannot be, one line says why and the run has pass 1 only.
+//
+// `--pass=embedded` or `--pass=containers` runs one of them; other arguments
+// go to turbo in pass 1 (and then there is no pass 2: turbo filters add up).
+// TEST_DATABASE_URL set: pass 1 runs on it, and there is no pass 2.
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const runtimeScript = join(root, 'scripts', 'test-container-runtime.sh');
 const workspaces = ['packages', 'apps', 'tests'].flatMap((dir) =>
   existsSync(join(root, dir)) ? readdirSync(join(root, dir)).map((name) => join(root, dir, name)) : [],
 );
 workspaces.push(join(root, 'migrations'));
-const reports = workspaces.map((dir) => join(dir, '.test-results', 'vitest.json'));
-for (const report of reports) rmSync(report, { force: true });
+const reportOf = (dir) => join(dir, '.test-results', 'vitest.json');
 
-// The browser test needs Debian's chromium: install it (as root, with apt) when it is missing.
-if (!existsSync('/usr/bin/chromium')) {
+// The packages whose vitest config starts the test-support global setup (a Postgres server).
+const databasePackages = workspaces
+  .filter((dir) => {
+    const config = join(dir, 'vitest.config.ts');
+    return (
+      existsSync(config) &&
+      /withDatabase:\s*true|test-support\/global-setup|global-setup\.ts/.test(readFileSync(config, 'utf8'))
+    );
+  })
+  .map((dir) => ({ dir, name: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name }));
+
+const args = process.argv.slice(2);
+const only = args.find((a) => a.startsWith('--pass='))?.slice('--pass='.length);
+const turboArgs = args.filter((a) => !a.startsWith('--pass='));
+if (only !== undefined && only !== 'embedded' && only !== 'containers') {
+  console.error(`test: --pass=${only} is not a pass; use --pass=embedded or --pass=containers`);
+  process.exit(2);
+}
+
+function totals() {
+  const t = { passed: 0, failed: 0, skipped: 0 };
+  for (const dir of workspaces) {
+    const report = reportOf(dir);
+    if (!existsSync(report)) continue;
+    const r = JSON.parse(readFileSync(report, 'utf8'));
+    t.passed += r.numPassedTests ?? 0;
+    t.failed += r.numFailedTests ?? 0;
+    t.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+  }
+  return t;
+}
+const clearReports = () => {
+  for (const dir of workspaces) rmSync(reportOf(dir), { force: true });
+};
+const line = (t) => `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`;
+
+let child;
+function run(command, commandArgs, env) {
+  return new Promise((resolve) => {
+    child = spawn(command, commandArgs, { cwd: root, stdio: 'inherit', env });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+// System packages: chromium for the browser test, docker.io and debootstrap for pass 2.
+const commandMissing = (name) =>
+  spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status !== 0;
+if (!existsSync('/usr/bin/chromium') || ['dockerd', 'debootstrap'].some(commandMissing)) {
   spawnSync('bash', [join(root, 'scripts', 'setup-system.sh')], { stdio: 'inherit' });
 }
 
-const run = spawnSync(
-  'pnpm',
-  ['exec', 'turbo', 'run', 'build', 'lint', 'test', '--concurrency=1', ...process.argv.slice(2)],
-  { cwd: root, stdio: 'inherit', env: { TURBO_TELEMETRY_DISABLED: '1', ...process.env } },
-);
+const baseEnv = { TURBO_TELEMETRY_DISABLED: '1', ...process.env };
+const hasUrl = Boolean(process.env.TEST_DATABASE_URL);
+const summary = [];
+let status = 0;
+const all = { passed: 0, failed: 0, skipped: 0 };
+const add = (t) => {
+  all.passed += t.passed;
+  all.failed += t.failed;
+  all.skipped += t.skipped;
+};
 
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-for (const report of reports) {
-  if (!existsSync(report)) continue;
-  const r = JSON.parse(readFileSync(report, 'utf8'));
-  passed += r.numPassedTests ?? 0;
-  failed += r.numFailedTests ?? 0;
-  skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+if (only !== 'containers') {
+  clearReports();
+  const env = hasUrl ? baseEnv : { ...baseEnv, OXICLOUD_TEST_POSTGRES: 'embedded' };
+  const what = hasUrl ? 'TEST_DATABASE_URL' : 'embedded Postgres 18';
+  console.log(`\ntest: pass 1 — build, lint and every test suite; database tests on ${what}\n`);
+  const started = Date.now();
+  const code = await run(
+    'pnpm',
+    ['exec', 'turbo', 'run', 'build', 'lint', 'test', '--concurrency=1', ...turboArgs],
+    env,
+  );
+  if (code !== 0) status = code;
+  const t = totals();
+  add(t);
+  summary.push(`pass 1 (${what}): ${line(t)} in ${Math.round((Date.now() - started) / 1000)} s`);
 }
-console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
+
+if (only !== 'embedded') {
+  const skip = hasUrl
+    ? 'TEST_DATABASE_URL is set (both passes would use it)'
+    : turboArgs.length > 0 && only === undefined
+      ? `pnpm test was given turbo arguments (${turboArgs.join(' ')})`
+      : undefined;
+  if (skip) {
+    summary.push(`pass 2 (Testcontainers Postgres 15) skipped: ${skip}`);
+  } else {
+    const start = spawnSync('bash', [runtimeScript, 'start', String(process.pid)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    if (start.status === 3) {
+      summary.push(
+        'pass 2 (Testcontainers Postgres 15) skipped: no container runtime of its own here (line above)',
+      );
+    } else if (start.status !== 0) {
+      summary.push(
+        'pass 2 (Testcontainers Postgres 15) failed: its container runtime did not start (lines above)',
+      );
+      status = status || 1;
+    } else {
+      // Only this run's children see the runtime: other test runs on this machine keep the embedded path.
+      const runtimeEnv = Object.fromEntries(
+        start.stdout
+          .split('\n')
+          .filter((l) => l.includes('='))
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      );
+      const stopRuntime = () =>
+        spawnSync('bash', [runtimeScript, 'stop', String(process.pid)], { stdio: 'inherit' });
+      const onSignal = (signal) => {
+        child?.kill(signal);
+        stopRuntime();
+        process.exit(1);
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        clearReports();
+        const names = databasePackages.map((p) => p.name);
+        console.log(
+          `\ntest: pass 2 — the database test suites on Testcontainers Postgres 15 (${names.join(', ')})\n`,
+        );
+        const started = Date.now();
+        const env = {
+          ...baseEnv,
+          ...runtimeEnv,
+          OXICLOUD_TEST_POSTGRES: 'testcontainers',
+          TESTCONTAINERS_RYUK_DISABLED: 'true',
+        };
+        const filters = names.map((n) => `--filter=${n}`);
+        // Type tests touch no database: pass 1 has them.
+        const code = await run(
+          'pnpm',
+          ['exec', 'turbo', 'run', 'test', '--concurrency=1', ...filters, '--', '--typecheck.enabled=false'],
+          env,
+        );
+        if (code !== 0) status = status || code;
+        const t = totals();
+        add(t);
+        summary.push(
+          `pass 2 (Testcontainers Postgres 15): ${line(t)} in ${Math.round((Date.now() - started) / 1000)} s`,
+        );
+      } finally {
+        stopRuntime();
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    }
+  }
+}
+
+console.log(`\n${summary.join('\n')}`);
+console.log(`${line(all)}`);
 // A failed test fails the run even if a runner's exit code said otherwise.
-process.exit(run.status !== 0 ? (run.status ?? 1) : failed > 0 ? 1 : 0);
+process.exit(status !== 0 ? status : all.failed > 0 ? 1 : 0);

