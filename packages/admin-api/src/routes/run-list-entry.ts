@@ -20,6 +20,10 @@ export const RUN_LIST_ENTRY_BUDGET = {
   errorMessageBytes: 300,
   /** `cursor_hex`, in characters (80 cursor bytes; real cursors are at most 33). */
   cursorHexChars: 160,
+  /** How many of the newest `pauses` a listing shows. */
+  pauses: 1,
+  /** `pause_reason` and each listed pause's `reason`, in bytes of JSON (at most 80 characters). */
+  pauseReasonBytes: 100,
 } as const;
 
 /**
@@ -34,6 +38,11 @@ export function runListEntry(run: RunSummary): RunListEntryJson {
   const error =
     run.error_message === null ? null : fitString(run.error_message, 200, budget.errorMessageBytes);
   const cursorCut = run.cursor_hex !== null && run.cursor_hex.length > budget.cursorHexChars;
+  const reason = (text: string) => fitString(text, 80, budget.pauseReasonBytes);
+  const pauseReason = run.pause_reason === null ? null : reason(run.pause_reason);
+  const pauses = run.pauses.slice(-budget.pauses).map((p) => ({ at: p.at, reason: reason(p.reason) }));
+  const pausesCut =
+    run.pauses.length > budget.pauses || pauses.some((p) => p.reason.cut) || (pauseReason?.cut ?? false);
   return {
     run_id: run.run_id,
     job_name: run.job_name,
@@ -45,7 +54,11 @@ export function runListEntry(run: RunSummary): RunListEntryJson {
     stats: stats.value,
     params_summary: params.value,
     error_message: error === null ? null : error.text,
+    pause_reason: pauseReason === null ? null : pauseReason.text,
+    pauses: pauses.map((p) => ({ at: p.at, reason: p.reason.text })),
+    active_ms: run.active_ms,
+    wall_ms: run.wall_ms,
     progress: { ...run.progress },
-    truncated: params.truncated || stats.truncated || (error?.cut ?? false) || cursorCut,
+    truncated: params.truncated || stats.truncated || (error?.cut ?? false) || cursorCut || pausesCut,
   };
 }
