@@ -1,10 +1,8 @@
-import type { z } from '@hono/zod-openapi';
 import type { RunSummary } from '@oxicloud/recoverable';
 import { boundedJsonObject, fitString } from './bounded-json.js';
-import type { RunListEntrySchema } from './schemas.js';
+import type { RunListEntryJson } from './wire-types.js';
 
-/** One run as listings show it (`GET /api/admin/jobs` `latest_run`, `GET …/runs`). */
-export type RunListEntryJson = z.infer<typeof RunListEntrySchema>;
+export type { RunListEntryJson };
 
 /**
  * How much of a run a listing entry carries, in bytes of JSON: with these a
