@@ -57,11 +57,12 @@ describe('the served OpenAPI document', () => {
     const redocly = join(APP_ROOT, 'node_modules', '.bin', 'redocly');
     const result = await run(
       redocly,
-      ['lint', documentFile, '--extends=recommended', '--format=json', `--output=${reportFile}`],
+      ['lint', documentFile, '--extends=recommended', '--format=json'],
       { cwd: OUT, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
     ).catch((error: { stdout?: string; stderr?: string; code?: number }) => error);
-    const { readFileSync } = await import('node:fs');
-    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as RedoclyReport;
+    const stdout = result.stdout ?? '';
+    writeFileSync(reportFile, stdout);
+    const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as RedoclyReport;
     expect(report.problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
     expect('code' in result ? result.code : 0).toBe(0);
@@ -85,7 +86,7 @@ describe('the served OpenAPI document', () => {
 import type { ApiCancelled, ApiFindingsPage, ApiJob, ApiOutcomeEnvelope, ApiRunStarted, ApiRunSummary } from ${JSON.stringify(cliTypes)};
 
 type S = components['schemas'];
-type Json<O extends keyof operations, C extends number> = operations[O]['responses'][C] extends {
+type Json<O extends keyof operations, C extends keyof operations[O]['responses']> = operations[O]['responses'][C] extends {
   content: { 'application/json': infer T };
 }
   ? T

@@ -161,7 +161,7 @@ export const JobSummarySchema = z
     check: JobCheckSchema.nullable().optional().openapi({
       description: 'consistency checks: their order and what `count` means; null for other jobs',
     }),
-    latest_run: RunListEntrySchema.nullable().openapi({
+    latest_run: z.union([RunListEntrySchema, z.null()]).openapi({
       description:
         'recoverable jobs: the active run, else the newest (bounded, as in GET …/runs); null for periodic jobs',
     }),
