@@ -1,4 +1,5 @@
 import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build, type Plugin as EsbuildPlugin } from 'esbuild';
 
 /**
@@ -8,10 +9,14 @@ import { build, type Plugin as EsbuildPlugin } from 'esbuild';
  */
 export const PAGE_BUNDLE_SUFFIX = '?page-bundle';
 
+/** The package root: esbuild's working folder, so the bundle (its path comments) is the same from any cwd. */
+const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
 /** Bundles one browser entry with esbuild (ES2022 module, sibling packages from source). */
 export async function bundlePageScript(entry: string): Promise<{ text: string; inputs: string[] }> {
   const result = await build({
     entryPoints: [entry],
+    absWorkingDir: PACKAGE_ROOT,
     bundle: true,
     write: false,
     format: 'esm',
@@ -25,7 +30,7 @@ export async function bundlePageScript(entry: string): Promise<{ text: string; i
   });
   const text = result.outputFiles[0]?.text;
   if (text === undefined) throw new Error(`esbuild produced no output for ${entry}`);
-  return { text, inputs: Object.keys(result.metafile.inputs).map((input) => resolve(input)) };
+  return { text, inputs: Object.keys(result.metafile.inputs).map((input) => resolve(PACKAGE_ROOT, input)) };
 }
 
 /** The module a `?page-bundle` import becomes. */
