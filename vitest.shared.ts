@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { pageBundleVitePlugin } from './packages/admin-api/build/page-bundle.ts';
 
 /**
  * The vitest config every package shares: sources of sibling packages are
@@ -10,6 +11,8 @@ export function packageTestConfig(
   options: { withDatabase?: boolean; testTimeout?: number; typecheck?: boolean } = {},
 ) {
   return defineConfig({
+    // The admin page's script is imported as its bundled text (`?page-bundle`), as the build does.
+    plugins: [pageBundleVitePlugin()],
     resolve: { conditions: ['@oxicloud/source'] },
     ssr: { resolve: { conditions: ['@oxicloud/source'] } },
     test: {

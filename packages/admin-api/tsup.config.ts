@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
+import { pageBundleEsbuildPlugin } from './build/page-bundle.ts';
 
 export default defineConfig({
   entry: ['src/index.ts'],
@@ -7,4 +8,6 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
+  // The page's script (src/page/script) is bundled for the browser into a string the app serves.
+  esbuildPlugins: [pageBundleEsbuildPlugin()],
 });

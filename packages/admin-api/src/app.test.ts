@@ -429,7 +429,7 @@ describe('createAdminApp', () => {
       paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }> }>>;
       components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> };
     };
-    expect(doc.openapi).toBe('3.0.3');
+    expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/admin/jobs',
       '/api/admin/jobs/{name}/cancel',

@@ -149,13 +149,16 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   registerJobRoutes(app, { directory, jobs: deps.jobs, logger });
   registerRunRoutes(app, { directory, findings: deps.findings, logger });
 
-  app.doc(OPENAPI_PATH, {
-    openapi: '3.0.3',
+  app.doc31(OPENAPI_PATH, {
+    openapi: '3.1.0',
     info: {
       title: 'OxiCloud jobs admin API',
       version: deps.version ?? '0.1.0',
       description: 'Errors are JSON `{ error: { code, message } }` with a stable code.',
+      license: { name: 'AGPL-3.0-only', url: 'https://www.gnu.org/licenses/agpl-3.0.html' },
     },
+    servers: [{ url: '/', description: 'the OxiCloud jobs server that serves this document' }],
+    security: [{ bearerAuth: [] }],
   });
   methodNotAllowed(app, OPENAPI_PATH, ['GET']);
   return app;

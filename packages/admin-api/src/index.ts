@@ -30,3 +30,20 @@ export { jobSummaryJson } from './routes/job-directory.js';
 export type { RunListEntryJson } from './routes/run-list-entry.js';
 export { RUN_LIST_ENTRY_BUDGET, runListEntry } from './routes/run-list-entry.js';
 export { MAX_FINDINGS_LIMIT, MAX_RUNS_LIMIT } from './routes/runs.js';
+export type {
+  CancelResultJson,
+  ErrorBodyJson,
+  FindingJson,
+  FindingsPageJson,
+  JobCheckJson,
+  JobKindJson,
+  JobOutcomeJson,
+  JobSummaryJson,
+  OutcomeEnvelopeJson,
+  RunProgressJson,
+  RunStatusJson,
+  RunSummaryJson,
+  RunTriggeredJson,
+  SeverityJson,
+  TriggerAcceptedJson,
+} from './routes/wire-types.js';

@@ -38,7 +38,7 @@ export type { Batch, RunBatchesOptions } from './run-batches.js';
 export { runBatches } from './run-batches.js';
 export type { FindingsDatabase, RunFindingsTable } from './run-findings-table.js';
 export type { Severity } from './severity.js';
-export { SEVERITIES } from './severity.js';
+export { isSeverity, SEVERITIES, severityRank } from './severity.js';
 export type { StatefulAdapter } from './stateful-adapter.js';
 export type { Candidate } from './two-pass.js';
 export { twoPass } from './two-pass.js';

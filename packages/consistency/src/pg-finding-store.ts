@@ -3,7 +3,7 @@ import { ConsistencyError } from './consistency-error.js';
 import type { FindingSink, FindingSinkFactory } from './finding-sink.js';
 import type { Inconsistency } from './inconsistency.js';
 import type { FindingsDatabase } from './run-findings-table.js';
-import { SEVERITIES, type Severity } from './severity.js';
+import { isSeverity, SEVERITIES, type Severity } from './severity.js';
 
 /** A finding as stored in `jobs.run_findings`. */
 export interface StoredFinding extends Inconsistency {
@@ -35,7 +35,7 @@ function databaseError(action: string, cause: unknown): ConsistencyError {
 }
 
 function toSeverity(value: string): Severity {
-  return (SEVERITIES as readonly string[]).includes(value) ? (value as Severity) : 'Drift';
+  return isSeverity(value) ? value : 'Drift';
 }
 
 /**
@@ -43,7 +43,10 @@ function toSeverity(value: string): Severity {
  * blob referenced by more files, or by more bytes, comes before a smaller one),
  * then discovery order.
  */
-const severityRank = sql<number>`CASE severity WHEN 'DataLoss' THEN 0 WHEN 'Reclaimable' THEN 1 WHEN 'Regenerable' THEN 2 ELSE 3 END`;
+const severityOrder = sql<number>`CASE severity ${sql.join(
+  SEVERITIES.map((name, rank) => sql`WHEN ${sql.lit(name)} THEN ${sql.lit(rank)}`),
+  sql` `,
+)} ELSE ${sql.lit(SEVERITIES.length)} END`;
 const impactRank = sql<number>`COALESCE((detail->>'ref_count')::bigint, 0)`;
 const bytesRank = sql<number>`COALESCE((detail->>'total_bytes')::numeric, 0)`;
 
@@ -167,7 +170,7 @@ export class PgFindingStore {
       if (options.severity) query = query.where('severity', '=', options.severity);
       if (options.kind) query = query.where('kind', '=', options.kind);
       const rows = await query
-        .orderBy(severityRank)
+        .orderBy(severityOrder)
         .orderBy(impactRank, 'desc')
         .orderBy(bytesRank, 'desc')
         .orderBy('found_at')
@@ -197,7 +200,7 @@ export class PgFindingStore {
         .select(['kind', 'severity', (eb) => eb.fn.countAll<string>().as('count')])
         .where('run_id', '=', runId)
         .groupBy(['kind', 'severity'])
-        .orderBy(severityRank)
+        .orderBy(severityOrder)
         .orderBy('kind')
         .execute();
       return rows.map((r) => ({ kind: r.kind, severity: toSeverity(r.severity), count: Number(r.count) }));

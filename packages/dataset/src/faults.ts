@@ -1,3 +1,4 @@
+import type { Severity } from '@oxicloud/consistency/severity';
 import { DatasetError } from './errors.js';
 
 /**
@@ -34,7 +35,7 @@ export interface FaultExpectation {
    */
   readonly kind: string;
   /** Severity the finding should carry (consistency checks only). */
-  readonly severity?: 'DataLoss' | 'Reclaimable' | 'Regenerable' | 'Drift';
+  readonly severity?: Severity;
 }
 
 /**

@@ -1,7 +1,13 @@
+import type { RunStatusJson, SeverityJson } from '@oxicloud/admin-api';
+import { TERMINAL_STATUSES } from '@oxicloud/recoverable';
+
 /**
  * The JSON the admin API answers (docs/admin-api.md), as this client reads
- * it. Every field a newer or older server may leave out is optional: the
- * client shows what it gets and never fails on a missing field.
+ * it: a lenient view of the admin API's wire types (`@oxicloud/admin-api`,
+ * inferred from its zod schemas). Every field a newer or older server may
+ * leave out is optional: the client shows what it gets and never fails on a
+ * missing field. The enums are the API's own; `api-types.test-d.ts` checks
+ * that every answer of the API is readable as these types.
  */
 
 /** `JobOutcome`: the result of one Part 1 dispatch. */
@@ -28,7 +34,7 @@ export interface ApiRunProgress {
 }
 
 /** The status column of a recoverable run. */
-export type ApiRunStatus = 'Running' | 'Paused' | 'CancelRequested' | 'Completed' | 'Failed';
+export type ApiRunStatus = RunStatusJson;
 
 /** `RunSummary` (the run detail) or `RunListEntry` (a listing's bounded run): one recoverable run. */
 export interface ApiRunSummary {
@@ -105,7 +111,7 @@ export interface ApiCancelled {
 export interface ApiFinding {
   readonly id: string;
   readonly kind: string;
-  readonly severity: string;
+  readonly severity: SeverityJson | string;
   readonly resource_id: string;
   readonly detail?: unknown;
   readonly found_at?: string;
@@ -117,16 +123,16 @@ export interface ApiFindingsPage {
   readonly total: number;
   readonly counts: ReadonlyArray<{
     readonly kind: string;
-    readonly severity: string;
+    readonly severity: SeverityJson | string;
     readonly count: number;
   }>;
   readonly findings: readonly ApiFinding[];
 }
 
-/** The severities a finding can have, worst first (the `--severity` choices). */
-export const SEVERITIES = ['DataLoss', 'Reclaimable', 'Regenerable', 'Drift'] as const;
+/** The severities a finding can have, worst first (the `--severity` choices): the one list. */
+export { SEVERITIES } from '@oxicloud/consistency/severity';
 
 /** Run statuses after which a run does not move any more without a new trigger. */
 export function isFinalStatus(status: string): boolean {
-  return status === 'Completed' || status === 'Failed' || status === 'Paused';
+  return status === 'Paused' || (TERMINAL_STATUSES as readonly string[]).includes(status);
 }

@@ -85,10 +85,11 @@ caption { text-align: left; color: var(--muted); font-size: 0.85rem; padding: 0.
 }
 .badge.Paused { background: var(--amber-bg); color: var(--amber-fg); }
 .badge.CancelRequested { background: var(--amber-bg); color: var(--amber-fg); animation: flash 1s steps(2, jump-none) infinite; }
-.badge.Completed, .badge.sev-Drift { background: var(--grey-bg); color: var(--grey-fg); }
-.badge.sev-DataLoss { background: var(--err-bg); color: var(--err-fg); }
-.badge.sev-Reclaimable { background: var(--amber-bg); color: var(--amber-fg); }
-.badge.sev-Regenerable { background: var(--run-bg); color: var(--run-fg); }
+/* Severities by their rank in SEVERITIES, worst first (sev-0). */
+.badge.Completed, .badge.sev-3 { background: var(--grey-bg); color: var(--grey-fg); }
+.badge.sev-0 { background: var(--err-bg); color: var(--err-fg); }
+.badge.sev-1 { background: var(--amber-bg); color: var(--amber-fg); }
+.badge.sev-2 { background: var(--run-bg); color: var(--run-fg); }
 @keyframes pulse { 0%, 100% { opacity: 1; transform: scale(1); } 50% { opacity: 0.35; transform: scale(0.7); } }
 @keyframes flash { 0% { box-shadow: 0 0 0 2px #b07a00; } 100% { box-shadow: none; } }
 @media (prefers-reduced-motion: reduce) {

@@ -1,3 +1,5 @@
+import { SEVERITIES } from '@oxicloud/consistency/severity';
+
 /** Where the page's stylesheet and script are loaded from (absolute: deep links change the base). */
 export interface AdminPageAssetUrls {
   readonly css: string;
@@ -90,11 +92,7 @@ export function adminPageHtml(assets: AdminPageAssetUrls): string {
         <label for="severity">Severity</label>
         <select id="severity">
           <option value="">All severities</option>
-          <option value="DataLoss">DataLoss</option>
-          <option value="Reclaimable">Reclaimable</option>
-          <option value="Regenerable">Regenerable</option>
-          <option value="Drift">Drift</option>
-        </select>
+${SEVERITIES.map((name) => `          <option value="${name}">${name}</option>\n`).join('')}        </select>
       </div>
       <div id="findings"></div>
     </section>

@@ -1,14 +1,17 @@
+/// <reference path="./page-bundle.d.ts" />
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { SEVERITIES } from '@oxicloud/consistency/severity';
 import { describe, expect, it } from 'vitest';
 import type { AdminEnv } from '../http/admin-env.js';
 import { ADMIN_PAGE_CSS } from './page-css.js';
-import { ADMIN_PAGE_JS } from './page-js.js';
 import { ADMIN_PAGE_CSP, adminPageSize, registerAdminPageRoutes } from './page-routes.js';
+// The bundled script, as the build makes it (build/page-bundle.ts) and the routes serve it.
+import ADMIN_PAGE_JS from './script/admin-jobs.ts?page-bundle';
 
 function pageApp(): OpenAPIHono<AdminEnv> {
   const app = new OpenAPIHono<AdminEnv>();
@@ -117,6 +120,14 @@ describe('the /admin/jobs page routes', () => {
 });
 
 describe('the page script', () => {
+  it('is the TypeScript source bundled into one self-contained ES module', () => {
+    // Bundled: no import left for the browser to fetch, and the types are gone.
+    expect(ADMIN_PAGE_JS).not.toMatch(/^\s*import\s/m);
+    expect(ADMIN_PAGE_JS).not.toMatch(/\binterface\s+\w+\s*\{/);
+    // The severity list comes from @oxicloud/consistency, bundled in.
+    for (const name of SEVERITIES) expect(ADMIN_PAGE_JS).toContain(JSON.stringify(name));
+  });
+
   it('is one valid ES module', () => {
     const dir = mkdtempSync(join(tmpdir(), 'admin-page-'));
     try {
@@ -134,7 +145,7 @@ describe('the page script', () => {
     expect(ADMIN_PAGE_JS).not.toMatch(
       /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/,
     );
-    expect(ADMIN_PAGE_JS).toContain("const API = '/api/admin/jobs';");
+    expect(ADMIN_PAGE_JS).toMatch(/\bAPI = "\/api\/admin\/jobs";/);
     expect(ADMIN_PAGE_JS.match(/\bfetch\(/g)).toHaveLength(1);
     expect(ADMIN_PAGE_JS).toContain('fetch(API + path');
     expect(ADMIN_PAGE_JS).toContain('sessionStorage');

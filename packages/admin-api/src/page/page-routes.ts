@@ -1,3 +1,4 @@
+/// <reference path="./page-bundle.d.ts" />
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { Context, Hono } from 'hono';
@@ -5,7 +6,8 @@ import type { AdminEnv } from '../http/admin-env.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
 import { ADMIN_PAGE_CSS } from './page-css.js';
 import { adminPageHtml } from './page-html.js';
-import { ADMIN_PAGE_JS } from './page-js.js';
+// The page's script (./script), bundled for the browser by the build into one ES module as text.
+import ADMIN_PAGE_JS from './script/admin-jobs.ts?page-bundle';
 
 /** Where the operator page is served; deep links live below it (`/admin/jobs/<name>/runs/<id>`). */
 export const ADMIN_PAGE_PATH = '/admin/jobs';

@@ -82,7 +82,7 @@ describe('bounded listing values', () => {
       pause_reason: hostile.repeat(100_000),
       pauses: Array.from({ length: 32 }, () => ({
         at: '2026-12-01T00:00:00.000Z',
-        reason: hostile.repeat(1000),
+        reason: hostile.repeat(10_000),
       })),
     });
     const tiny = run({

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AdminEnv } from '../http/admin-env.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
 import type { HealthProbe } from '../ports/health-probe.js';
+import { HTTP_LAYER_4XX } from './schemas.js';
 
 const HealthSchema = z
   .object({
@@ -24,6 +25,8 @@ const HealthSchema = z
 const health = createRoute({
   method: 'get',
   path: '/healthz',
+  operationId: 'getHealth',
+  security: [],
   tags: ['health'],
   summary: 'Liveness and database reachability (no token needed)',
   responses: {
@@ -32,6 +35,7 @@ const health = createRoute({
       description: 'the database does not answer',
       content: { 'application/json': { schema: HealthSchema } },
     },
+    ...HTTP_LAYER_4XX,
   },
 });
 

@@ -7,10 +7,10 @@ import type { JobFreshness, OverdueJob } from '../ports/job-freshness.js';
 import type { RunService } from '../ports/run-service.js';
 import { boundedJsonObject, fitString } from './bounded-json.js';
 import { runListEntry } from './run-list-entry.js';
-import type { JobSummarySchema } from './schemas.js';
+import type { JobKindSchema, JobSummarySchema } from './schemas.js';
 
 /** `periodic`: a Part 1 job only; `recoverable`: a Part 2 job with runs (it may also tick on the registry). */
-export type JobKind = 'periodic' | 'recoverable';
+export type JobKind = z.infer<typeof JobKindSchema>;
 
 /** One entry of `GET /api/admin/jobs`. */
 export type JobEntryJson = z.infer<typeof JobSummarySchema>;

@@ -21,6 +21,7 @@ import {
 const listJobs = createRoute({
   method: 'get',
   path: '/api/admin/jobs',
+  operationId: 'listJobs',
   tags: ['jobs'],
   summary: 'List the jobs (periodic and recoverable) with their cadence, last outcome and latest run',
   security: [{ bearerAuth: [] }],
@@ -43,6 +44,7 @@ const nameParam = z.object({
 const triggerJob = createRoute({
   method: 'post',
   path: '/api/admin/jobs/{name}/trigger',
+  operationId: 'triggerJob',
   tags: ['jobs'],
   summary: 'Run a job once now (periodic) or start / resume its run (recoverable)',
   description:

@@ -2,6 +2,10 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AdminEnv } from '../http/admin-env.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
 import type { ReadinessProbe } from '../ports/readiness-probe.js';
+import { HTTP_LAYER_4XX } from './schemas.js';
+
+/** The parts `GET /readyz` checks, in the order `failing` lists them. */
+const READINESS_PARTS = ['database', 'schema', 'migrations'] as const;
 
 const LiveSchema = z.object({ status: z.literal('ok') }).openapi('Live');
 
@@ -10,7 +14,7 @@ const PartSchema = z.object({ ok: z.boolean(), error: z.string().optional() });
 const ReadySchema = z
   .object({
     status: z.enum(['ready', 'not_ready']),
-    failing: z.array(z.enum(['database', 'schema', 'migrations'])).openapi({
+    failing: z.array(z.enum(READINESS_PARTS)).openapi({
       description: 'the parts that failed, empty when ready',
     }),
     database: PartSchema,
@@ -26,14 +30,21 @@ const ReadySchema = z
 const livez = createRoute({
   method: 'get',
   path: '/livez',
+  operationId: 'getLiveness',
+  security: [],
   tags: ['health'],
   summary: 'Liveness: answers as long as the process does (no token, no database)',
-  responses: { 200: { description: 'alive', content: { 'application/json': { schema: LiveSchema } } } },
+  responses: {
+    200: { description: 'alive', content: { 'application/json': { schema: LiveSchema } } },
+    ...HTTP_LAYER_4XX,
+  },
 });
 
 const readyz = createRoute({
   method: 'get',
   path: '/readyz',
+  operationId: 'getReadiness',
+  security: [],
   tags: ['health'],
   summary: 'Readiness: database reachable, schema at the expected version, no migration pending (no token)',
   responses: {
@@ -42,6 +53,7 @@ const readyz = createRoute({
       description: 'a part failed; `failing` names it',
       content: { 'application/json': { schema: ReadySchema } },
     },
+    ...HTTP_LAYER_4XX,
   },
 });
 
@@ -52,7 +64,7 @@ export function registerProbeRoutes(app: OpenAPIHono<AdminEnv>, readiness: Readi
   if (readiness === undefined) return;
   app.openapi(readyz, async (c) => {
     const report = await readiness.check();
-    const failing = (['database', 'schema', 'migrations'] as const).filter((part) => !report[part].ok);
+    const failing = READINESS_PARTS.filter((part) => !report[part].ok);
     const { schema, migrations } = report;
     const error = (part: { readonly error?: string }) =>
       part.error === undefined ? {} : { error: part.error };

@@ -36,6 +36,7 @@ const idParam = z
 const cancelRun = createRoute({
   method: 'post',
   path: '/api/admin/jobs/{name}/cancel',
+  operationId: 'cancelRun',
   tags: ['runs'],
   summary: "Ask a recoverable job's active run to pause",
   description:
@@ -55,6 +56,7 @@ const cancelRun = createRoute({
 const listRuns = createRoute({
   method: 'get',
   path: '/api/admin/jobs/{name}/runs',
+  operationId: 'listRuns',
   tags: ['runs'],
   summary: "A recoverable job's runs, newest first",
   description:
@@ -81,6 +83,7 @@ const listRuns = createRoute({
 const getRun = createRoute({
   method: 'get',
   path: '/api/admin/jobs/{name}/runs/{id}',
+  operationId: 'getRun',
   tags: ['runs'],
   summary: 'One run, with its cursor, stats, params and progress',
   security: [{ bearerAuth: [] }],
@@ -94,10 +97,11 @@ const getRun = createRoute({
 const listFindings = createRoute({
   method: 'get',
   path: '/api/admin/jobs/{name}/runs/{id}/findings',
+  operationId: 'listFindings',
   tags: ['runs'],
   summary: "One page of a run's findings, worst first",
   description:
-    'Ordered by severity (DataLoss, Reclaimable, Regenerable, Drift), then impact (a missing_blob referenced by ' +
+    `Ordered by severity (${SEVERITY_VALUES.join(', ')}), then impact (a missing_blob referenced by ` +
     'more files, then more bytes, first), then discovery order. `total` counts the findings matching the ' +
     'filters; `counts` covers the whole run.',
   security: [{ bearerAuth: [] }],

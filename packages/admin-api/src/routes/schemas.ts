@@ -1,4 +1,6 @@
 import { z } from '@hono/zod-openapi';
+import { SEVERITIES } from '@oxicloud/consistency/severity';
+import { RUN_STATUSES } from '@oxicloud/recoverable';
 import { ADMIN_API_ERROR_STATUS } from '../errors.js';
 import { hasControlCharacter, hasLoneSurrogate } from '../text/unicode-text.js';
 
@@ -34,9 +36,7 @@ export const OutcomeEnvelopeSchema = z
   .openapi('OutcomeEnvelope');
 
 /** The statuses of a recoverable run. */
-export const RunStatusSchema = z
-  .enum(['Running', 'Paused', 'CancelRequested', 'Completed', 'Failed'])
-  .openapi('RunStatus');
+export const RunStatusSchema = z.enum(RUN_STATUSES).openapi('RunStatus');
 
 /** The JSON of one `RunSummary` (a recoverable run). */
 export const RunSummarySchema = z
@@ -110,19 +110,38 @@ export const RunListEntrySchema = RunSummarySchema.omit({ params: true, pauses: 
     pause_reason: z
       .string()
       .nullable()
-      .openapi({ description: 'why the run is paused, while Paused; at most 200 characters' }),
+      .openapi({ description: 'why the run is paused, while Paused; at most 80 characters' }),
+    pauses: z
+      .array(z.object({ at: z.string(), reason: z.string() }))
+      .readonly()
+      .openapi({ description: 'the newest pause only; its reason at most 80 characters' }),
     truncated: z.boolean().openapi({
       description:
-        'whether params_summary, stats, error_message or cursor_hex were cut; GET …/runs/{id} has them whole',
+        'whether params_summary, stats, error_message, cursor_hex, pause_reason or pauses were cut; ' +
+        'GET …/runs/{id} has them whole',
     }),
   })
   .openapi('RunListEntry');
+
+/** `periodic`: a Part 1 job only; `recoverable`: a Part 2 job with runs (it may also tick on the registry). */
+export const JobKindSchema = z.enum(['periodic', 'recoverable']);
+
+/**
+ * A consistency check's place in the catalog: its order among the checks
+ * (`consistency_batch` runs them in this order) and what its `count` means.
+ */
+export const JobCheckSchema = z
+  .object({
+    order: z.number().int().openapi({ description: 'position among the checks, from 0' }),
+    count_meaning: z.string().openapi({ description: "what the run's `count` counts" }),
+  })
+  .openapi('JobCheck');
 
 /** The JSON of one entry of the jobs listing. */
 export const JobSummarySchema = z
   .object({
     name: z.string().openapi({ example: 'trash_cleanup' }),
-    kind: z.enum(['periodic', 'recoverable']).openapi({
+    kind: JobKindSchema.openapi({
       description: 'periodic = Part 1 only; recoverable = Part 2 runs (may also tick)',
     }),
     interval_ms: z.number().nullable().openapi({ description: 'null = on demand only' }),
@@ -140,7 +159,10 @@ export const JobSummarySchema = z
       })
       .nullable(),
     supports_deep: z.boolean().openapi({ description: 'whether `deep=true` changes what the job does' }),
-    latest_run: RunListEntrySchema.nullable().openapi({
+    check: JobCheckSchema.nullable().optional().openapi({
+      description: 'consistency checks: their order and what `count` means; null for other jobs',
+    }),
+    latest_run: z.union([RunListEntrySchema, z.null()]).openapi({
       description:
         'recoverable jobs: the active run, else the newest (bounded, as in GET …/runs); null for periodic jobs',
     }),
@@ -181,12 +203,12 @@ export const RunTriggeredSchema = z
 export const CancelResultSchema = z
   .object({
     run_id: z.string().openapi({ format: 'uuid' }),
-    status: z.enum(['CancelRequested', 'Paused']),
+    status: RunStatusSchema.extract(['CancelRequested', 'Paused']),
   })
   .openapi('CancelResult');
 
 /** The severities of a finding, worst first. */
-export const SeveritySchema = z.enum(['DataLoss', 'Reclaimable', 'Regenerable', 'Drift']).openapi('Severity');
+export const SeveritySchema = z.enum(SEVERITIES).openapi('Severity');
 
 /** One finding of a consistency run. */
 export const FindingSchema = z
@@ -311,3 +333,15 @@ export function errorResponses<
   }
   return out as never;
 }
+
+/**
+ * The 4xx a public probe can still get: the HTTP layer refuses a malformed
+ * request (400) or headers over 16 KiB (431) before any route runs, and
+ * answers without a JSON body.
+ */
+export const HTTP_LAYER_4XX = {
+  '4XX': {
+    description:
+      'the HTTP layer refused the request before the route ran (malformed request 400, headers over 16 KiB 431); no JSON body',
+  },
+} as const;

@@ -1,11 +1,12 @@
+import { SEVERITIES, type Severity, severityRank } from '@oxicloud/consistency/severity';
 import { escapeHtml, joinUrl, oneLine } from '../html.js';
 import { htmlFrame, type RenderedEmail } from './rendered-email.js';
 
-/** Severity of a finding (the consistency package's `Severity`, repeated here: alerts do not depend on it). */
-export type AlertSeverity = 'DataLoss' | 'Reclaimable' | 'Regenerable' | 'Drift';
+/** Severity of a finding: the consistency package's `Severity` (its one list, worst first). */
+export type AlertSeverity = Severity;
 
-/** Worst first. */
-export const SEVERITY_ORDER: readonly AlertSeverity[] = ['DataLoss', 'Reclaimable', 'Regenerable', 'Drift'];
+/** Worst first: the consistency package's `SEVERITIES`. */
+export const SEVERITY_ORDER: readonly AlertSeverity[] = SEVERITIES;
 
 /** How many findings of one (kind, severity) a run recorded. */
 export interface FindingCount {
@@ -35,10 +36,7 @@ export interface ConsistencyFindingsData {
   readonly publicBaseUrl?: string | undefined;
 }
 
-function rank(severity: string): number {
-  const index = (SEVERITY_ORDER as readonly string[]).indexOf(severity);
-  return index === -1 ? SEVERITY_ORDER.length : index;
-}
+const rank = severityRank;
 
 /** Counts merged per (kind, severity), sorted worst severity first, then biggest count, then kind. */
 export function groupFindingCounts(counts: readonly FindingCount[]): FindingCount[] {
@@ -62,7 +60,7 @@ export function groupFindingCounts(counts: readonly FindingCount[]): FindingCoun
     );
 }
 
-/** The example with the worst severity (DataLoss > Reclaimable > Regenerable > Drift); first on ties. */
+/** The example with the worst severity (earliest in `SEVERITIES`); first on ties. */
 export function worstExample(examples: readonly FindingExample[]): FindingExample | undefined {
   let worst: FindingExample | undefined;
   for (const example of examples) {

@@ -1,0 +1,55 @@
+import type { z } from '@hono/zod-openapi';
+import type {
+  CancelResultSchema,
+  ErrorBodySchema,
+  FindingSchema,
+  FindingsPageSchema,
+  JobCheckSchema,
+  JobKindSchema,
+  JobOutcomeSchema,
+  JobSummarySchema,
+  OutcomeEnvelopeSchema,
+  RunListEntrySchema,
+  RunStatusSchema,
+  RunSummarySchema,
+  RunTriggeredSchema,
+  SeveritySchema,
+  TriggerAcceptedSchema,
+} from './schemas.js';
+
+/**
+ * The JSON the admin API answers, inferred from its zod schemas (the same
+ * schemas validate and document it): the one source of the wire types for
+ * the routes, the `oxijobs` CLI and the `/admin/jobs` page.
+ */
+export type ErrorBodyJson = z.infer<typeof ErrorBodySchema>;
+/** A `JobOutcome` as JSON: `{ kind: 'ok', count, extra }` or `{ kind: 'err', message }`. */
+export type JobOutcomeJson = z.infer<typeof JobOutcomeSchema>;
+/** `POST …/trigger` of a periodic job that waited (200). */
+export type OutcomeEnvelopeJson = z.infer<typeof OutcomeEnvelopeSchema>;
+/** `POST …/trigger?wait=false` of a periodic job (202). */
+export type TriggerAcceptedJson = z.infer<typeof TriggerAcceptedSchema>;
+/** `POST …/trigger` of a recoverable job (202). */
+export type RunTriggeredJson = z.infer<typeof RunTriggeredSchema>;
+/** `POST …/cancel` (200). */
+export type CancelResultJson = z.infer<typeof CancelResultSchema>;
+/** The status of a recoverable run. */
+export type RunStatusJson = z.infer<typeof RunStatusSchema>;
+/** `GET …/runs/{id}`: one run, whole. */
+export type RunSummaryJson = z.infer<typeof RunSummarySchema>;
+/** A run's progress. */
+export type RunProgressJson = RunSummaryJson['progress'];
+/** One run in a listing (`GET …/runs`, `latest_run`), bounded. */
+export type RunListEntryJson = z.infer<typeof RunListEntrySchema>;
+/** `periodic` or `recoverable`. */
+export type JobKindJson = z.infer<typeof JobKindSchema>;
+/** A consistency check's order and count meaning. */
+export type JobCheckJson = z.infer<typeof JobCheckSchema>;
+/** One entry of `GET /api/admin/jobs`. */
+export type JobSummaryJson = z.infer<typeof JobSummarySchema>;
+/** A finding's severity. */
+export type SeverityJson = z.infer<typeof SeveritySchema>;
+/** One finding of a run. */
+export type FindingJson = z.infer<typeof FindingSchema>;
+/** `GET …/runs/{id}/findings` (200). */
+export type FindingsPageJson = z.infer<typeof FindingsPageSchema>;
