@@ -114,6 +114,11 @@ describe('following runs over HTTP', () => {
   });
 
   it('trigger --follow: starts the run, prints plain progress lines, exits 0 on Completed', async () => {
+    // --params/--deep first ask the listing whether the job takes them (periodic jobs refuse them).
+    api.script('GET /api/admin/jobs', {
+      status: 200,
+      body: [{ name: 'files_consistency', kind: 'recoverable', supports_deep: true }],
+    });
     api.script('POST /api/admin/jobs/files_consistency/trigger?deep=true', {
       status: 202,
       body: { ok: true, run_id: 'r1', status: 'Running', resumed: false, already_running: false },
@@ -127,7 +132,7 @@ describe('following runs over HTTP', () => {
       followOptions: follow,
     });
     expect(code).toBe(0);
-    expect(api.bodies[0]).toBe('{"batch_size":5}');
+    expect(api.bodies[1]).toBe('{"batch_size":5}'); // [0] is the listing's GET
     const lines = io.out().trimEnd().split('\n');
     expect(lines[0]).toBe('files_consistency: started run r1');
     expect(lines[1]).toBe('files_consistency  running  10/100 (10.0%)  50/s  ETA 1s');
