@@ -1,75 +1,49 @@
+import { BATCH_LIMITS, batchParamsShape, parseParams } from '@oxicloud/recoverable';
+import { z } from 'zod';
 import type { CheckOptions } from './consistency-check.js';
 
 /** Rows per batch when `batch_size` is not given. */
-export const DEFAULT_BATCH_SIZE = 1000;
-/** Allowed range of `batch_size`. */
-export const BATCH_SIZE_RANGE = { min: 1, max: 10_000 } as const;
-/** Allowed range of `throttle_ms`. */
-export const THROTTLE_MS_RANGE = { min: 0, max: 60_000 } as const;
+export const DEFAULT_BATCH_SIZE = BATCH_LIMITS.batchSize.defaultValue;
 
 /** The result of {@link validateCheckParams}: never throws. */
 export type CheckParamsValidation =
   | { readonly ok: true; readonly params: Readonly<Record<string, unknown>>; readonly options: CheckOptions }
-  | { readonly ok: false; readonly message: string; readonly errors: readonly string[] };
+  | { readonly ok: false; readonly message: string };
 
-function readBoolean(value: unknown, key: string, errors: string[]): boolean | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'boolean') return value;
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  errors.push(`${key} must be true or false, got ${JSON.stringify(value)}`);
-  return undefined;
-}
+/** `true`/`false`, also as the strings `true`/`false`/`1`/`0` of a query string. */
+const flag = z.preprocess(
+  (value) => (value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value),
+  z.boolean({ error: (issue) => `expected true or false, got ${JSON.stringify(issue.input)}` }).optional(),
+);
 
-function readInteger(
-  value: unknown,
-  key: string,
-  range: { readonly min: number; readonly max: number },
-  errors: string[],
-): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < range.min || n > range.max) {
-    errors.push(`${key} must be an integer in ${range.min}..${range.max}, got ${JSON.stringify(value)}`);
-    return undefined;
-  }
-  return n;
-}
+/**
+ * The params of a consistency run: the kit's batch params (`batch_size`,
+ * `throttle_ms`) plus `force` and `deep`. Unknown keys are kept (a zod object
+ * that the trigger may make strict).
+ */
+export const checkParamsSchema = z.looseObject({ ...batchParamsShape, force: flag, deep: flag });
 
 /**
  * Validates the params of a consistency run (`{ force?, deep?, batch_size?,
- * throttle_ms? }`, as the trigger stores them in `jobs.recoverable_runs.params`)
- * without throwing. Booleans accept `true`/`false` (also as strings, from a
- * query string); integers accept numbers or digit strings. Keys the checks do
- * not know are kept and ignored. On success, `params` is the normalised object
- * to store (typed values) and `options` the {@link CheckOptions} a run gets.
+ * throttle_ms? }`, as stored in `jobs.recoverable_runs.params`) without
+ * throwing. On success, `params` is the normalised object to store (typed
+ * values) and `options` the {@link CheckOptions} a run gets.
  *
  * @example
  * ```ts
  * validateCheckParams({ batch_size: 0 });
- * // → { ok: false, message: 'invalid consistency check params: batch_size must be an integer in 1..10000, got 0', … }
+ * // → { ok: false, message: 'invalid consistency check params: batch_size: expected >=1 (1..10000), got 0' }
  * ```
  */
 export function validateCheckParams(params: unknown): CheckParamsValidation {
-  if (params === undefined || params === null) params = {};
-  if (typeof params !== 'object' || Array.isArray(params)) {
-    const message = `consistency check params must be a JSON object, got ${Array.isArray(params) ? 'an array' : typeof params}`;
-    return { ok: false, message, errors: [message] };
+  if (params !== undefined && params !== null && (typeof params !== 'object' || Array.isArray(params))) {
+    const got = Array.isArray(params) ? 'an array' : typeof params;
+    return { ok: false, message: `consistency check params must be a JSON object, got ${got}` };
   }
-  const input = params as Record<string, unknown>;
-  const errors: string[] = [];
-  const force = readBoolean(input['force'], 'force', errors);
-  const deep = readBoolean(input['deep'], 'deep', errors);
-  const batchSize = readInteger(input['batch_size'], 'batch_size', BATCH_SIZE_RANGE, errors);
-  const throttleMs = readInteger(input['throttle_ms'], 'throttle_ms', THROTTLE_MS_RANGE, errors);
-  if (errors.length > 0) {
-    return { ok: false, message: `invalid consistency check params: ${errors.join('; ')}`, errors };
-  }
-  const normalised: Record<string, unknown> = { ...input };
-  if (force !== undefined) normalised['force'] = force;
-  if (deep !== undefined) normalised['deep'] = deep;
-  if (batchSize !== undefined) normalised['batch_size'] = batchSize;
-  if (throttleMs !== undefined) normalised['throttle_ms'] = throttleMs;
+  const parsed = parseParams(checkParamsSchema, params);
+  if (!parsed.ok) return { ok: false, message: `invalid consistency check params: ${parsed.message}` };
+  const normalised = Object.fromEntries(Object.entries(parsed.params).filter(([, v]) => v !== undefined));
+  const { force, deep, batch_size: batchSize, throttle_ms: throttleMs } = parsed.params;
   const options: CheckOptions = {
     force: force ?? false,
     deep: deep ?? false,

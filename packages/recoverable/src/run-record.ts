@@ -19,6 +19,10 @@ export interface RunRecord {
   readonly stats: unknown;
   readonly params: unknown;
   readonly errorMessage: string | null;
+  /** 1 on start, +1 on every resume. */
+  readonly attempt: number;
+  /** When the current attempt (start or resume) began. */
+  readonly attemptStartedAt: Date;
 }
 
 /** Maps a selected row to a {@link RunRecord}. An unknown status string reads as `Failed`, with a note. */
@@ -37,6 +41,8 @@ export function toRunRecord(row: Selectable<RecoverableRunsTable>): RunRecord {
     errorMessage: known
       ? row.error_message
       : (row.error_message ?? `corrupted row: unknown status ${JSON.stringify(row.status)}`),
+    attempt: row.attempt ?? 1,
+    attemptStartedAt: row.attempt_started_at ?? row.started_at,
   };
 }
 
