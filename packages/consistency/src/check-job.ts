@@ -1,6 +1,11 @@
-import { failed, type JobStore, type RecoverableJobHandler, type RunOutcome } from '@oxicloud/recoverable';
+import {
+  cursorHex,
+  failed,
+  type JobStore,
+  type RecoverableJobHandler,
+  type RunOutcome,
+} from '@oxicloud/recoverable';
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
-import { cursorHex } from '@oxicloud/recoverable';
 import { type CheckParamsValidation, validateCheckParams } from './check-params.js';
 import { checkStore } from './check-store.js';
 import type { ConsistencyCheck } from './consistency-check.js';

@@ -1,4 +1,4 @@
-import { BATCH_LIMITS, batchParamsShape, parseParams } from '@oxicloud/recoverable';
+import { BATCH_LIMITS, batchParamsFromQueryShape, parseParams } from '@oxicloud/recoverable';
 import { z } from 'zod';
 import type { CheckOptions } from './consistency-check.js';
 
@@ -21,7 +21,7 @@ const flag = z.preprocess(
  * `throttle_ms`) plus `force` and `deep`. Unknown keys are kept (a zod object
  * that the trigger may make strict).
  */
-export const checkParamsSchema = z.looseObject({ ...batchParamsShape, force: flag, deep: flag });
+export const checkParamsSchema = z.looseObject({ ...batchParamsFromQueryShape, force: flag, deep: flag });
 
 /**
  * Validates the params of a consistency run (`{ force?, deep?, batch_size?,

@@ -2,7 +2,7 @@ import type { RunTransaction } from '@oxicloud/recoverable';
 import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { ConsistencyError } from './consistency-error.js';
-import type { FindingKey, FindingWriter, FindingWriteResult } from './finding-sink.js';
+import type { FindingKey, FindingWriteResult, FindingWriter } from './finding-sink.js';
 import type { Inconsistency } from './inconsistency.js';
 import type { FindingsDatabase } from './run-findings-table.js';
 import { SEVERITIES, type Severity } from './severity.js';
@@ -128,13 +128,18 @@ export class PgFindingStore implements FindingWriter {
       }
       return { recordedNew, dropped };
     } catch (cause) {
-      throw databaseError(`write ${records.length} finding(s) and drop ${drops.length} of run ${runId}`, cause);
+      throw databaseError(
+        `write ${records.length} finding(s) and drop ${drops.length} of run ${runId}`,
+        cause,
+      );
     }
   }
 
   /** Writes one batch of findings of `runId` in a transaction of its own (tests, tools). */
   async write(runId: string, records: readonly Inconsistency[], drops: readonly FindingKey[] = []) {
-    return this.#db.transaction().execute((tx) => this.writeFindings(tx as unknown as RunTransaction, runId, records, drops));
+    return this.#db
+      .transaction()
+      .execute((tx) => this.writeFindings(tx as unknown as RunTransaction, runId, records, drops));
   }
 
   /** One page of a run's findings, in triage order (worst severity, biggest impact first). */

@@ -9,14 +9,15 @@
 
 export type { AsJobHandlerOptions } from './as-job-handler.js';
 export { asJobHandler } from './as-job-handler.js';
-export type { RecoverableRunsTable, RecoverableTables } from './db/recoverable-runs-table.js';
 export type { BatchParams } from './batch/batch-params.js';
 export {
   BATCH_LIMITS,
+  batchParamsFromQueryShape,
   batchParamsSchema,
   batchParamsShape,
   batchSizeField,
   concurrencyField,
+  digitStringAsNumber,
   ENGINE_PARAM_KEYS,
   integerField,
   parseParams,
@@ -30,10 +31,11 @@ export { BatchTally, itemBatch } from './batch/item-batch.js';
 export type { PhaseCursor } from './batch/phase-cursor.js';
 export { decodePhaseCursor, encodePhaseCursor } from './batch/phase-cursor.js';
 export { processPrefix } from './batch/process-prefix.js';
-export type { ScanBatch } from './batch/scan-batch.js';
-export { scanBatch } from './batch/scan-batch.js';
 export type { BatchContext, BatchLoop, BatchResult } from './batch/run-batches.js';
 export { MAX_BATCH_MS, runBatches } from './batch/run-batches.js';
+export type { ScanBatch } from './batch/scan-batch.js';
+export { scanBatch } from './batch/scan-batch.js';
+export type { RecoverableRunsTable, RecoverableTables } from './db/recoverable-runs-table.js';
 export type {
   BatchWrites,
   BatchWritesResult,

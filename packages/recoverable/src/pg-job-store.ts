@@ -35,7 +35,8 @@ export class PgJobStore implements JobStore {
 
   constructor(
     db: Kysely<RecoverableTables>,
-    run: Pick<RunRecord, 'runId' | 'startedAt'> & Partial<Pick<RunRecord, 'attempt' | 'attemptStartedAt' | 'cursor' | 'stats'>>,
+    run: Pick<RunRecord, 'runId' | 'startedAt'> &
+      Partial<Pick<RunRecord, 'attempt' | 'attemptStartedAt' | 'cursor' | 'stats'>>,
     params: Readonly<Record<string, unknown>>,
   ) {
     this.#db = db;

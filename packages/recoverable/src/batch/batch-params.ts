@@ -7,22 +7,25 @@ export const BATCH_LIMITS = {
   concurrency: { min: 1, max: 32 },
 } as const;
 
-/**
- * An integer in `min..max`; a digit string (from a query string) is read as
- * its number. The refusal says what is allowed and what came.
- */
+/** A digit string (from a query string) as its number; anything else as it is. For `z.preprocess`. */
+export function digitStringAsNumber(value: unknown): unknown {
+  return typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+}
+
+/** An integer in `min..max`. The refusal says what is allowed and what came. */
 export function integerField(range: { readonly min: number; readonly max: number }) {
-  return z.preprocess(
-    (value) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value),
-    z
-      .number({
-        error: (issue) =>
-          `expected an integer number in ${range.min}..${range.max}, got ${JSON.stringify(issue.input)}`,
-      })
-      .int({ error: (issue) => `expected an integer in ${range.min}..${range.max}, got ${issue.input}` })
-      .min(range.min, { error: (issue) => `expected >=${range.min} (${range.min}..${range.max}), got ${issue.input}` })
-      .max(range.max, { error: (issue) => `expected <=${range.max} (${range.min}..${range.max}), got ${issue.input}` }),
-  );
+  return z
+    .number({
+      error: (issue) =>
+        `expected an integer number in ${range.min}..${range.max}, got ${JSON.stringify(issue.input)}`,
+    })
+    .int({ error: (issue) => `expected an integer in ${range.min}..${range.max}, got ${issue.input}` })
+    .min(range.min, {
+      error: (issue) => `expected >=${range.min} (${range.min}..${range.max}), got ${issue.input}`,
+    })
+    .max(range.max, {
+      error: (issue) => `expected <=${range.max} (${range.min}..${range.max}), got ${issue.input}`,
+    });
 }
 
 /** `batch_size`: rows per batch and per checkpoint, 1..10000 (the loop's default is 1000). */
@@ -42,6 +45,15 @@ export const concurrencyField = (defaultValue: number) =>
 export const batchParamsShape = {
   batch_size: batchSizeField.optional(),
   throttle_ms: throttleMsField.optional(),
+} as const;
+
+/**
+ * The batch params as a trigger's query string may give them (`"500"` for
+ * 500): the same fields, digit strings read as numbers.
+ */
+export const batchParamsFromQueryShape = {
+  batch_size: z.preprocess(digitStringAsNumber, batchSizeField.optional()),
+  throttle_ms: z.preprocess(digitStringAsNumber, throttleMsField.optional()),
 } as const;
 
 /** The batch params alone, as an object schema (unknown keys pass through: the caller decides). */

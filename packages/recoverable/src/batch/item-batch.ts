@@ -1,6 +1,20 @@
-import type { BatchContext, BatchResult } from './run-batches.js';
+import { RecoverableError } from '../recoverable-error.js';
 import type { CursorCodec } from './cursor-codecs.js';
 import { processPrefix } from './process-prefix.js';
+
+function decodeStored(codec: CursorCodec, cursor: Uint8Array): string {
+  try {
+    return codec.decode(cursor);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new RecoverableError(
+      'INVALID_CURSOR',
+      `the stored cursor is not a ${codec.keyName} (${reason}); start a new run instead of resuming this one`,
+    );
+  }
+}
+
+import type { BatchContext, BatchResult } from './run-batches.js';
 
 /**
  * The running totals of one batch, handed to every item. Items add to named
@@ -56,7 +70,7 @@ export interface ItemWalk<Item> {
  */
 export function itemBatch<Item>(walk: ItemWalk<Item>) {
   return async (cursor: Uint8Array | null, context: BatchContext): Promise<BatchResult> => {
-    const after = cursor === null ? null : walk.codec.decode(cursor);
+    const after = cursor === null ? null : decodeStored(walk.codec, cursor);
     const page = await walk.fetchPage(after, context.limit);
     if (page.length === 0) return { cursor: null, done: true, scanned: 0 };
     const tally = new BatchTally(walk.counterNames);

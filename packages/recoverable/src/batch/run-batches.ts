@@ -143,10 +143,7 @@ export async function runBatches(loop: BatchLoop): Promise<RunOutcome> {
     }
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    const where =
-      cursor === null
-        ? 'before the first checkpoint'
-        : (loop.describeCursor?.(cursor) ?? `after cursor ${cursorHex(cursor)}`);
+    const where = cursor === null ? 'before the first checkpoint' : describe(loop, cursor);
     logger.error(
       {
         target,
@@ -160,6 +157,16 @@ export async function runBatches(loop: BatchLoop): Promise<RunOutcome> {
     );
     return failed(`${name}: batch ${where} failed: ${reason}`);
   }
+}
+
+/** The cursor in words for a failure message; its hex when the job's words fail on it. */
+function describe(loop: BatchLoop, cursor: Uint8Array): string {
+  try {
+    if (loop.describeCursor) return loop.describeCursor(cursor);
+  } catch {
+    // a cursor the job cannot read: the hex says what it is
+  }
+  return `after cursor ${cursorHex(cursor)}`;
 }
 
 /** Waits `ms`, or less when `signal` fires. */

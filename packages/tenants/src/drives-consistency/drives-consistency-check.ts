@@ -31,8 +31,8 @@ import {
 import {
   decodePhaseCursor,
   encodePhaseCursor,
-  runBatches,
   type RunOutcome,
+  runBatches,
   type ScanBatch,
   scanBatch,
   uuidCursor,

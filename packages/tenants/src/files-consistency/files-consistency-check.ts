@@ -49,8 +49,8 @@ import {
   decodePhaseCursor,
   encodePhaseCursor,
   hashCursor,
-  runBatches,
   type RunOutcome,
+  runBatches,
   type ScanBatch,
   scanBatch,
   uuidCursor,
@@ -161,7 +161,10 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
       const after: FileBlobKey | null =
         at.key.length === 0
           ? null
-          : { blobHash: hashCursor.decode(at.key.subarray(0, 32)), fileId: uuidCursor.decode(at.key.subarray(32)) };
+          : {
+              blobHash: hashCursor.decode(at.key.subarray(0, 32)),
+              fileId: uuidCursor.decode(at.key.subarray(32)),
+            };
       const page = await scan.scanFilesByBlob(after, limit, scanOptions);
       const last = page.lastKey;
       return {
@@ -170,7 +173,11 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
         cursor:
           last === null || page.scanned < limit
             ? encodePhaseCursor(PHASE_TRASHED_FOLDERS)
-            : encodePhaseCursor(PHASE_FILES_BY_BLOB, hashCursor.encode(last.blobHash), uuidCursor.encode(last.fileId)),
+            : encodePhaseCursor(
+                PHASE_FILES_BY_BLOB,
+                hashCursor.encode(last.blobHash),
+                uuidCursor.encode(last.fileId),
+              ),
         done: false,
       };
     }
@@ -260,7 +267,10 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
         logger,
         batchSize: runOptions.batchSize,
         throttleMs: runOptions.throttleMs,
-        batch: scanBatch((cursor, limit) => fetchBatch(cursor, limit, scanOptions), (items) => processBatch(store, items, scanOptions)),
+        batch: scanBatch(
+          (cursor, limit) => fetchBatch(cursor, limit, scanOptions),
+          (items) => processBatch(store, items, scanOptions),
+        ),
       });
     },
   };

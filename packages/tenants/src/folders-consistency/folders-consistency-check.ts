@@ -46,8 +46,8 @@ import {
 import {
   decodePhaseCursor,
   encodePhaseCursor,
-  runBatches,
   type RunOutcome,
+  runBatches,
   type ScanBatch,
   scanBatch,
   uuidCursor,
@@ -135,35 +135,38 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
         throttleMs: runOptions.throttleMs,
         batch: scanBatch(
           async (cursor, limit): Promise<ScanBatch<FolderTreeAnomaly>> => {
-          const key = cursor === null ? new Uint8Array() : decodePhaseCursor(cursor, KEY_LENGTHS).key;
-          const page = await scan.scanFolderTree(
-            key.length === 0 ? null : uuidCursor.decode(key),
-            limit,
-            scanOptions,
-          );
-          return {
-            scanned: page.scanned,
-            items: page.anomalies,
-            cursor: encodePhaseCursor(PHASE_FOLDERS, page.lastKey === null ? key : uuidCursor.encode(page.lastKey)),
-            done: page.scanned < limit,
-          };
-        },
+            const key = cursor === null ? new Uint8Array() : decodePhaseCursor(cursor, KEY_LENGTHS).key;
+            const page = await scan.scanFolderTree(
+              key.length === 0 ? null : uuidCursor.decode(key),
+              limit,
+              scanOptions,
+            );
+            return {
+              scanned: page.scanned,
+              items: page.anomalies,
+              cursor: encodePhaseCursor(
+                PHASE_FOLDERS,
+                page.lastKey === null ? key : uuidCursor.encode(page.lastKey),
+              ),
+              done: page.scanned < limit,
+            };
+          },
           (items: readonly FolderTreeAnomaly[]) =>
-          // Every kind a folder could have is a candidate, so Pass 2 also drops
-          // kinds recorded before a resume that have since healed.
-          twoPass(
-            store,
-            items.flatMap((a) =>
-              [PARENT_TRASHED_MISMATCH, PATH_MISMATCH, LPATH_MISMATCH].map((kind) => ({
-                kind,
-                resourceId: a.folderId,
-              })),
+            // Every kind a folder could have is a candidate, so Pass 2 also drops
+            // kinds recorded before a resume that have since healed.
+            twoPass(
+              store,
+              items.flatMap((a) =>
+                [PARENT_TRASHED_MISMATCH, PATH_MISMATCH, LPATH_MISMATCH].map((kind) => ({
+                  kind,
+                  resourceId: a.folderId,
+                })),
+              ),
+              async () => {
+                const ids = items.map((a) => a.folderId);
+                return (await scan.reverifyFolderTree(ids, scanOptions)).flatMap(folderFindings);
+              },
             ),
-            async () => {
-              const ids = items.map((a) => a.folderId);
-              return (await scan.reverifyFolderTree(ids, scanOptions)).flatMap(folderFindings);
-            },
-          ),
         ),
       });
     },

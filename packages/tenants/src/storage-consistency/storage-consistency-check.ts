@@ -59,8 +59,8 @@ import {
   decodePhaseCursor,
   encodePhaseCursor,
   hashCursor,
-  runBatches,
   type RunOutcome,
+  runBatches,
   type ScanBatch,
   scanBatch,
 } from '@oxicloud/recoverable';
@@ -229,7 +229,11 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     return { items, firstUndone };
   }
 
-  async function fetchBatch(cursor: Uint8Array | null, limit: number, ctx: RunContext): Promise<ScanBatch<Item>> {
+  async function fetchBatch(
+    cursor: Uint8Array | null,
+    limit: number,
+    ctx: RunContext,
+  ): Promise<ScanBatch<Item>> {
     const at = cursor === null ? { key: new Uint8Array() } : decodePhaseCursor(cursor, KEY_LENGTHS);
     const after = at.key.length === 0 ? null : hashCursor.decode(at.key);
     const listed = await blobs.list({ startAfter: after, limit });
@@ -434,11 +438,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     return out;
   }
 
-  async function processBatch(
-    store: CheckStore,
-    items: readonly Item[],
-    ctx: RunContext,
-  ): Promise<void> {
+  async function processBatch(store: CheckStore, items: readonly Item[], ctx: RunContext): Promise<void> {
     const of = <K extends Item['kind']>(kind: K) =>
       items.filter((i): i is Extract<Item, { kind: K }> => i.kind === kind);
     const candidates = <T extends Item>(list: readonly T[], kind: string, key: (t: T) => string) =>
@@ -484,7 +484,10 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
         logger,
         batchSize: runOptions.batchSize,
         throttleMs: runOptions.throttleMs,
-        batch: scanBatch((cursor, limit) => fetchBatch(cursor, limit, ctx), (items) => processBatch(store, items, ctx)),
+        batch: scanBatch(
+          (cursor, limit) => fetchBatch(cursor, limit, ctx),
+          (items) => processBatch(store, items, ctx),
+        ),
       });
     },
   };

@@ -366,8 +366,7 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
       maxBatchMs: options.maxBatchMs,
     };
     // The batch's failed-copy findings commit with its checkpoint.
-    const finish = () =>
-      sink?.pending ? { writes: sink.writes, committed: () => sink.committed() } : {};
+    const finish = () => (sink?.pending ? { writes: sink.writes, committed: () => sink.committed() } : {});
     const stored = store.facts.cursor;
     let outcome: RunOutcome = completed();
     if (!isCatchUpCursor(stored)) {

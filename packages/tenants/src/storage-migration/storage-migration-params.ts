@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { BATCH_LIMITS, batchSizeField, concurrencyField, throttleMsField } from '@oxicloud/recoverable';
+import { z } from 'zod';
 
 /** The blob backends a migration can copy between. */
 export const BLOB_BACKEND_NAMES = ['local', 's3'] as const;
