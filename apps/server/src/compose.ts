@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createAdminApp, type JobCatalog } from '@oxicloud/admin-api';
 import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv, validateAlertEnv } from '@oxicloud/alerts';
-import { ConsistencyRegistry, checkJob, PgFindingStore } from '@oxicloud/consistency';
+import { ConsistencyRegistry, checkJob, findingCount, PgFindingStore } from '@oxicloud/consistency';
 import { RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger } from '@oxicloud/scheduler';
 import {
@@ -242,7 +242,7 @@ function alertOnRunFinished(
     });
     return;
   }
-  const found = Number(event.stats['findings'] ?? 0);
+  const found = findingCount(event.stats);
   if (event.status !== 'Completed' || !event.job.endsWith('_consistency') || !(found > 0)) return;
   void (async () => {
     const [counts, worst] = await Promise.all([

@@ -146,3 +146,13 @@ export class FindingBatch implements FindingSink {
 }
 
 const keyOf = (k: FindingKey): string => `${k.kind}\u0000${k.resourceId}`;
+
+/**
+ * How many findings a consistency run recorded, from its counters (the
+ * `findings` counter this package's {@link FindingBatch} adds): the one
+ * place that knows the counter's name.
+ */
+export function findingCount(counters: Readonly<Record<string, unknown>>): number {
+  const n = counters['findings'];
+  return typeof n === 'number' && Number.isFinite(n) ? n : 0;
+}
