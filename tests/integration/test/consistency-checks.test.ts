@@ -272,12 +272,13 @@ describe('files_consistency', () => {
           runId: store.runId,
           startedAt: store.startedAt,
           params: store.params,
+          facts: store.facts,
           status: () => store.status(),
           loadCursor: () => store.loadCursor(),
           recordFinding: (finding) => store.recordFinding(finding),
           dropFinding: (kind, resourceId) => store.dropFinding(kind, resourceId),
-          checkpoint: async (cursor, delta, progress) => {
-            await store.checkpoint(cursor, delta, progress);
+          checkpoint: async (cursor, delta, progress, writes) => {
+            await store.checkpoint(cursor, delta, progress, writes);
             if (cancelOnce && ++checkpoints === 2) {
               cancelOnce = false;
               await sql(`UPDATE jobs.recoverable_runs SET status = 'CancelRequested' WHERE id = $1`, [
