@@ -326,7 +326,7 @@ describe('files_consistency', () => {
 
   it('refuses invalid params before a run row exists', async () => {
     await expect(h.run(filesCheck(), { batch_size: 0 })).rejects.toThrow(
-      /batch_size must be an integer in 1..10000/,
+      /batch_size: expected >=1 \(1\.\.10000\)/,
     );
     const { rows } = await sql('SELECT count(*)::int AS n FROM jobs.recoverable_runs WHERE job_name = $1', [
       FILES_CONSISTENCY_CHECK_NAME,
