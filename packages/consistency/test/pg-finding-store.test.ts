@@ -101,7 +101,9 @@ describe('PgFindingStore on jobs.run_findings', () => {
       .recordFinding({ kind: 'k', severity: 'Drift', resourceId: 'r', detail: {} })
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'DATABASE' });
-    expect((error as Error).message).toMatch(/could not write 1 finding\(s\) and drop 0 of run 0+-0+-7000-8000-0+ff in jobs.run_findings/);
+    expect((error as Error).message).toMatch(
+      /could not write 1 finding\(s\) and drop 0 of run 0+-0+-7000-8000-0+ff in jobs.run_findings/,
+    );
     expect((error as Error).cause).toBeInstanceOf(Error);
   });
 });
