@@ -38,9 +38,16 @@ import {
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
+import { usersThroughOutage } from './auth/users-through-outage.js';
 import type { ServerConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
+import { pgReadinessProbe } from './database/readiness-probe.js';
+import { FreshnessMonitor } from './freshness/freshness-monitor.js';
+import { freshnessCheckIntervalMsFromEnv, freshnessTargets } from './freshness/freshness-policy.js';
+import { PgJobFreshnessStore } from './freshness/job-freshness-store.js';
+import { ServerMetrics } from './metrics/server-metrics.js';
+import { tickSkipTap } from './metrics/tick-skip-tap.js';
 
 /** What the composition root is given: everything that touches the outside world is made by the caller. */
 export interface ComposeInput {
@@ -61,6 +68,10 @@ export interface ComposedServer {
   readonly registry: JobRegistry;
   readonly engine: RecoverableEngine;
   readonly blobs: BlobStorage;
+  /** The Prometheus metrics (served by `oxijobs serve` on its own listener). */
+  readonly metrics: ServerMetrics;
+  /** Job freshness: overdue jobs and the `job_overdue` mails. */
+  readonly freshness: FreshnessMonitor;
   /** Runs the boot sweep of recoverable runs, then starts the scheduler loop. */
   start(): Promise<void>;
   /**
@@ -97,12 +108,25 @@ export function createBlobBackends(deps: {
   readonly config: ServerConfig;
   readonly db: Kysely<StorageDatabase>;
   readonly logger: Logger;
+  /** Told the size of every blob a deep check re-hashes (the bytes-hashed metric). */
+  readonly onBytesHashed?: (bytes: number) => void;
 }): BlobBackends {
-  const { config, db, logger } = deps;
+  const { config, db, logger, onBytesHashed } = deps;
   const hashPool = new Blake3WorkerPool();
   const index = new PgBlobIndexScan(db);
+  const hasherOf = (self: BlobStorage) => {
+    const hasher = createBlobHasher(self, hashPool);
+    if (onBytesHashed === undefined) return hasher;
+    return {
+      async hashStoredBlob(hash: string, signal?: AbortSignal) {
+        const digest = await hasher.hashStoredBlob(hash, signal);
+        onBytesHashed(digest.size);
+        return digest;
+      },
+    };
+  };
   const storageCheck = (self: BlobStorage) => [
-    createStorageConsistencyCheck({ blobs: self, index, hasher: createBlobHasher(self, hashPool), logger }),
+    createStorageConsistencyCheck({ blobs: self, index, hasher: hasherOf(self), logger }),
   ];
   const sourceName = config.storage.backend;
   mkdirSync(config.backends.localRoot, { recursive: true });
@@ -182,12 +206,20 @@ export function createRecoverableJobs(deps: {
   readonly findings: PgFindingStore;
   readonly alerts: JobAlerts;
   readonly logger: Logger;
+  /** Also called at each terminal write (metrics, freshness); contained like the alerts. */
+  readonly onRunFinished?: (event: RunFinishedEvent) => void;
+  /** `OXICLOUD_DATABASE_RETRY_SECONDS` in ms. @defaultValue the engine's (60 s) */
+  readonly databaseRetryMs?: number;
 }): { readonly engine: RecoverableEngine; readonly consistency: ConsistencyRegistry } {
   const { registry, pool, db, backends, findings, alerts, logger } = deps;
   const engine = new RecoverableEngine({
     pool,
     logger,
-    onRunFinished: (event) => alertOnRunFinished(event, { alerts, findings }),
+    ...(deps.databaseRetryMs === undefined ? {} : { connectionRetryMs: deps.databaseRetryMs }),
+    onRunFinished: (event) => {
+      deps.onRunFinished?.(event);
+      alertOnRunFinished(event, { alerts, findings });
+    },
   });
   const consistency = new ConsistencyRegistry()
     .register(new PgDriveUsageScan(db))
@@ -305,14 +337,35 @@ export function createJobCatalog(registry: JobRegistry): JobCatalog {
 export function composeServer(input: ComposeInput): ComposedServer {
   const { config, logger, pool } = input;
   const db = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool }) });
-  const backends = createBlobBackends({ config, db, logger });
+  const metrics = new ServerMetrics(pool);
+  const freshnessStore = new PgJobFreshnessStore(pool);
+  const recordFailed = (error: unknown) =>
+    logger.warn(
+      { target: 'oxicloud::freshness', event: 'freshness.record_failed', error: (error as Error).message },
+      'could not record a run for job freshness',
+    );
+  const backends = createBlobBackends({
+    config,
+    db,
+    logger,
+    onBytesHashed: (bytes) => metrics.jobs.onBytesHashed(bytes),
+  });
   const { alerts, close: closeAlerts } = createAlerts({
     pool,
     env: input.env,
     publicBaseUrl: config.publicBaseUrl,
     logger,
   });
-  const registry = new JobRegistry({ logger, onOutcome: (event) => void alerts.onJobOutcome(event) });
+  const registry = new JobRegistry({
+    logger: tickSkipTap(logger, (job) => metrics.jobs.onTickSkipped(job)),
+    onOutcome: (event) => {
+      metrics.jobs.onJobOutcome(event);
+      freshnessStore
+        .recordRun({ job: event.job, at: event.at, success: event.outcome.kind === 'ok' })
+        .catch(recordFailed);
+      void alerts.onJobOutcome(event);
+    },
+  });
   registerPeriodicJobs(registry, { db, blobs: backends.source, tenants: input.tenants, logger });
   const findings = new PgFindingStore({ pool });
   const { engine } = createRecoverableJobs({
@@ -324,31 +377,71 @@ export function composeServer(input: ComposeInput): ComposedServer {
     findings,
     alerts,
     logger,
+    databaseRetryMs: config.databaseRetryMs,
+    onRunFinished: (event) => {
+      metrics.jobs.onRunFinished(event);
+      // A Paused run counts as a run (it ran), not as a success.
+      freshnessStore.recordRecoverableRun(event.run_id, event.status === 'Completed').catch(recordFailed);
+    },
   });
+  const jobNames = [...registry.list().map((j) => j.name), ...engine.names()];
+  const freshness = new FreshnessMonitor({
+    store: freshnessStore,
+    targets: freshnessTargets(
+      [
+        ...registry.list().map((j) => ({ name: j.name, intervalMs: j.interval_ms })),
+        ...engine.names().map((name) => ({ name, intervalMs: null })),
+      ],
+      input.env,
+    ),
+    jobs: jobNames,
+    alerts,
+    logger,
+    checkIntervalMs: freshnessCheckIntervalMsFromEnv(input.env),
+  });
+  metrics.attach({ registry, engine, freshness });
   const app = createAdminApp({
     jobs: createJobCatalog(registry),
     runs: engine,
     findings,
     deepJobs: DEEP_JOBS,
-    users: new PgUsersRepository(pool),
+    users: usersThroughOutage(new PgUsersRepository(pool)),
     jwtSecret: input.jwtSecret,
     logger,
     health: pgHealthProbe(pool),
+    readiness: pgReadinessProbe(pool),
+    freshness: {
+      overdue: async () =>
+        (await freshness.states())
+          .filter((s) => s.overdue)
+          .map((s) => ({
+            job: s.job,
+            deep: s.deep,
+            max_age_ms: s.maxAgeMs,
+            last_success_at: s.lastSuccessAt?.toISOString() ?? null,
+            overdue_since: s.dueBy.toISOString(),
+          })),
+    },
+    maxBodyBytes: input.config.http.maxBodyBytes,
   });
   return {
     app,
     registry,
     engine,
     blobs: backends.source,
+    metrics,
+    freshness,
     async start() {
       // The boot sweep lands before anything can trigger: runs a crash left
       // Running become Paused, and are never resumed by themselves.
       await engine.sweep();
+      await freshness.start();
       registry.start();
     },
     async stop() {
       await engine.shutdown({ timeoutMs: input.shutdownTimeoutMs ?? 10_000 });
       await registry.stop();
+      await freshness.stop();
       await backends.close();
       closeAlerts();
     },

@@ -1,18 +1,50 @@
 import type { Logger } from '@oxicloud/scheduler';
 import { pino } from 'pino';
-import type { LogLevel } from './config/server-config.js';
+import pinoPretty from 'pino-pretty';
+import type { LogFormat, LogLevel } from './config/server-config.js';
 
 /** The `target` of the server's own lines (boot, shutdown, database). */
 export const SERVER_TARGET = 'oxicloud::server';
 
 /**
- * The process logger: pino, JSON lines with an ISO `time`, to stdout for
- * `serve` and to stderr for the other commands (their stdout is for results,
- * e.g. the token). A pino logger satisfies the packages' `Logger` interface.
+ * The format to write: the configured one (`OXICLOUD_LOG_FORMAT`), else
+ * readable lines when the destination is a terminal and JSON lines when it
+ * is a file or a pipe.
  */
-export function createLogger(options: { level: LogLevel; destination: 'stdout' | 'stderr' }): Logger & {
+export function resolveLogFormat(configured: LogFormat | undefined, fd: 1 | 2): LogFormat {
+  if (configured !== undefined) return configured;
+  return (fd === 1 ? process.stdout : process.stderr).isTTY ? 'pretty' : 'json';
+}
+
+/**
+ * The process logger: pino, to stdout for `serve` and to stderr for the
+ * other commands (their stdout is for results, e.g. the token). JSON lines
+ * with an ISO `time` for files and pipes; readable, coloured lines at a
+ * terminal (pino-pretty, written synchronously so the last line before an
+ * exit is never lost). A pino logger satisfies the packages' `Logger`
+ * interface.
+ */
+export function createLogger(options: {
+  level: LogLevel;
+  destination: 'stdout' | 'stderr';
+  /** @defaultValue auto: pretty at a terminal, JSON otherwise */
+  format?: LogFormat | undefined;
+}): Logger & {
   flush(): void;
 } {
+  const fd = options.destination === 'stdout' ? 1 : 2;
+  const format = resolveLogFormat(options.format, fd);
+  const stream =
+    format === 'pretty'
+      ? pinoPretty({
+          destination: fd,
+          sync: true,
+          colorize: (fd === 1 ? process.stdout : process.stderr).isTTY === true,
+          translateTime: 'SYS:HH:MM:ss.l',
+          ignore: 'pid,hostname,service,target',
+          singleLine: true,
+        })
+      : pino.destination({ dest: fd, sync: true });
   return pino(
     {
       level: options.level,
@@ -20,6 +52,6 @@ export function createLogger(options: { level: LogLevel; destination: 'stdout' |
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
-    pino.destination({ dest: options.destination === 'stdout' ? 1 : 2, sync: true }),
+    stream,
   );
 }

@@ -1,11 +1,13 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { alertsTestCommand } from './commands/alerts-test.js';
 import { parseDurationSeconds } from './commands/duration.js';
 import { registerJobsCommands } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
 import { addSeedFlags, seedCommand, seedOptionsFromCli } from './commands/seed.js';
 import { serveCommand } from './commands/serve.js';
 import { tokenCommand } from './commands/token.js';
-import { envVarsHelp } from './config/env-vars.js';
+import { setEmailCommand } from './commands/users.js';
+import { DATABASE_VAR_NAMES, envVarsHelp, JOB_VARS_HELP, SMTP_VARS } from './config/env-vars.js';
 import { loadConfig } from './config/server-config.js';
 import { ServerError } from './server-error.js';
 
@@ -31,14 +33,17 @@ export function createProgram(env: Env = process.env): Command {
     .description('OxiCloud jobs: the periodic scheduler, recoverable runs and their admin API')
     .version('0.1.0')
     .showSuggestionAfterError()
-    .addHelpText('after', envVarsHelp());
+    .addHelpText(
+      'after',
+      `${envVarsHelp(undefined, JOB_VARS_HELP)}\nEach command's --help lists the variables it reads.\n`,
+    );
 
   program
     .command('serve')
     .description(
       'run the HTTP server (admin API, /healthz) and the scheduler; stops cleanly on SIGTERM/SIGINT',
     )
-    .addHelpText('after', envVarsHelp())
+    .addHelpText('after', envVarsHelp(undefined, JOB_VARS_HELP))
     .action(async () => {
       await serveCommand(loadConfig(env), env);
     });
@@ -46,6 +51,7 @@ export function createProgram(env: Env = process.env): Command {
   program
     .command('migrate')
     .description('apply the pending SQL migrations (to the running server’s embedded Postgres when it is up)')
+    .addHelpText('after', envVarsHelp(DATABASE_VAR_NAMES))
     .action(async () => {
       await migrateCommand(loadConfig(env));
     });
@@ -53,12 +59,28 @@ export function createProgram(env: Env = process.env): Command {
   addSeedFlags(
     program
       .command('seed')
-      .description('generate a dataset (users, drives, folders, files, blobs) with optional fault injection'),
+      .description('generate a dataset (users, drives, folders, files, blobs) with optional fault injection')
+      .option(
+        '--list-resources',
+        'after the summary, list every resource each fault touched (type, id, label)',
+      ),
   )
-    .addHelpText('after', '\nExample: oxijobs seed --users 100 --files-per-user 100 --faults all')
+    .addHelpText(
+      'after',
+      '\nExample: oxijobs seed --users 100 --files-per-user 100 --faults all --list-resources',
+    )
+    .addHelpText(
+      'after',
+      envVarsHelp(
+        [...DATABASE_VAR_NAMES, 'OXICLOUD_STORAGE_BACKEND'],
+        ['OXICLOUD_S3_* (with OXICLOUD_STORAGE_BACKEND=s3: where the blobs are written)'],
+      ),
+    )
     .action(async (options: Record<string, unknown>) => {
       const datasetOptions = seedOptionsFromCli(options);
-      await seedCommand(loadConfig(env), datasetOptions);
+      await seedCommand(loadConfig(env), datasetOptions, {
+        listResources: options['listResources'] === true,
+      });
     });
 
   program
@@ -70,8 +92,37 @@ export function createProgram(env: Env = process.env): Command {
         .default(12 * 3600, '12h')
         .argParser(duration),
     )
+    .addHelpText('after', envVarsHelp([...DATABASE_VAR_NAMES, 'OXICLOUD_JWT_SECRET', 'OXICLOUD_ENV']))
     .action(async (options: { user: string; expiresIn: number }) => {
       await tokenCommand(loadConfig(env), { user: options.user, expiresInSeconds: options.expiresIn });
+    });
+
+  const users = program
+    .command('users')
+    .description('manage users of the server (uses its database; no token needed)');
+  users
+    .command('set-email')
+    .description("set or change a user's e-mail address (alerts go to every admin that has one)")
+    .argument('<username>', 'the user, e.g. admin')
+    .argument('<email>', 'the address, e.g. ops@example.org')
+    .addHelpText('after', '\nExample: oxijobs users set-email admin ops@example.org')
+    .addHelpText('after', envVarsHelp(DATABASE_VAR_NAMES))
+    .action(async (username: string, email: string) => {
+      await setEmailCommand(loadConfig(env), { username, email });
+    });
+
+  const alerts = program.command('alerts').description('e-mail alerts');
+  alerts
+    .command('test')
+    .description(
+      'send a test alert to every admin with an address through OXICLOUD_SMTP_*, print what the SMTP server answered (exit 1 on failure)',
+    )
+    .addHelpText(
+      'after',
+      envVarsHelp([...DATABASE_VAR_NAMES, ...SMTP_VARS.map((v) => v.name), 'OXICLOUD_PUBLIC_BASE_URL']),
+    )
+    .action(async () => {
+      await alertsTestCommand(loadConfig(env), env);
     });
 
   registerJobsCommands(program, env);

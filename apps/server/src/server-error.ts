@@ -8,6 +8,7 @@
  * - `USER_NOT_FOUND`, `NOT_ADMIN`: `oxijobs token` was asked for an unknown or non-admin user.
  * - `HTTP_LISTEN_FAILED`: the HTTP port could not be bound.
  * - `NOT_AVAILABLE`: a command whose implementation has not landed yet.
+ * - `ALERT_SEND_FAILED`: `oxijobs alerts test` could not deliver (the message says why and what to set).
  */
 export type ServerErrorCode =
   | 'BAD_CONFIG'
@@ -17,7 +18,8 @@ export type ServerErrorCode =
   | 'USER_NOT_FOUND'
   | 'NOT_ADMIN'
   | 'HTTP_LISTEN_FAILED'
-  | 'NOT_AVAILABLE';
+  | 'NOT_AVAILABLE'
+  | 'ALERT_SEND_FAILED';
 
 /** The one error class of the server; the CLI prints its message (no stack) and exits non-zero. */
 export class ServerError extends Error {

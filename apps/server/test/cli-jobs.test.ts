@@ -176,6 +176,24 @@ describe('oxijobs jobs (against a running server)', () => {
     );
   });
 
+  it('a periodic job refuses --params and --deep, saying it takes --force only (exit 2, nothing triggered)', async () => {
+    const params = await jobs(['trigger', 'trash_cleanup', '--params', '{"batch_size":5}']);
+    expect(params.code).toBe(2);
+    expect(params.stderr).toContain('trash_cleanup is a periodic job: it takes --force only');
+    const deep = await jobs(['trigger', 'dedup_gc', '--deep']);
+    expect(deep.code).toBe(2);
+    expect(deep.stderr).toContain('dedup_gc is a periodic job: it takes --force only');
+    const batch = await jobs(['trigger', 'consistency_batch', '--params', '{}']);
+    expect(batch.code).toBe(2);
+    expect(batch.stderr).toContain('consistency_batch is a periodic job: it takes --force and --deep only');
+    const listed = JSON.parse((await jobs(['list', '--json'])).stdout) as Array<{
+      name: string;
+      last_outcome: unknown;
+    }>;
+    // Nothing was triggered: dedup_gc (on demand, triggered nowhere else here) never ran.
+    expect(listed.find((j) => j.name === 'dedup_gc')?.last_outcome ?? null).toBeNull();
+  });
+
   it('trigger --follow of a recoverable job: progress lines, exit 0 on completion; runs, run and findings show it', async () => {
     const result = await jobs(['trigger', 'files_consistency', '--follow', '--interval', '0.2']);
     expect(result.code, result.stderr).toBe(0);
@@ -214,6 +232,23 @@ describe('oxijobs jobs (against a running server)', () => {
     const page = JSON.parse(dataLoss.stdout) as { findings: Array<{ severity: string }> };
     expect(page.findings.length).toBeGreaterThan(0);
     expect(page.findings.every((f) => f.severity === 'DataLoss')).toBe(true);
+
+    // The count table follows the filters too.
+    const dataLossTable = await jobs(['findings', 'files_consistency', runId!, '--severity', 'DataLoss']);
+    expect(dataLossTable.code).toBe(0);
+    expect(dataLossTable.stdout).toMatch(/DataLoss\s+missing_blob\s+2\n/);
+    expect(dataLossTable.stdout).not.toMatch(/blob_size_mismatch|Drift/);
+    const byKind = await jobs(['findings', 'files_consistency', runId!, '--kind', 'blob_size_mismatch']);
+    expect(byKind.stdout).not.toMatch(/missing_blob/);
+    const unknownKind = await jobs(['findings', 'files_consistency', runId!, '--kind', 'nope']);
+    expect(unknownKind.code).toBe(2);
+    expect(unknownKind.stdout).toBe('');
+    expect(unknownKind.stderr).toContain(
+      'unknown finding kind "nope" for files_consistency; allowed: missing_blob, blob_size_mismatch, parent_folder_trashed',
+    );
+    const unknownSeverity = await jobs(['findings', 'files_consistency', runId!, '--severity', 'Bad']);
+    expect(unknownSeverity.code).toBe(2);
+    expect(unknownSeverity.stderr).toMatch(/Allowed choices are DataLoss, Reclaimable, Regenerable, Drift/);
 
     const again = await jobs(['run', 'files_consistency', runId!, '--follow']);
     expect(again.code).toBe(0);

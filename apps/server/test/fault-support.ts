@@ -108,6 +108,10 @@ export interface RunJson {
   stats: Record<string, unknown>;
   params: Record<string, unknown>;
   error_message: string | null;
+  pause_reason: string | null;
+  pauses: Array<{ at: string; reason: string }>;
+  active_ms: number;
+  wall_ms: number;
 }
 
 /** A finding as `GET …/findings` answers it. */

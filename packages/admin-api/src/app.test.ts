@@ -438,6 +438,7 @@ describe('createAdminApp', () => {
       '/api/admin/jobs/{name}/runs/{id}/findings',
       '/api/admin/jobs/{name}/trigger',
       '/healthz',
+      '/livez',
     ]);
     const params = doc.paths['/api/admin/jobs/{name}/trigger']?.['post']?.parameters ?? [];
     expect(params.map((p) => `${p.in}:${p.name}`).sort()).toEqual([

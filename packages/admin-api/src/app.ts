@@ -7,16 +7,20 @@ import { AdminApiError } from './errors.js';
 import type { AdminEnv } from './http/admin-env.js';
 import { errorResponse, toAdminApiError } from './http/error-response.js';
 import { methodNotAllowed } from './http/method-not-allowed.js';
+import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_RANGE, requestBodyLimit } from './http/request-body-limit.js';
 import { validationHook } from './http/validation-hook.js';
 import { registerAdminPageRoutes } from './page/page-routes.js';
 import type { AdminUserLookup } from './ports/admin-user-lookup.js';
 import type { FindingsReader } from './ports/findings-reader.js';
 import type { HealthProbe } from './ports/health-probe.js';
 import type { JobCatalog } from './ports/job-catalog.js';
+import type { JobFreshness } from './ports/job-freshness.js';
+import type { ReadinessProbe } from './ports/readiness-probe.js';
 import type { RunService } from './ports/run-service.js';
 import { registerHealthRoute } from './routes/health.js';
 import { JobDirectory } from './routes/job-directory.js';
 import { registerJobRoutes } from './routes/jobs.js';
+import { registerProbeRoutes } from './routes/probes.js';
 import { registerRunRoutes } from './routes/runs.js';
 
 /** Where the OpenAPI document is served (public: it holds no data). */
@@ -48,6 +52,16 @@ export interface AdminAppDeps {
   readonly logger: Logger;
   /** Answers `GET /healthz`; the route is absent when not given. */
   readonly health?: HealthProbe;
+  /** Answers `GET /readyz`; the route is absent when not given (`GET /livez` is always there). */
+  readonly readiness?: ReadinessProbe;
+  /** Overdue jobs for the listing's `overdue` field; without it `overdue` is always `null`. */
+  readonly freshness?: JobFreshness;
+  /**
+   * The largest request body read, in bytes (1 KiB to 16 MiB); a larger one
+   * is answered 413 `PAYLOAD_TOO_LARGE` without being buffered.
+   * @defaultValue 65536 (64 KiB, {@link DEFAULT_MAX_BODY_BYTES})
+   */
+  readonly maxBodyBytes?: number;
   /** The `info.version` of the OpenAPI document. @defaultValue '0.1.0' */
   readonly version?: string;
 }
@@ -71,6 +85,14 @@ export interface AdminAppDeps {
 export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   // Validate options once, at creation.
   const secret = tokenKey(deps.jwtSecret);
+  const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const { min, max } = MAX_BODY_BYTES_RANGE;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < min || maxBodyBytes > max) {
+    throw new AdminApiError(
+      'BAD_OPTIONS',
+      `maxBodyBytes must be an integer from ${min} to ${max} (bytes), got ${String(maxBodyBytes)}`,
+    );
+  }
   const { logger } = deps;
   const app = new OpenAPIHono<AdminEnv>({ defaultHook: validationHook });
 
@@ -107,14 +129,23 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   });
 
   if (deps.health) registerHealthRoute(app, deps.health);
+  registerProbeRoutes(app, deps.readiness);
   registerAdminPageRoutes(app);
 
   app.use('/api/admin/jobs', auditAdminPosts(logger));
   app.use('/api/admin/jobs/*', auditAdminPosts(logger));
   app.use('/api/admin/jobs', adminAuth({ users: deps.users, secret }));
   app.use('/api/admin/jobs/*', adminAuth({ users: deps.users, secret }));
+  // After auth: an unauthenticated body is never read at all.
+  app.use('/api/admin/jobs', requestBodyLimit(maxBodyBytes));
+  app.use('/api/admin/jobs/*', requestBodyLimit(maxBodyBytes));
 
-  const directory = new JobDirectory({ jobs: deps.jobs, runs: deps.runs, deepJobs: deps.deepJobs });
+  const directory = new JobDirectory({
+    jobs: deps.jobs,
+    runs: deps.runs,
+    deepJobs: deps.deepJobs,
+    freshness: deps.freshness,
+  });
   registerJobRoutes(app, { directory, jobs: deps.jobs, logger });
   registerRunRoutes(app, { directory, findings: deps.findings, logger });
 

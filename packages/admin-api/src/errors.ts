@@ -4,9 +4,15 @@
  * `code`, humans read `message`.
  */
 export const ADMIN_API_ERROR_STATUS = {
-  /** A query or path value failed validation (e.g. `force=maybe`, `severity=Foo`, `limit=abc`); the message lists the allowed values. */
+  /**
+   * A query or path value failed validation (e.g. `force=maybe`, `severity=Foo`, `limit=0x10`, `kind=%00`);
+   * the message lists the allowed values.
+   */
   VALIDATION_FAILED: 400,
-  /** Trigger params the job rejected (the job's own message). */
+  /**
+   * Trigger params refused: by the job's schema (unknown keys, bad values; the job's own message), or a
+   * string with a NUL or a lone surrogate, nesting deeper than 8, `force` / `deep` not JSON booleans.
+   */
   INVALID_PARAMS: 400,
   /** The request body is not valid JSON, not a JSON object, or not sent as `application/json`. */
   MALFORMED_JSON: 400,
@@ -28,6 +34,8 @@ export const ADMIN_API_ERROR_STATUS = {
   NO_ACTIVE_RUN: 409,
   /** A run-level action (cancel, runs, findings) on a periodic (Part 1) job, which has no runs. */
   NOT_RECOVERABLE: 409,
+  /** The request body is larger than the limit (64 KiB unless configured otherwise). */
+  PAYLOAD_TOO_LARGE: 413,
   /** Something unexpected; details are in the server log, never in the response. */
   INTERNAL: 500,
   /** The server is shutting down and starts no run. */

@@ -15,12 +15,18 @@ export { MIN_SECRET_BYTES, signAdminToken, TOKEN_ISSUER, verifyAdminToken } from
 export type { AdminApiErrorBody, AdminApiErrorCode } from './errors.js';
 export { ADMIN_API_ERROR_STATUS, AdminApiError } from './errors.js';
 export type { AdminEnv, Principal } from './http/admin-env.js';
+export { MAX_JSON_DEPTH } from './http/json-input.js';
+export { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_RANGE } from './http/request-body-limit.js';
 export { ADMIN_PAGE_PATH, adminPageSize, registerAdminPageRoutes } from './page/index.js';
 export type { AdminUserLookup, AdminUserRecord, UserRole } from './ports/admin-user-lookup.js';
 export type { FindingsReader } from './ports/findings-reader.js';
 export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';
 export type { JobCatalog, JobLastOutcome, JobSummary } from './ports/job-catalog.js';
+export type { JobFreshness, OverdueJob } from './ports/job-freshness.js';
+export type { ReadinessPart, ReadinessProbe, ReadinessReport } from './ports/readiness-probe.js';
 export type { RunService } from './ports/run-service.js';
 export type { JobEntryJson, JobKind } from './routes/job-directory.js';
 export { jobSummaryJson } from './routes/job-directory.js';
+export type { RunListEntryJson } from './routes/run-list-entry.js';
+export { RUN_LIST_ENTRY_BUDGET, runListEntry } from './routes/run-list-entry.js';
 export { MAX_FINDINGS_LIMIT, MAX_RUNS_LIMIT } from './routes/runs.js';

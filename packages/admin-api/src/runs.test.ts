@@ -515,7 +515,7 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
         expect(res.status, query).toBe(400);
         const error = await errorOf(res);
         expect(error.code).toBe('VALIDATION_FAILED');
-        expect(error.message).toMatch(/must be an integer from/);
+        expect(error.message).toMatch(/must be a plain decimal integer from/);
       }
     });
 

@@ -13,6 +13,10 @@ export interface EmailMessage {
  * configured (alerts become a silent no-op).
  */
 export interface EmailSender {
-  /** Delivers the message; rejects when the transport fails. */
-  send(message: EmailMessage): Promise<void>;
+  /**
+   * Delivers the message; rejects when the transport fails. What it resolves
+   * with is the adapter's own receipt (the SMTP adapter's answer), which
+   * alerts do not read.
+   */
+  send(message: EmailMessage): Promise<unknown>;
 }

@@ -18,11 +18,13 @@ export type {
   ConsistencyFindingsEvent,
   JobAlertsOptions,
   JobFailedEvent,
+  JobOverdueEvent,
 } from './job-alerts.js';
 export { ALERTS_TARGET, DEFAULT_DEDUP_WINDOW_MS, JobAlerts } from './job-alerts.js';
 export type { Env, SmtpConfig, SmtpSecurity } from './smtp-config.js';
 export { SMTP_SECURITY_VALUES, smtpConfigFromEnv } from './smtp-config.js';
-export type { SmtpTimeouts } from './smtp-email-sender.js';
+export { describeSmtpError } from './smtp-diagnosis.js';
+export type { SmtpReceipt, SmtpTimeouts } from './smtp-email-sender.js';
 export { SmtpEmailSender } from './smtp-email-sender.js';
 export type {
   AlertSeverity,
@@ -38,4 +40,6 @@ export {
 } from './templates/consistency-findings.js';
 export type { JobFailedData, JobFailureCause } from './templates/job-failed.js';
 export { renderJobFailed } from './templates/job-failed.js';
+export type { JobOverdueData } from './templates/job-overdue.js';
+export { renderJobOverdue } from './templates/job-overdue.js';
 export type { RenderedEmail } from './templates/rendered-email.js';

@@ -8,13 +8,18 @@ import type { FindingCount, FindingExample } from './templates/consistency-findi
 import { groupFindingCounts, renderConsistencyFindings } from './templates/consistency-findings.js';
 import type { JobFailureCause } from './templates/job-failed.js';
 import { renderJobFailed } from './templates/job-failed.js';
+import type { JobOverdueData } from './templates/job-overdue.js';
+import { renderJobOverdue } from './templates/job-overdue.js';
 import type { RenderedEmail } from './templates/rendered-email.js';
 
 /** The log target of every line alerts write. */
 export const ALERTS_TARGET = 'oxicloud::alerts';
 
-/** The two kinds of alert; the dedup key is (job name, kind). */
-export type AlertKind = 'job_failed' | 'consistency_findings';
+/** The kinds of alert; the dedup key is (job name, kind). */
+export type AlertKind = 'job_failed' | 'consistency_findings' | 'job_overdue';
+
+/** A job with no success within 1.5 × its expected cadence (see `renderJobOverdue`). */
+export type JobOverdueEvent = Omit<JobOverdueData, 'publicBaseUrl'>;
 
 /** A run that ended in `err` (Part 1 handler / timeout / throw, or a failed Part 2 run). */
 export interface JobFailedEvent {
@@ -110,7 +115,6 @@ export class JobAlerts {
   readonly #windowMs: number;
   /** (job, kind) → epoch ms of the last mail (or of a send in progress). */
   readonly #lastSent = new Map<string, number>();
-  #loggedNoRecipients = false;
 
   /** @throws AlertsError `INVALID_CONFIG` for a bad option or a bad `…_ALERT_ON_FAIL` value. */
   constructor(options: JobAlertsOptions) {
@@ -168,6 +172,18 @@ export class JobAlerts {
     );
   }
 
+  /**
+   * Mails `[OxiCloud] Job <name> is overdue` to every admin, with the same
+   * opt-out (`OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL=false`) and 6 h dedup as a
+   * failure. "Once per overdue episode" across processes is the caller's
+   * (the freshness store claims the episode in the database first).
+   */
+  jobOverdue(event: JobOverdueEvent): Promise<AlertResult> {
+    return this.#alert(event.job, 'job_overdue', () =>
+      renderJobOverdue({ ...event, publicBaseUrl: this.#publicBaseUrl }),
+    );
+  }
+
   async #alert(job: string, kind: AlertKind, render: () => RenderedEmail): Promise<AlertResult> {
     const sender = this.#sender;
     if (sender === null) return 'no_sender';
@@ -194,13 +210,12 @@ export class JobAlerts {
       const to = await this.#recipients.adminEmails();
       if (to.length === 0) {
         this.#release(key);
-        if (!this.#loggedNoRecipients) {
-          this.#loggedNoRecipients = true;
-          this.#logger.debug(
-            { target: ALERTS_TARGET, event: 'alert.no_recipients', job, kind },
-            'no admin has an e-mail address: job alerts are not sent',
-          );
-        }
+        // Every skipped alert says so: SMTP is set up, yet nobody is told.
+        this.#logger.warn(
+          { target: ALERTS_TARGET, event: 'alert.no_recipients', job, kind },
+          `${kind} alert for ${job} not sent: no admin has an e-mail address ` +
+            '(set OXICLOUD_ADMIN_EMAIL, or run `oxijobs users set-email admin you@example.org`)',
+        );
         return 'no_recipients';
       }
       const mail = render();

@@ -13,6 +13,14 @@ export interface SmtpTimeouts {
   readonly socketTimeoutMs?: number;
 }
 
+/** What the SMTP server answered to one message. */
+export interface SmtpReceipt {
+  /** The server's last reply, e.g. `250 2.0.0 Ok: queued as 4F2A1`. */
+  readonly response: string;
+  readonly accepted: readonly string[];
+  readonly rejected: readonly string[];
+}
+
 /**
  * The {@link EmailSender} on SMTP (nodemailer). One pooled-less transport;
  * each `send` opens a connection, so a relay that was down comes back without
@@ -43,14 +51,20 @@ export class SmtpEmailSender implements EmailSender {
     });
   }
 
-  async send(message: EmailMessage): Promise<void> {
-    await this.#transport.sendMail({
+  /** Delivers the message and returns what the SMTP server answered. */
+  async send(message: EmailMessage): Promise<SmtpReceipt> {
+    const info = await this.#transport.sendMail({
       from: this.#from,
       to: [...message.to],
       subject: message.subject,
       text: message.text,
       html: message.html,
     });
+    return {
+      response: String(info.response ?? ''),
+      accepted: (info.accepted ?? []).map(String),
+      rejected: (info.rejected ?? []).map(String),
+    };
   }
 
   /** Closes the transport (idle connections). */

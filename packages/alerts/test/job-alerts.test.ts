@@ -265,12 +265,17 @@ describe('JobAlerts without SMTP or recipients', () => {
     expect(logger.lines).toEqual([]);
   });
 
-  it('sends nothing and logs once at debug when no admin has an address', async () => {
+  it('sends nothing and logs a warning for each skipped alert when no admin has an address', async () => {
     const alerts = new JobAlerts({ sender, recipients: { adminEmails: async () => [] }, logger, env: {} });
     expect(await alerts.jobFailed(failure('trash_cleanup'))).toBe('no_recipients');
     expect(await alerts.jobFailed(failure('dedup_gc'))).toBe('no_recipients');
     expect(smtp.received).toHaveLength(0);
-    expect(logger.events('alert.no_recipients').map((line) => line.level)).toEqual(['debug']);
+    const skipped = logger.events('alert.no_recipients');
+    expect(skipped.map((line) => [line.level, line.fields['job']])).toEqual([
+      ['warn', 'trash_cleanup'],
+      ['warn', 'dedup_gc'],
+    ]);
+    expect(skipped[0]?.message).toContain('oxijobs users set-email');
   });
 
   it('never rejects when reading recipients fails', async () => {

@@ -6,7 +6,11 @@ import {
   type RunOutcome,
 } from '@oxicloud/recoverable';
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
-import { type CheckParamsValidation, validateCheckParams } from './check-params.js';
+import {
+  type CheckParamsValidation,
+  validateCheckParams,
+  validateCheckTriggerParams,
+} from './check-params.js';
 import { checkStore } from './check-store.js';
 import type { ConsistencyCheck } from './consistency-check.js';
 import { CONSISTENCY_LOG_TARGET, FindingBatch } from './finding-batch.js';
@@ -30,6 +34,8 @@ export interface CheckJobHandler extends RecoverableJobHandler {
    * with the message before a run row exists.
    */
   validateParams(params: unknown): CheckParamsValidation;
+  /** The strict rule of a new run's params: unknown keys refused, JSON types exact. */
+  validateTriggerParams(params: unknown): CheckParamsValidation;
   /** Forwards to the check's `estimateTotal` (`null` when it has none or it fails). */
   estimateTotal(params: Readonly<Record<string, unknown>>): Promise<number | null>;
 }
@@ -55,7 +61,8 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
   return {
     name: check.name,
     check,
-    validateParams: validateCheckParams,
+    validateParams: (params: unknown) => validateCheckParams(params),
+    validateTriggerParams: validateCheckTriggerParams,
     async estimateTotal(params: Readonly<Record<string, unknown>>): Promise<number | null> {
       const validation = validateCheckParams(params);
       if (!validation.ok || !check.estimateTotal) return null;

@@ -1,4 +1,10 @@
-import { BATCH_LIMITS, batchParamsFromQueryShape, parseParams } from '@oxicloud/recoverable';
+import {
+  BATCH_LIMITS,
+  batchParamsFromQueryShape,
+  batchParamsShape,
+  parseParams,
+  strictParamsObject,
+} from '@oxicloud/recoverable';
 import { z } from 'zod';
 import type { CheckOptions } from './consistency-check.js';
 
@@ -16,18 +22,49 @@ const flag = z.preprocess(
   z.boolean({ error: (issue) => `expected true or false, got ${JSON.stringify(issue.input)}` }).optional(),
 );
 
+/** A JSON boolean only (a fresh run's rule). */
+const jsonFlag = z
+  .boolean({
+    error: (issue) => `expected true or false (a JSON boolean), got ${JSON.stringify(issue.input)}`,
+  })
+  .optional();
+
 /**
- * The params of a consistency run: the kit's batch params (`batch_size`,
- * `throttle_ms`) plus `force` and `deep`. Unknown keys are kept (a zod object
- * that the trigger may make strict).
+ * The lenient params of a stored consistency run: the kit's batch params
+ * (`batch_size`, `throttle_ms`, also as digit strings) plus `force` and `deep`
+ * (also as `"true"`/`"1"`…). Unknown keys are kept: a run stored before a
+ * stricter rule existed still resumes as it is.
  */
 export const checkParamsSchema = z.looseObject({ ...batchParamsFromQueryShape, force: flag, deep: flag });
+
+/**
+ * The strict params of a new consistency run: the same keys, unknown keys
+ * refused (naming the allowed ones), JSON types exact.
+ */
+export const checkTriggerParamsSchema = strictParamsObject({
+  force: jsonFlag,
+  deep: jsonFlag,
+  ...batchParamsShape,
+});
+
+/** Options of {@link validateCheckParams}. */
+export interface CheckParamsOptions {
+  /**
+   * The rule for a new run's params (a trigger): {@link checkTriggerParamsSchema}.
+   * Off (the default) is the lenient {@link checkParamsSchema} stored runs are
+   * read with.
+   * @defaultValue false
+   */
+  readonly strict?: boolean;
+}
 
 /**
  * Validates the params of a consistency run (`{ force?, deep?, batch_size?,
  * throttle_ms? }`, as stored in `jobs.recoverable_runs.params`) without
  * throwing. On success, `params` is the normalised object to store (typed
- * values) and `options` the {@link CheckOptions} a run gets.
+ * values) and `options` the {@link CheckOptions} a run gets. With
+ * `{ strict: true }` (a new run's params, see {@link validateCheckTriggerParams})
+ * unknown keys are refused and values must have their JSON type.
  *
  * @example
  * ```ts
@@ -35,12 +72,14 @@ export const checkParamsSchema = z.looseObject({ ...batchParamsFromQueryShape, f
  * // → { ok: false, message: 'invalid consistency check params: batch_size: expected >=1 (1..10000), got 0' }
  * ```
  */
-export function validateCheckParams(params: unknown): CheckParamsValidation {
+export function validateCheckParams(params: unknown, rule: CheckParamsOptions = {}): CheckParamsValidation {
   if (params !== undefined && params !== null && (typeof params !== 'object' || Array.isArray(params))) {
     const got = Array.isArray(params) ? 'an array' : typeof params;
     return { ok: false, message: `consistency check params must be a JSON object, got ${got}` };
   }
-  const parsed = parseParams(checkParamsSchema, params);
+  const schema: z.ZodType<z.infer<typeof checkTriggerParamsSchema> & Record<string, unknown>> =
+    rule.strict === true ? checkTriggerParamsSchema : checkParamsSchema;
+  const parsed = parseParams(schema, params);
   if (!parsed.ok) return { ok: false, message: `invalid consistency check params: ${parsed.message}` };
   const normalised = Object.fromEntries(Object.entries(parsed.params).filter(([, v]) => v !== undefined));
   const { force, deep, batch_size: batchSize, throttle_ms: throttleMs } = parsed.params;
@@ -51,4 +90,19 @@ export function validateCheckParams(params: unknown): CheckParamsValidation {
     ...(throttleMs !== undefined ? { throttleMs } : {}),
   };
   return { ok: true, params: normalised, options };
+}
+
+/**
+ * The strict rule for a new run's params: {@link validateCheckParams} with
+ * `{ strict: true }` (unknown keys refused, JSON types exact). Stored runs
+ * are read with the lenient {@link validateCheckParams}.
+ *
+ * @example
+ * ```ts
+ * validateCheckTriggerParams({ batch_size: 500, x: 'a' });
+ * // → { ok: false, message: 'invalid consistency check params: unknown key "x"; allowed: force, deep, batch_size, throttle_ms' }
+ * ```
+ */
+export function validateCheckTriggerParams(params: unknown): CheckParamsValidation {
+  return validateCheckParams(params, { strict: true });
 }

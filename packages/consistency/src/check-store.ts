@@ -23,6 +23,9 @@ export function checkStore(jobStore: JobStore, findings: FindingBatch): CheckSto
     get facts(): RunFacts {
       return jobStore.facts;
     },
+    get connectionRetryMs(): number | undefined {
+      return jobStore.connectionRetryMs;
+    },
     status: (): Promise<RunStatus> => jobStore.status(),
     loadCursor: (): Promise<Uint8Array | null> => jobStore.loadCursor(),
     async checkpoint(

@@ -8,8 +8,14 @@
  */
 export type { CheckJobHandler, CheckJobOptions } from './check-job.js';
 export { checkJob } from './check-job.js';
-export type { CheckParamsValidation } from './check-params.js';
-export { checkParamsSchema, DEFAULT_BATCH_SIZE, validateCheckParams } from './check-params.js';
+export type { CheckParamsOptions, CheckParamsValidation } from './check-params.js';
+export {
+  checkParamsSchema,
+  checkTriggerParamsSchema,
+  DEFAULT_BATCH_SIZE,
+  validateCheckParams,
+  validateCheckTriggerParams,
+} from './check-params.js';
 export { checkStore } from './check-store.js';
 export type { CheckOptions, CheckStore, ConsistencyCheck } from './consistency-check.js';
 export type { ConsistencyErrorCode } from './consistency-error.js';

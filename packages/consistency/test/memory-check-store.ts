@@ -17,6 +17,7 @@ export class MemoryCheckStore implements JobStore, FindingWriter {
   readonly runId = '00000000-0000-7000-8000-000000000001';
   readonly startedAt = new Date('2026-01-01T12:00:00Z');
   params: Record<string, unknown> = {};
+  connectionRetryMs: number | undefined = undefined;
   statusValue: RunStatus = 'Running';
   cursor: Uint8Array | null = null;
   count = 0;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateCheckParams } from '../src/index.js';
+import { validateCheckParams, validateCheckTriggerParams } from '../src/index.js';
 
 describe('validateCheckParams', () => {
   it('defaults to no force, no deep, and leaves batch size and throttle to the check', () => {
@@ -39,5 +39,38 @@ describe('validateCheckParams', () => {
     const v = validateCheckParams([1]);
     expect(v.ok).toBe(false);
     if (!v.ok) expect(v.message).toBe('consistency check params must be a JSON object, got an array');
+  });
+});
+
+describe('validateCheckTriggerParams (the strict rule of a new run)', () => {
+  it('refuses unknown keys and names the allowed ones', () => {
+    const v = validateCheckTriggerParams({ batch_size: 500, x: 'a', y: 1 });
+    expect(v.ok).toBe(false);
+    if (v.ok) return;
+    expect(v.message).toBe(
+      'invalid consistency check params: unknown keys "x", "y"; allowed: force, deep, batch_size, throttle_ms',
+    );
+  });
+
+  it('wants JSON booleans and JSON numbers, not their string forms or null', () => {
+    for (const bad of [
+      { force: 'maybe' },
+      { force: 'true' },
+      { deep: 1 },
+      { batch_size: '500' },
+      { throttle_ms: null },
+    ]) {
+      expect(validateCheckTriggerParams(bad).ok, JSON.stringify(bad)).toBe(false);
+    }
+    const v = validateCheckTriggerParams({ force: true, deep: false, batch_size: 500, throttle_ms: 0 });
+    expect(v).toMatchObject({
+      ok: true,
+      options: { force: true, deep: false, batchSize: 500, throttleMs: 0 },
+    });
+  });
+
+  it('leaves the lenient rule of stored runs as it was: unknown keys kept', () => {
+    const stored = { force: true, deep: false, x: 'a\u0000b' };
+    expect(validateCheckParams(stored)).toMatchObject({ ok: true, params: stored });
   });
 });

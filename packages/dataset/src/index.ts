@@ -27,4 +27,4 @@ export type {
   FaultRecord,
   FaultResource,
 } from './report.js';
-export { describeDatasetReport } from './report.js';
+export { describeDatasetReport, describeFaultResources } from './report.js';

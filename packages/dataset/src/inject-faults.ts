@@ -315,7 +315,15 @@ const missingBlobRow: Injector = async (ctx) => {
   for (const [i, p] of picks.entries()) {
     // Fresh bytes of the file's size: their row and bytes never exist, as if both were deleted.
     const hash = ctx.blake3.hex(blobBytes(ctx.options.seed, STREAM.faultBytes, i, toInt(p.size), 'other'));
+    // The files triggers refuse a reference to a blob without a row (0007),
+    // so the row exists while the file is pointed at it and goes right after:
+    // the state a lost row leaves behind.
+    await ctx.client.query(
+      'INSERT INTO storage.blobs (hash, size) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING',
+      [hash, p.size],
+    );
     await ctx.client.query('UPDATE storage.files SET blob_hash = $2 WHERE id = $1', [p.id, hash]);
+    await ctx.client.query('DELETE FROM storage.blobs WHERE hash = $1', [hash]);
     ctx.usedBlobs.add(p.blob_hash);
     out.push({
       type: 'file',
@@ -372,6 +380,22 @@ const orphanBlobOnDisk: Injector = async (ctx) => {
   return out;
 };
 
+/**
+ * Why blob_bytes_missing found too few blobs: a candidate blob's files must all
+ * lie in drives no earlier fault took, so it needs few files per blob.
+ */
+function blobBytesMissingAdvice(ctx: FaultContext): string {
+  const files = ctx.options.users * ctx.options.filesPerUser;
+  const perBlob = files / Math.max(1, ctx.options.blobsOnDisk);
+  return (
+    `it needs referenced, non-media blobs whose files all lie outside the ${ctx.usedDrives.size} drive(s) the earlier faults took; ` +
+    `here each blob is shared by about ${perBlob.toFixed(1)} files (users x files-per-user / blobs-on-disk = ` +
+    `${ctx.options.users} x ${ctx.options.filesPerUser} / ${ctx.options.blobsOnDisk}), so almost every blob has a file in a taken drive. ` +
+    `Keep it at about 2 files per blob or fewer (blobs-on-disk >= ${Math.ceil(files / 2)}), and with --faults all use ` +
+    `at least ${ctx.usedDrives.size + 8} users so some drives stay untouched`
+  );
+}
+
 const blobBytesMissing: Injector = async (ctx) => {
   const picks = await rows<{ hash: string; size: string; blob_no: number; file_ids: string[] }>(
     ctx.client,
@@ -385,7 +409,7 @@ const blobBytesMissing: Injector = async (ctx) => {
     [excluded(ctx), ctx.options.seed, n(ctx), MEDIA, [...ctx.usedBlobs]],
   );
   if (picks.length < n(ctx))
-    notApplicable('blob_bytes_missing', n(ctx), picks.length, 'raise blobsOnDisk or users');
+    notApplicable('blob_bytes_missing', n(ctx), picks.length, blobBytesMissingAdvice(ctx));
   return picks.map((p) => {
     ctx.storage.push({ type: 'delete', hash: p.hash });
     ctx.usedBlobs.add(p.hash);

@@ -148,3 +148,20 @@ export function describeDatasetReport(report: DatasetReport): string {
     `${c.blobs} blobs with bytes on disk (${formatBytes(c.blobBytes)}), ${c.grants} unexpired grants. ${faults}`
   );
 }
+
+/**
+ * Which resources each fault touched, one line per resource under a line
+ * per fault naming the finding a check must report: what a person checking
+ * the checks compares a run's findings with (`oxijobs seed --list-resources`).
+ */
+export function describeFaultResources(report: DatasetReport): string {
+  if (report.faults.length === 0) return 'No faults injected.';
+  const lines: string[] = [];
+  for (const f of report.faults) {
+    lines.push(
+      `${f.fault}: ${f.resources.length} resource(s); expect ${f.expect.job} to report ${f.expect.kind}`,
+    );
+    for (const r of f.resources) lines.push(`  ${r.type} ${r.id}  ${r.label}`);
+  }
+  return lines.join('\n');
+}

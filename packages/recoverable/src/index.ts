@@ -21,6 +21,7 @@ export {
   ENGINE_PARAM_KEYS,
   integerField,
   parseParams,
+  strictParamsObject,
   throttleMsField,
   withoutEngineKeys,
 } from './batch/batch-params.js';
@@ -35,6 +36,13 @@ export type { BatchContext, BatchLoop, BatchResult } from './batch/run-batches.j
 export { MAX_BATCH_MS, runBatches } from './batch/run-batches.js';
 export type { ScanBatch } from './batch/scan-batch.js';
 export { scanBatch } from './batch/scan-batch.js';
+export type { ConnectionRetryOptions } from './connection-retry.js';
+export {
+  DATABASE_UNREACHABLE,
+  DEFAULT_CONNECTION_RETRY_MS,
+  isConnectionLoss,
+  withConnectionRetry,
+} from './connection-retry.js';
 export type { RecoverableRunsTable, RecoverableTables } from './db/recoverable-runs-table.js';
 export type {
   BatchWrites,
@@ -46,7 +54,7 @@ export type {
 } from './job-store.js';
 export type { JobStoreFactory } from './job-store-factory.js';
 export { PgJobStore, RESERVED_STATS_KEYS } from './pg-job-store.js';
-export { PgJobStoreFactory } from './pg-job-store-factory.js';
+export { MAX_PAUSE_HISTORY, PgJobStoreFactory, RESTART_PAUSE_REASON } from './pg-job-store-factory.js';
 export type { RunProgress } from './progress.js';
 export { computeProgress, MAX_PROGRESS_SAMPLES, MIN_SAMPLE_SPACING_MS, RATE_WINDOW_MS } from './progress.js';
 export type {
@@ -81,7 +89,7 @@ export {
 } from './run-or-resume.js';
 export type { RunOutcome } from './run-outcome.js';
 export { completed, failed, paused } from './run-outcome.js';
-export type { RunRecord } from './run-record.js';
+export type { RunPause, RunRecord } from './run-record.js';
 export { describeCorruption } from './run-record.js';
 export type { RunStatus } from './run-status.js';
 export { ACTIVE_STATUSES, isRunStatus, RUN_STATUSES, TERMINAL_STATUSES } from './run-status.js';

@@ -24,8 +24,17 @@ export interface JobStoreFactory {
   recordTotalEstimate(runId: string, total: number): Promise<void>;
   /**
    * The terminal write: `Completed` (completed_at set), `Paused` (with the
-   * outcome's cursor) or `Failed` (with the message, completed_at set; the
-   * cursor is not advanced). Returns the row as written.
+   * outcome's cursor, and `{ at, reason }` appended to its pause history:
+   * the outcome's reason, else `pauseReason`) or `Failed` (with the message,
+   * completed_at set; the cursor is not advanced). The running segment is
+   * added to `active_ms` up to now, or up to the last checkpoint when
+   * `segmentEnd` is `'last_progress'` (the time after it was an outage).
+   * Returns the row as written.
    */
-  finishRun(runId: string, outcome: RunOutcome): Promise<RunRecord>;
+  finishRun(
+    runId: string,
+    outcome: RunOutcome,
+    pauseReason?: string,
+    segmentEnd?: 'now' | 'last_progress',
+  ): Promise<RunRecord>;
 }

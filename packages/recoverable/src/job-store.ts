@@ -64,6 +64,12 @@ export interface JobStore {
   readonly params: Readonly<Record<string, unknown>>;
   /** Typed facts about this run and attempt: no handler reads the engine's JSON layout. */
   readonly facts: RunFacts;
+  /**
+   * How long a batch loop retries after the database went away
+   * (`withConnectionRetry`'s `retryForMs`) before the run lands `Paused`
+   * ('database unreachable'). `undefined` = the default (60 s).
+   */
+  readonly connectionRetryMs?: number;
   /** Reads the current status; `CancelRequested` means: return `paused` at the next safe boundary. */
   status(): Promise<RunStatus>;
   /** The last persisted cursor, or `null` on a fresh run. */

@@ -11,6 +11,29 @@ import { ACTIVE_STATUSES } from './run-status.js';
 
 const TABLE = 'jobs.recoverable_runs' as const;
 
+/** How many pauses a run's history keeps. */
+export const MAX_PAUSE_HISTORY = 32;
+
+/** The pause reason the boot sweep writes. */
+export const RESTART_PAUSE_REASON = 'server restart mid-run';
+
+/** `pauses` with `{ at: now(), reason }` appended, the last {@link MAX_PAUSE_HISTORY} kept. */
+function appendPause(reason: string) {
+  return sql<string>`(SELECT COALESCE(jsonb_agg(e ORDER BY o), '[]'::jsonb)
+    FROM (SELECT e, o, count(*) OVER () AS n
+            FROM jsonb_array_elements(
+                   CASE WHEN jsonb_typeof(pauses) = 'array' THEN pauses ELSE '[]'::jsonb END
+                   || jsonb_build_array(jsonb_build_object('at', to_jsonb(now()), 'reason', ${reason}::text))
+                 ) WITH ORDINALITY AS t(e, o)) history
+   WHERE o > n - ${MAX_PAUSE_HISTORY}::int)`;
+}
+
+/** `active_ms` with the running segment that ends at `until` added. */
+function closeSegment(until: 'now' | 'last_progress') {
+  const end = until === 'now' ? sql`now()` : sql`GREATEST(last_progress_at, running_since)`;
+  return sql<number>`active_ms + COALESCE((extract(epoch FROM (${end} - running_since)) * 1000)::bigint, 0)`;
+}
+
 /**
  * {@link JobStoreFactory} on `jobs.recoverable_runs`, plus the queries the
  * engine's admin operations need (cancel, listing, boot sweep).
@@ -23,9 +46,12 @@ const TABLE = 'jobs.recoverable_runs' as const;
  */
 export class PgJobStoreFactory implements JobStoreFactory {
   readonly #db: Kysely<RecoverableTables>;
+  readonly #connectionRetryMs: number | undefined;
 
-  constructor(db: Kysely<RecoverableTables>) {
+  /** `connectionRetryMs` is handed to every store (`JobStore.connectionRetryMs`). */
+  constructor(db: Kysely<RecoverableTables>, options: { connectionRetryMs?: number } = {}) {
     this.#db = db;
+    this.#connectionRetryMs = options.connectionRetryMs;
   }
 
   async latestRun(jobName: string): Promise<RunRecord | null> {
@@ -55,6 +81,7 @@ export class PgJobStoreFactory implements JobStoreFactory {
         params: JSON.stringify(params),
         attempt: 1,
         attempt_started_at: sql<Date>`now()`,
+        running_since: sql<Date>`now()`,
       })
       // The only unique constraint an insert with a fresh v7 id can hit is one_active_run_per_job.
       .onConflict((oc) => oc.doNothing())
@@ -71,6 +98,7 @@ export class PgJobStoreFactory implements JobStoreFactory {
         last_progress_at: sql<Date>`now()`,
         attempt: sql<number>`attempt + 1`,
         attempt_started_at: sql<Date>`now()`,
+        running_since: sql<Date>`now()`,
         // Remember when the run resumed: progress pairs straddling it (the paused time) are not a rate.
         stats: sql<string>`CASE WHEN jsonb_typeof(stats) = 'object'
           THEN stats || jsonb_build_object('progress_resumed_at_ms', (
@@ -92,7 +120,7 @@ export class PgJobStoreFactory implements JobStoreFactory {
   }
 
   storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>): JobStore {
-    return new PgJobStore(this.#db, record, params);
+    return new PgJobStore(this.#db, record, params, this.#connectionRetryMs);
   }
 
   async recordTotalEstimate(runId: string, total: number): Promise<void> {
@@ -106,16 +134,33 @@ export class PgJobStoreFactory implements JobStoreFactory {
       .execute();
   }
 
-  async finishRun(runId: string, outcome: RunOutcome): Promise<RunRecord> {
-    const base = { last_progress_at: sql<Date>`now()` };
+  /**
+   * The terminal write. A pause appends `{ at, reason }` to the run's pause
+   * history (`reason` defaults to `outcome.reason`, else 'cancel requested');
+   * every outcome closes the running segment into `active_ms`, at now or, after
+   * an outage (`segmentEnd: 'last_progress'`), at the last checkpoint. A
+   * Completed run carries no `error_message`.
+   */
+  async finishRun(
+    runId: string,
+    outcome: RunOutcome,
+    pauseReason?: string,
+    segmentEnd: 'now' | 'last_progress' = 'now',
+  ): Promise<RunRecord> {
+    const base = {
+      last_progress_at: sql<Date>`now()`,
+      active_ms: closeSegment(segmentEnd),
+      running_since: null,
+    };
     const query = this.#db.updateTable(TABLE).where('id', '=', runId);
     const written =
       outcome.kind === 'completed'
-        ? query.set({ ...base, status: 'Completed', completed_at: sql<Date>`now()` })
+        ? query.set({ ...base, status: 'Completed', completed_at: sql<Date>`now()`, error_message: null })
         : outcome.kind === 'paused'
           ? query.set({
               ...base,
               status: 'Paused',
+              pauses: appendPause(outcome.reason ?? pauseReason ?? 'cancel requested'),
               cursor: Buffer.from(
                 outcome.cursor.buffer,
                 outcome.cursor.byteOffset,
@@ -194,20 +239,45 @@ export class PgJobStoreFactory implements JobStoreFactory {
   }
 
   /**
-   * The boot sweep, exactly as the plan gives it: every Running or
-   * CancelRequested row → Paused, `error_message` kept or set to
-   * 'server restart mid-run'. Never resumes. Returns the swept rows.
+   * The boot sweep: every Running or CancelRequested row → Paused, with
+   * 'server restart mid-run' in its pause history (not in `error_message`:
+   * a pause is not an error) and its active time counted up to its last
+   * progress. Never resumes. Returns the swept rows.
    */
   async sweep(): Promise<Array<{ runId: string; jobName: string }>> {
     const rows = await this.#db
       .updateTable(TABLE)
       .set({
         status: 'Paused',
-        error_message: sql<string>`COALESCE(error_message, 'server restart mid-run')`,
+        pauses: appendPause(RESTART_PAUSE_REASON),
+        active_ms: closeSegment('last_progress'),
+        running_since: null,
       })
       .where('status', 'in', ['Running', 'CancelRequested'])
       .returning(['id', 'job_name'])
       .execute();
     return rows.map((r) => ({ runId: r.id, jobName: r.job_name }));
+  }
+
+  /**
+   * The reconnect sweep: the given runs (this process's, no longer executed
+   * here) → Paused with `reason` in their history, when still Running or
+   * CancelRequested. Their cursor is the last checkpoint. Returns the ids paused.
+   */
+  async pauseRuns(runIds: readonly string[], reason: string): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    const rows = await this.#db
+      .updateTable(TABLE)
+      .set({
+        status: 'Paused',
+        pauses: appendPause(reason),
+        active_ms: closeSegment('last_progress'),
+        running_since: null,
+      })
+      .where('id', 'in', [...runIds])
+      .where('status', 'in', ['Running', 'CancelRequested'])
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id);
   }
 }

@@ -25,6 +25,7 @@ export class PgJobStore implements JobStore {
   readonly startedAt: Date;
   readonly params: Readonly<Record<string, unknown>>;
   readonly facts: RunFacts;
+  readonly connectionRetryMs: number | undefined;
   readonly #db: Kysely<RecoverableTables>;
   /**
    * The status the last checkpoint's UPDATE returned, not yet read: the batch
@@ -38,8 +39,10 @@ export class PgJobStore implements JobStore {
     run: Pick<RunRecord, 'runId' | 'startedAt'> &
       Partial<Pick<RunRecord, 'attempt' | 'attemptStartedAt' | 'cursor' | 'stats'>>,
     params: Readonly<Record<string, unknown>>,
+    connectionRetryMs?: number,
   ) {
     this.#db = db;
+    this.connectionRetryMs = connectionRetryMs;
     this.runId = run.runId;
     this.startedAt = run.startedAt;
     this.params = Object.freeze({ ...params });

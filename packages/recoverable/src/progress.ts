@@ -24,9 +24,14 @@ export const MAX_RESUME_MARKS = 8;
 export interface RunProgress {
   /** Items examined so far (`stats.scanned_count`), across pauses. */
   readonly processed: number;
-  /** The job's estimate of the total (`stats.total_estimate`), or `null` when unknown. */
+  /**
+   * The job's estimate of the total (`stats.total_estimate`), or `null` when
+   * unknown. Never below `processed`: an estimate the run has passed (rows
+   * added since it was taken) reads as unknown until Completed, when the
+   * total is what was processed. The raw estimate stays in `stats.total_estimate`.
+   */
   readonly total: number | null;
-  /** `processed / total` in [0, 1]; 1 once Completed; `null` when the total is unknown. */
+  /** `processed / total` in [0, 1], below 1 until Completed; `null` when the total is unknown. */
   readonly fraction: number | null;
   /** Items per second over the last minute of running time (pauses excluded), or `null` before two samples. */
   readonly rate_per_second: number | null;
@@ -41,14 +46,17 @@ export function computeProgress(stats: unknown, status: RunStatus): RunProgress 
   const s = isJsonObject(stats) ? stats : {};
   const processed = finiteOr(s['scanned_count'], 0);
   const totalRaw = s['total_estimate'];
-  const total = typeof totalRaw === 'number' && Number.isFinite(totalRaw) && totalRaw >= 0 ? totalRaw : null;
+  const estimate =
+    typeof totalRaw === 'number' && Number.isFinite(totalRaw) && totalRaw >= 0 ? totalRaw : null;
   const samples = readSamples(s['progress_samples']);
   const resumes = readNumbers(s['progress_resumed_at_ms']);
   const rate = rateOf(samples, resumes);
   if (status === 'Completed') {
-    return { processed, total, fraction: 1, rate_per_second: rate, eta_seconds: 0 };
+    return { processed, total: processed, fraction: 1, rate_per_second: rate, eta_seconds: 0 };
   }
-  const fraction = total === null ? null : total === 0 ? 1 : Math.min(1, processed / total);
+  // An estimate the run has reached or passed says nothing about what is left.
+  const total = estimate !== null && estimate > processed ? estimate : null;
+  const fraction = total === null ? null : processed / total;
   // A run that is not moving (Paused, Failed) has no current rate and no ETA.
   if (status === 'Paused' || status === 'Failed') {
     return { processed, total, fraction, rate_per_second: null, eta_seconds: null };

@@ -1,6 +1,7 @@
 import type { JobOutcome, Logger } from '@oxicloud/scheduler';
 import { ok, silentLogger } from '@oxicloud/scheduler';
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
+import { DATABASE_UNREACHABLE, isConnectionLoss } from './connection-retry.js';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
 import { PgJobStoreFactory } from './pg-job-store-factory.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
@@ -29,6 +30,17 @@ export interface RecoverableEngineOptions {
   readonly logger?: Logger;
   /** Called after each terminal write (alerts and findings mails hook here); contained if it throws. */
   readonly onRunFinished?: RunFinishedListener;
+  /**
+   * How long a batch loop retries after the database went away before the run
+   * lands `Paused` ('database unreachable'); handed to every `JobStore`.
+   * @defaultValue 60000
+   */
+  readonly connectionRetryMs?: number;
+  /**
+   * How often the reconnect sweep tries to pause runs of this process whose
+   * terminal write never landed. @defaultValue 2000
+   */
+  readonly reconnectSweepIntervalMs?: number;
 }
 
 /** What {@link RecoverableEngine.trigger} answers. */
@@ -114,14 +126,27 @@ export class RecoverableEngine {
   readonly #onRunFinished: RunFinishedListener | undefined;
   readonly #jobs = new Map<string, RecoverableJobHandler>();
   readonly #active = new Map<string, TrackedRun>();
+  /** Why each own run was asked to stop (its pause reason). */
+  readonly #stopReasons = new Map<string, string>();
+  /** Own runs no longer executed here whose terminal write never landed: the reconnect sweep pauses them. */
+  readonly #unlanded = new Map<string, string>();
+  /** Fires once shutdown has waited: terminal writes stop retrying. */
+  readonly #stopped = new AbortController();
+  readonly #reconnectSweepIntervalMs: number;
+  #reconnectTimer: NodeJS.Timeout | undefined;
   #closing = false;
 
   constructor(options: RecoverableEngineOptions) {
     if (!options?.pool) throw new TypeError('RecoverableEngine needs a pg pool (options.pool)');
+    const retry = options.connectionRetryMs;
+    if (retry !== undefined && (!Number.isFinite(retry) || retry < 0)) {
+      throw new TypeError(`connectionRetryMs must be a non-negative number of milliseconds, got ${retry}`);
+    }
     const db = new Kysely<RecoverableTables>({ dialect: new PostgresDialect({ pool: options.pool }) });
-    this.#factory = new PgJobStoreFactory(db);
+    this.#factory = new PgJobStoreFactory(db, retry === undefined ? {} : { connectionRetryMs: retry });
     this.#log = options.logger ?? silentLogger;
     this.#onRunFinished = options.onRunFinished;
+    this.#reconnectSweepIntervalMs = options.reconnectSweepIntervalMs ?? 2_000;
   }
 
   /** Adds a job. Throws `INVALID_JOB_NAME` (not snake_case) or `DUPLICATE_JOB`. */
@@ -221,10 +246,39 @@ export class RecoverableEngine {
    */
   async cancel(name: string): Promise<CancelResult> {
     this.#job(name);
+    try {
+      return await this.#cancel(name);
+    } catch (thrown) {
+      // The database is away: a run this process executes is stopped here, and
+      // lands Paused ('cancel requested') as soon as its terminal write can land.
+      const own = [...this.#active].find(([, t]) => t.job === name);
+      if (!own || !isConnectionLoss(thrown)) throw thrown;
+      const [runId, tracked] = own;
+      this.#stopReasons.set(runId, 'cancel requested');
+      tracked.controller.abort();
+      this.#log.warn(
+        {
+          target: RECOVERABLE_TARGET,
+          event: 'run.cancel_deferred',
+          job: name,
+          run_id: runId,
+          error: messageOf(thrown),
+        },
+        `the database is unreachable: run ${runId} of ${name} stops now and lands Paused once the database is back`,
+      );
+      return { run_id: runId, status: 'CancelRequested' };
+    }
+  }
+
+  async #cancel(name: string): Promise<CancelResult> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const runId = await this.#factory.requestCancel(name);
       if (runId !== null) {
-        this.#active.get(runId)?.controller.abort();
+        const own = this.#active.get(runId);
+        if (own) {
+          this.#stopReasons.set(runId, 'cancel requested');
+          own.controller.abort();
+        }
         return { run_id: runId, status: 'CancelRequested' };
       }
       const active = await this.#factory.activeRun(name);
@@ -255,7 +309,7 @@ export class RecoverableEngine {
       throw new RecoverableError('INVALID_PAGINATION', 'offset must be a non-negative integer');
     }
     const records = await this.#factory.listRuns(name, limit, offset);
-    return records.map(toRunSummary);
+    return records.map((r) => toRunSummary(r));
   }
 
   /** One run of the job. Throws `UNKNOWN_JOB`, `INVALID_RUN_ID` (not a UUID) or `RUN_NOT_FOUND`. */
@@ -278,8 +332,7 @@ export class RecoverableEngine {
 
   /**
    * The boot sweep: every Running or CancelRequested row (of any job) →
-   * Paused with `error_message` kept or set to 'server restart mid-run'.
-   * Never resumes. Call once at boot, before anything triggers. Returns the count.
+   * Paused, with 'server restart mid-run' in its pause history. Never resumes. Call once at boot, before anything triggers. Returns the count.
    */
   async sweep(): Promise<number> {
     const swept = await this.#factory.sweep();
@@ -306,7 +359,7 @@ export class RecoverableEngine {
     this.#closing = true;
     const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
     const tracked = [...this.#active];
-    await Promise.all(tracked.map(([runId]) => this.#requestStop(runId)));
+    await Promise.all(tracked.map(([runId]) => this.#requestStop(runId, 'server shutdown')));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled(tracked.map(([, t]) => t.done)),
@@ -315,6 +368,9 @@ export class RecoverableEngine {
       }),
     ]);
     clearTimeout(timer);
+    // Terminal writes still waiting for the database give up; the next boot sweep pauses those runs.
+    this.#stopped.abort();
+    clearTimeout(this.#reconnectTimer);
     const landed: Array<ActiveRun & { status: RunStatus | null }> = [];
     const pending: ActiveRun[] = [];
     for (const [run_id, t] of tracked) {
@@ -375,7 +431,7 @@ export class RecoverableEngine {
     const runId = acquired.record.runId;
     const controller = new AbortController();
     const external = options.signal;
-    const onExternalAbort = () => void this.#requestStop(runId);
+    const onExternalAbort = () => void this.#requestStop(runId, 'stopped by its caller');
     external?.addEventListener('abort', onExternalAbort, { once: true });
     const done = executeRun(job, this.#factory, acquired.record, {
       logger: this.#log,
@@ -383,21 +439,64 @@ export class RecoverableEngine {
       logRunLine: options.logRunLine ?? true,
       ...(this.#onRunFinished ? { onRunFinished: this.#onRunFinished } : {}),
       ...(options.startedAtMs === undefined ? {} : { startedAtMs: options.startedAtMs }),
+      stopRetrying: this.#stopped.signal,
+      pauseReason: () => this.#stopReasons.get(runId),
     }).then((result) => {
       tracked.result = result;
+      if (result.status === null && !this.#stopped.signal.aborted) this.#markUnlanded(runId, job.name);
       return result;
     });
     const tracked: TrackedRun = { job: job.name, controller, done };
     this.#active.set(runId, tracked);
     void done.finally(() => {
       this.#active.delete(runId);
+      this.#stopReasons.delete(runId);
       external?.removeEventListener('abort', onExternalAbort);
     });
     if (external?.aborted) onExternalAbort();
     return done;
   }
 
-  async #requestStop(runId: string): Promise<void> {
+  /**
+   * The reconnect sweep: runs of this process that no longer execute here but
+   * whose terminal write never landed → Paused at their last checkpoint
+   * ('database unreachable'). Retried every `reconnectSweepIntervalMs` until
+   * the database answers; returns the ids paused by this call.
+   */
+  async sweepOwnRuns(): Promise<string[]> {
+    const ids = [...this.#unlanded.keys()];
+    if (ids.length === 0) return [];
+    const paused = await this.#factory.pauseRuns(ids, DATABASE_UNREACHABLE);
+    for (const id of ids) this.#unlanded.delete(id);
+    if (paused.length > 0) {
+      this.#log.warn(
+        { target: RECOVERABLE_TARGET, event: 'run.reconnect_sweep', count: paused.length, run_ids: paused },
+        `the database is back: paused ${paused.length} run(s) of this process left Running`,
+      );
+    }
+    return paused;
+  }
+
+  #markUnlanded(runId: string, job: string): void {
+    this.#unlanded.set(runId, job);
+    if (this.#reconnectTimer !== undefined) return;
+    const tick = () => {
+      this.#reconnectTimer = undefined;
+      if (this.#stopped.signal.aborted || this.#unlanded.size === 0) return;
+      this.sweepOwnRuns().then(
+        () => undefined,
+        () => {
+          this.#reconnectTimer = setTimeout(tick, this.#reconnectSweepIntervalMs);
+          this.#reconnectTimer.unref?.();
+        },
+      );
+    };
+    this.#reconnectTimer = setTimeout(tick, this.#reconnectSweepIntervalMs);
+    this.#reconnectTimer.unref?.();
+  }
+
+  async #requestStop(runId: string, reason: string): Promise<void> {
+    if (!this.#stopReasons.has(runId)) this.#stopReasons.set(runId, reason);
     this.#active.get(runId)?.controller.abort();
     try {
       await this.#factory.requestCancelById(runId);

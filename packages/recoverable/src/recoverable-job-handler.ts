@@ -49,6 +49,14 @@ export interface RecoverableJobHandler {
    */
   validateParams?(raw: unknown): ParamsValidation;
   /**
+   * Validates the params of a fresh run only (a trigger that starts a new
+   * run), when the job wants a stricter rule for new input than for stored
+   * runs: for example unknown keys refused. Absent → `validateParams`. A
+   * resumed run is re-validated with `validateParams` only, so a stored run is
+   * never blocked by a rule added later. Same reserved keys as `validateParams`.
+   */
+  validateTriggerParams?(raw: unknown): ParamsValidation;
+  /**
    * The number of items the run will examine, when cheap to estimate (for
    * example `SELECT reltuples`), or `null`. Called at the start of each run
    * and resume; stored as `stats.total_estimate` for progress and ETA.

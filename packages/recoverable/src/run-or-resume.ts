@@ -1,7 +1,9 @@
 import { err, type JobOutcome, type Logger, logJobRun, ok, silentLogger } from '@oxicloud/scheduler';
+import { DATABASE_UNREACHABLE, isConnectionLoss } from './connection-retry.js';
+import type { JobStore } from './job-store.js';
 import type { JobStoreFactory } from './job-store-factory.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
-import type { RecoverableJobHandler } from './recoverable-job-handler.js';
+import type { ParamsValidation, RecoverableJobHandler } from './recoverable-job-handler.js';
 import { completed, failed, paused, type RunOutcome } from './run-outcome.js';
 import { describeCorruption, isJsonObject, type RunRecord } from './run-record.js';
 import type { RunStatus } from './run-status.js';
@@ -65,38 +67,55 @@ export interface ExecutedRun {
 
 const MAX_ACQUIRE_ATTEMPTS = 5;
 
-/** How long the terminal write is retried (the database may be briefly away) before the boot sweep is left to it. */
+/** How long the terminal write is retried on errors other than a lost connection. */
 const FINISH_RETRY_MS = 120_000;
 const FINISH_RETRY_MAX_DELAY_MS = 5_000;
 
 /**
- * The terminal write, retried with backoff for up to {@link FINISH_RETRY_MS}:
- * a run whose batch failed because Postgres went away must not stay `Running`
- * in the table once Postgres is back (a trigger would answer `already_running`
- * for a run nobody drives, until the next restart).
+ * The terminal write, retried with backoff: while the database is
+ * unreachable, until it lands or `stop` fires (shutdown); on any other error
+ * for up to {@link FINISH_RETRY_MS}. A run must not stay `Running` in the
+ * table once Postgres is back: a trigger would answer `already_running` for
+ * a run nobody drives.
  */
 async function finishWithRetry(
   factory: JobStoreFactory,
   runId: string,
   outcome: RunOutcome,
+  pauseReason: string | undefined,
+  stop: AbortSignal | undefined,
   onRetry: (attempt: number, thrown: unknown) => void,
 ): Promise<RunRecord> {
   const deadline = performance.now() + FINISH_RETRY_MS;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await factory.finishRun(runId, outcome);
+      // After an outage the time since the last checkpoint was not running time.
+      const outage = attempt > 1 || (outcome.kind === 'paused' && outcome.reason === DATABASE_UNREACHABLE);
+      return await factory.finishRun(runId, outcome, pauseReason, outage ? 'last_progress' : 'now');
     } catch (thrown) {
-      const delay = Math.min(FINISH_RETRY_MAX_DELAY_MS, 250 * 2 ** (attempt - 1));
-      if (performance.now() + delay > deadline || /vanished/.test(messageOf(thrown))) throw thrown;
+      const delay = Math.min(FINISH_RETRY_MAX_DELAY_MS, 250 * 2 ** Math.min(attempt - 1, 20));
+      const lost = isConnectionLoss(thrown);
+      if (stop?.aborted || /vanished/.test(messageOf(thrown))) throw thrown;
+      if (!lost && performance.now() + delay > deadline) throw thrown;
       onRetry(attempt, thrown);
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, delay);
+        function done(): void {
+          clearTimeout(timer);
+          stop?.removeEventListener('abort', done);
+          resolve();
+        }
+        stop?.addEventListener('abort', done, { once: true });
+      });
     }
   }
 }
 
 /**
- * Trigger params → the params to store: `validateParams` applied to the
- * params without `force`/`deep`, then `force` and `deep` added as booleans.
+ * Trigger params → the params to store: the job's `validateTriggerParams`
+ * (else `validateParams`) applied to the params without `force`/`deep`, then
+ * `force` and `deep` added as booleans. A `force` / `deep` in the params must
+ * be a JSON boolean (the query flags of the same name win over it).
  */
 export function prepareTriggerParams(
   job: RecoverableJobHandler,
@@ -105,20 +124,35 @@ export function prepareTriggerParams(
   const raw: unknown = args.params ?? {};
   if (!isJsonObject(raw)) return { ok: false, message: 'params must be a JSON object' };
   const { force: rawForce, deep: rawDeep, ...rest } = raw;
+  for (const [key, value] of [
+    ['force', rawForce],
+    ['deep', rawDeep],
+  ] as const) {
+    if (value !== undefined && typeof value !== 'boolean') {
+      return {
+        ok: false,
+        message: `${key} must be true or false (a JSON boolean), got ${JSON.stringify(value)}`,
+      };
+    }
+  }
   const force = args.force ?? rawForce === true;
   const deep = args.deep ?? rawDeep === true;
-  const validated = validateWith(job, rest);
+  const validated = validateWith(job, rest, job.validateTriggerParams ?? job.validateParams);
   if (!validated.ok) return validated;
   return { ok: true, params: { ...validated.params, force, deep } };
 }
 
-/** Stored params → the params the handler sees (re-validated; `force`/`deep` kept). */
+/**
+ * Stored params → the params the handler sees (re-validated with the lenient
+ * `validateParams`; `force`/`deep` kept): a stored run is never blocked by a
+ * rule only new triggers follow.
+ */
 function prepareStoredParams(
   job: RecoverableJobHandler,
   stored: Record<string, unknown>,
 ): { ok: true; params: Record<string, unknown> } | { ok: false; message: string } {
   const { force, deep, ...rest } = stored;
-  const validated = validateWith(job, rest);
+  const validated = validateWith(job, rest, job.validateParams);
   if (!validated.ok) return validated;
   return { ok: true, params: { ...validated.params, force: force === true, deep: deep === true } };
 }
@@ -126,11 +160,12 @@ function prepareStoredParams(
 function validateWith(
   job: RecoverableJobHandler,
   raw: Record<string, unknown>,
+  validate: RecoverableJobHandler['validateParams'],
 ): { ok: true; params: Record<string, unknown> } | { ok: false; message: string } {
-  if (!job.validateParams) return { ok: true, params: raw };
-  let result: ReturnType<NonNullable<RecoverableJobHandler['validateParams']>>;
+  if (!validate) return { ok: true, params: raw };
+  let result: ParamsValidation;
   try {
-    result = job.validateParams(raw);
+    result = validate.call(job, raw);
   } catch (thrown) {
     return { ok: false, message: messageOf(thrown) };
   }
@@ -248,7 +283,13 @@ export async function executeRun(
   job: RecoverableJobHandler,
   factory: JobStoreFactory,
   record: RunRecord,
-  options: Omit<RunOrResumeOptions, keyof RunArgs> & { readonly startedAtMs?: number } = {},
+  options: Omit<RunOrResumeOptions, keyof RunArgs> & {
+    readonly startedAtMs?: number;
+    /** Fires when the terminal write should stop being retried (shutdown). */
+    readonly stopRetrying?: AbortSignal;
+    /** Why a pause without a reason of its own happened ('cancel requested', 'server shutdown'). */
+    readonly pauseReason?: () => string | undefined;
+  } = {},
 ): Promise<ExecutedRun> {
   const log = options.logger ?? silentLogger;
   const startedAtMs = options.startedAtMs ?? performance.now();
@@ -259,18 +300,24 @@ export async function executeRun(
 
   let final: RunRecord;
   try {
-    final = await finishWithRetry(factory, runId, outcome, (attempt, thrown) =>
-      log.warn(
-        {
-          target: RECOVERABLE_TARGET,
-          event: 'run.finish_retry',
-          job: job.name,
-          run_id: runId,
-          attempt,
-          error: messageOf(thrown),
-        },
-        `could not write the terminal status of run ${runId} yet (the database?); retrying`,
-      ),
+    final = await finishWithRetry(
+      factory,
+      runId,
+      outcome,
+      options.pauseReason?.(),
+      options.stopRetrying,
+      (attempt, thrown) =>
+        log.warn(
+          {
+            target: RECOVERABLE_TARGET,
+            event: 'run.finish_retry',
+            job: job.name,
+            run_id: runId,
+            attempt,
+            error: messageOf(thrown),
+          },
+          `could not write the terminal status of run ${runId} yet (the database?); retrying`,
+        ),
     );
   } catch (thrown) {
     const message = `could not write the terminal status of run ${runId}: ${messageOf(thrown)}`;
@@ -351,16 +398,70 @@ async function runHandler(
       );
     }
   }
+  const store = trackCheckpoints(factory.storeFor(record, prepared.params), record.cursor);
   try {
-    const store = factory.storeFor(record, prepared.params);
     const outcome: unknown = await job.runResumable(store, signal);
     if (!isRunOutcome(outcome)) {
       return failed(`${job.name} returned something that is not a RunOutcome: ${JSON.stringify(outcome)}`);
     }
+    // Paused by an outage: at the last checkpoint that landed, whatever the
+    // loop believed; the reason is the cancel's or shutdown's when one stopped the retries.
+    if (outcome.kind === 'paused' && outcome.reason === DATABASE_UNREACHABLE) {
+      const cursor = store.lastCursor() ?? new Uint8Array(0);
+      return signal.aborted ? paused(cursor) : paused(cursor, DATABASE_UNREACHABLE);
+    }
     return outcome;
   } catch (thrown) {
+    // A lost connection is not a failure of the run: it pauses at its last
+    // checkpoint ('database unreachable', or the cancel/shutdown that stopped the retries).
+    if (isConnectionLoss(thrown)) {
+      log.warn(
+        {
+          target: RECOVERABLE_TARGET,
+          event: 'run.database_unreachable',
+          job: job.name,
+          run_id: record.runId,
+          error: messageOf(thrown),
+        },
+        `${job.name} run ${record.runId} lost the database; pausing at its last checkpoint`,
+      );
+      const cursor = store.lastCursor() ?? new Uint8Array(0);
+      return signal.aborted ? paused(cursor) : paused(cursor, DATABASE_UNREACHABLE);
+    }
     return failed(messageOf(thrown));
   }
+}
+
+/** A store that remembers the cursor of its last checkpoint that landed (else the run's stored one). */
+function trackCheckpoints(
+  store: JobStore,
+  stored: Uint8Array | null,
+): JobStore & { lastCursor(): Uint8Array | null } {
+  let last = stored;
+  return {
+    get runId() {
+      return store.runId;
+    },
+    get startedAt() {
+      return store.startedAt;
+    },
+    get params() {
+      return store.params;
+    },
+    get facts() {
+      return store.facts;
+    },
+    get connectionRetryMs() {
+      return store.connectionRetryMs;
+    },
+    status: () => store.status(),
+    loadCursor: () => store.loadCursor(),
+    async checkpoint(cursor, deltaCount, progress, writes) {
+      await store.checkpoint(cursor, deltaCount, progress, writes);
+      last = cursor;
+    },
+    lastCursor: () => last,
+  };
 }
 
 /**

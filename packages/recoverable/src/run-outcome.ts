@@ -8,9 +8,15 @@
  */
 export type RunOutcome =
   | { readonly kind: 'completed' }
-  | { readonly kind: 'paused'; readonly cursor: Uint8Array }
+  | {
+      readonly kind: 'paused';
+      readonly cursor: Uint8Array;
+      /** Why it paused, kept in the run's pause history (the engine supplies one when absent). */
+      readonly reason?: string;
+    }
   | { readonly kind: 'failed'; readonly message: string };
 
 export const completed = (): RunOutcome => ({ kind: 'completed' });
-export const paused = (cursor: Uint8Array): RunOutcome => ({ kind: 'paused', cursor });
+export const paused = (cursor: Uint8Array, reason?: string): RunOutcome =>
+  reason === undefined ? { kind: 'paused', cursor } : { kind: 'paused', cursor, reason };
 export const failed = (message: string): RunOutcome => ({ kind: 'failed', message });

@@ -18,11 +18,35 @@ export interface RunRecord {
   readonly cursor: Uint8Array | null;
   readonly stats: unknown;
   readonly params: unknown;
+  /** The message of a Failed run (older rows may carry one on other statuses). */
   readonly errorMessage: string | null;
   /** 1 on start, +1 on every resume. */
   readonly attempt: number;
   /** When the current attempt (start or resume) began. */
   readonly attemptStartedAt: Date;
+  /** Why and when the run was paused, oldest first (as stored; checked by {@link readPauses}). */
+  readonly pauses: unknown;
+  /** Milliseconds run in finished running segments. */
+  readonly activeMs: number;
+  /** Start of the current running segment, `null` when not running. */
+  readonly runningSince: Date | null;
+}
+
+/** One entry of a run's pause history. */
+export interface RunPause {
+  /** ISO 8601. */
+  readonly at: string;
+  readonly reason: string;
+}
+
+/** The well-formed entries of a stored pause history. */
+export function readPauses(value: unknown): RunPause[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((p: unknown) =>
+    isJsonObject(p) && typeof p['at'] === 'string' && typeof p['reason'] === 'string'
+      ? [{ at: p['at'], reason: p['reason'] }]
+      : [],
+  );
 }
 
 /** Maps a selected row to a {@link RunRecord}. An unknown status string reads as `Failed`, with a note. */
@@ -43,6 +67,9 @@ export function toRunRecord(row: Selectable<RecoverableRunsTable>): RunRecord {
       : (row.error_message ?? `corrupted row: unknown status ${JSON.stringify(row.status)}`),
     attempt: row.attempt ?? 1,
     attemptStartedAt: row.attempt_started_at ?? row.started_at,
+    pauses: row.pauses,
+    activeMs: Math.max(0, Number(row.active_ms) || 0),
+    runningSince: row.running_since ?? null,
   };
 }
 

@@ -1,5 +1,5 @@
 import { computeProgress, type RunProgress } from './progress.js';
-import { isJsonObject, type RunRecord } from './run-record.js';
+import { isJsonObject, type RunPause, type RunRecord, readPauses } from './run-record.js';
 import type { RunStatus } from './run-status.js';
 
 /** Keys of `stats` that only feed {@link RunProgress}; left out of {@link RunSummary.stats}. */
@@ -22,7 +22,16 @@ export interface RunSummary {
   readonly stats: Readonly<Record<string, unknown>>;
   /** The run's params; `force` and `deep` are set by the engine. */
   readonly params: Readonly<Record<string, unknown>>;
+  /** The message of a Failed run; `null` otherwise (a pause is history, see {@link RunSummary.pauses}). */
   readonly error_message: string | null;
+  /** Why the run is paused (the newest pause's reason) while it is Paused; `null` otherwise. */
+  readonly pause_reason: string | null;
+  /** Every pause of the run (the last 32), oldest first: when and why. */
+  readonly pauses: readonly RunPause[];
+  /** Milliseconds the run actually ran (paused time and server downtime left out). */
+  readonly active_ms: number;
+  /** Milliseconds from start to completion (or to now while not finished), everything included. */
+  readonly wall_ms: number;
   readonly progress: RunProgress;
 }
 
@@ -32,7 +41,7 @@ export function toHex(bytes: Uint8Array): string {
 }
 
 /** Builds the {@link RunSummary} of a stored run. Never throws, whatever the row holds. */
-export function toRunSummary(record: RunRecord): RunSummary {
+export function toRunSummary(record: RunRecord, nowMs: number = Date.now()): RunSummary {
   const stats: Record<string, unknown> = {};
   if (isJsonObject(record.stats)) {
     for (const [key, value] of Object.entries(record.stats)) {
@@ -42,6 +51,7 @@ export function toRunSummary(record: RunRecord): RunSummary {
     stats['corrupted'] = record.stats;
   }
   const params = isJsonObject(record.params) ? record.params : { corrupted: record.params };
+  const pauses = readPauses(record.pauses);
   return {
     run_id: record.runId,
     job_name: record.jobName,
@@ -53,6 +63,12 @@ export function toRunSummary(record: RunRecord): RunSummary {
     stats,
     params,
     error_message: record.errorMessage,
+    pause_reason: record.status === 'Paused' ? (pauses.at(-1)?.reason ?? null) : null,
+    pauses,
+    active_ms:
+      record.activeMs +
+      (record.runningSince === null ? 0 : Math.max(0, nowMs - record.runningSince.getTime())),
+    wall_ms: Math.max(0, (record.completedAt?.getTime() ?? nowMs) - record.startedAt.getTime()),
     progress: computeProgress(record.stats, record.status),
   };
 }

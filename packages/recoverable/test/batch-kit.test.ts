@@ -31,6 +31,9 @@ class MemoryJobStore implements JobStore {
   readonly stats: Record<string, number> = {};
   statuses: RunStatus[] = ['Running'];
   polls = 0;
+  connectionRetryMs: number | undefined = undefined;
+  /** Throws this from the next checkpoint after running its writes, applying nothing (a rolled-back transaction). */
+  failNextCheckpoint: Error | undefined = undefined;
   constructor(public cursor: Uint8Array | null = null) {}
   get facts(): RunFacts {
     return { attempt: 1, attemptStartedAt: this.startedAt, cursor: this.cursor, counters: this.stats };
@@ -48,6 +51,9 @@ class MemoryJobStore implements JobStore {
     writes?: BatchWrites,
   ) {
     const added = await writes?.({} as RunTransaction);
+    const failure = this.failNextCheckpoint;
+    this.failNextCheckpoint = undefined;
+    if (failure) throw failure;
     const counters = { ...progress?.counters };
     for (const [k, v] of Object.entries(added?.counters ?? {})) counters[k] = (counters[k] ?? 0) + v;
     deltaCount += added?.count ?? 0;
@@ -149,7 +155,7 @@ describe('runBatches over an item walk', () => {
       batch: itemBatch(
         items({
           processItem: async (k, tally) => {
-            if (k === keys[6]) throw new Error('connection terminated');
+            if (k === keys[6]) throw new Error('index corrupted');
             tally.count += 1;
           },
         }),
@@ -157,7 +163,7 @@ describe('runBatches over an item walk', () => {
     });
     expect(outcome).toEqual({
       kind: 'failed',
-      message: `test_walk: batch after blob hash ${keys[3]} failed: connection terminated`,
+      message: `test_walk: batch after blob hash ${keys[3]} failed: index corrupted`,
     });
     expect(store.checkpoints).toHaveLength(1);
   });
@@ -173,6 +179,89 @@ describe('runBatches over an item walk', () => {
       batch: itemBatch(items()),
     });
     expect(performance.now() - started).toBeGreaterThanOrEqual(75);
+  });
+});
+
+const refused = () =>
+  Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+
+describe('runBatches through a database outage', () => {
+  it('retries a batch whose fetch lost the connection, and completes with every item counted once', async () => {
+    const store = new MemoryJobStore();
+    let fetches = 0;
+    const outcome = await runBatches({
+      name: 'test_walk',
+      store,
+      signal: never,
+      batchSize: 4,
+      batch: itemBatch(
+        items({
+          fetchPage: async (after, limit) => {
+            fetches++;
+            if (fetches === 2 || fetches === 3) throw refused();
+            return keys.filter((k) => after === null || k > after).slice(0, limit);
+          },
+        }),
+      ),
+    });
+    expect(outcome).toEqual({ kind: 'completed' });
+    expect(store.stats['count']).toBe(10);
+    expect(store.checkpoints.map((c) => hex(c.cursor))).toEqual([keys[3], keys[7], keys[9]]);
+  });
+
+  it('replays a batch whose checkpoint transaction lost the connection: its writes count once', async () => {
+    const store = new MemoryJobStore();
+    let checkpointsTried = 0;
+    const writes: BatchWrites = async () => ({ count: 1, counters: { written: 1 } });
+    const outcome = await runBatches({
+      name: 'test_scan',
+      store,
+      signal: never,
+      batchSize: 5,
+      batch: async (cursor) => {
+        const at = cursor === null ? 0 : (cursor[0] as number);
+        if (++checkpointsTried === 2) store.failNextCheckpoint = refused();
+        return { cursor: Uint8Array.of(at + 5), done: at + 5 >= 15, scanned: 5, writes };
+      },
+    });
+    expect(outcome).toEqual({ kind: 'completed' });
+    expect(store.checkpoints.map((c) => c.cursor[0])).toEqual([5, 10, 15]);
+    expect(store.stats['count']).toBe(3);
+    expect(store.stats['written']).toBe(3);
+  });
+
+  it('past connectionRetryMs it pauses at the last checkpoint with "database unreachable", never failed', async () => {
+    const store = new MemoryJobStore();
+    store.connectionRetryMs = 100;
+    let fetches = 0;
+    const outcome = await runBatches({
+      name: 'test_walk',
+      store,
+      signal: never,
+      batchSize: 4,
+      batch: itemBatch(
+        items({
+          fetchPage: async (after, limit) => {
+            if (++fetches > 1) throw refused();
+            return keys.filter((k) => after === null || k > after).slice(0, limit);
+          },
+        }),
+      ),
+    });
+    expect(outcome).toMatchObject({ kind: 'paused', reason: 'database unreachable' });
+    expect(hex((outcome as { cursor: Uint8Array }).cursor)).toBe(keys[3]);
+  });
+
+  it('any other error still fails the run', async () => {
+    const outcome = await runBatches({
+      name: 'test_walk',
+      store: new MemoryJobStore(),
+      signal: never,
+      batch: async () => {
+        throw Object.assign(new Error('syntax error'), { code: '42601' });
+      },
+    });
+    expect(outcome).toMatchObject({ kind: 'failed' });
   });
 });
 

@@ -198,11 +198,18 @@ describe('boot sweep (Verification Part 2, item 5)', () => {
     e.register(job);
 
     expect(await e.sweep()).toBe(2);
+    // The pause is history (reason + time), not an error message.
     expect(await runRow(db.pool, a)).toMatchObject({
       status: 'Paused',
-      error_message: 'server restart mid-run',
+      error_message: null,
+      pauses: [{ reason: 'server restart mid-run' }],
     });
-    expect(await runRow(db.pool, b)).toMatchObject({ status: 'Paused', error_message: 'earlier note' });
+    expect(await runRow(db.pool, b)).toMatchObject({
+      status: 'Paused',
+      error_message: 'earlier note',
+      pauses: [{ reason: 'server restart mid-run' }],
+    });
+    expect((await e.getRun('crashed_job', a)).pause_reason).toBe('server restart mid-run');
     expect((await runRow(db.pool, done))?.status).toBe('Completed');
     expect(job.seen).toHaveLength(0);
     const warn = log.events('run.boot_sweep');
@@ -218,6 +225,11 @@ describe('boot sweep (Verification Part 2, item 5)', () => {
     const row = await runRow(db.pool, a);
     expect(row?.status).toBe('Completed');
     expect(row?.stats['count']).toBe(50);
+    // Completed: no error; the pause stays in the history, with its time.
+    const summary = await e.getRun('crashed_job', a);
+    expect(summary).toMatchObject({ error_message: null, pause_reason: null });
+    expect(summary.pauses).toHaveLength(1);
+    expect(Number.isNaN(Date.parse(summary.pauses[0]?.at ?? ''))).toBe(false);
   });
 });
 
@@ -310,6 +322,45 @@ describe('params, listing and lookups', () => {
     const ok = await e.trigger('strict_job', { params: { limit: 3 }, force: true });
     await e.whenIdle();
     expect((await runRow(db.pool, ok.run_id))?.params).toEqual({ limit: 3, force: true, deep: false });
+  });
+
+  it('validateTriggerParams is the rule of a fresh run only: a stored run resumes under validateParams', async () => {
+    const id = randomUUID();
+    await db.pool.query(
+      `INSERT INTO jobs.recoverable_runs (id, job_name, status, started_at, last_progress_at, cursor, stats, params)
+       VALUES ($1, 'two_rules_job', 'Paused', now(), now(), '\\x00000001', '{"count": 1}', '{"extra": "old", "force": false, "deep": false}')`,
+      [id],
+    );
+    const e = engine();
+    const job = walker('two_rules_job', {
+      total: 3,
+      batch: 1,
+      validateParams: (raw) => ({ ok: true, params: raw as Record<string, unknown> }),
+      validateTriggerParams: (raw) =>
+        Object.keys(raw as object).length === 0
+          ? { ok: true, params: {} }
+          : { ok: false, message: `unknown keys: ${Object.keys(raw as object).join(', ')}` },
+    });
+    e.register(job);
+    // The stored run resumes with its unknown key, whatever the new params say.
+    expect(await e.trigger('two_rules_job', { params: { extra: 'new' } })).toMatchObject({
+      run_id: id,
+      resumed: true,
+    });
+    await e.whenIdle();
+    expect(job.seen[0]?.params).toEqual({ extra: 'old', force: false, deep: false });
+    expect((await runRow(db.pool, id))?.status).toBe('Completed');
+    // A fresh run follows the strict rule.
+    expect(await codeOf(e.trigger('two_rules_job', { params: { extra: 'new' } }))).toBe('INVALID_PARAMS');
+    // force / deep in the params are JSON booleans or absent.
+    const error = await e.trigger('two_rules_job', { params: { force: 'maybe' } }).catch((x: unknown) => x);
+    expect((error as RecoverableError).code).toBe('INVALID_PARAMS');
+    expect((error as RecoverableError).message).toContain(
+      'force must be true or false (a JSON boolean), got "maybe"',
+    );
+    const fresh = await e.trigger('two_rules_job', { params: { deep: true } });
+    await e.whenIdle();
+    expect((await runRow(db.pool, fresh.run_id))?.params).toEqual({ force: false, deep: true });
   });
 
   it('listRuns is newest first with paging; getRun validates the id', async () => {

@@ -63,7 +63,7 @@ describe('computeProgress', () => {
     });
   });
 
-  it('past the estimate the ETA is unknown, not 0, and the fraction stays at 1', () => {
+  it('past the estimate the total, fraction and ETA are unknown (never a total below processed); Completed → total = processed', () => {
     const stats = {
       scanned_count: 250,
       total_estimate: 200,
@@ -72,7 +72,18 @@ describe('computeProgress', () => {
         [10_000, 250],
       ],
     };
-    expect(computeProgress(stats, 'Running')).toMatchObject({ fraction: 1, eta_seconds: null });
+    expect(computeProgress(stats, 'Running')).toMatchObject({
+      processed: 250,
+      total: null,
+      fraction: null,
+      eta_seconds: null,
+    });
+    expect(computeProgress({ ...stats, scanned_count: 200 }, 'Paused')).toMatchObject({
+      total: null,
+      fraction: null,
+    });
+    expect(computeProgress({ ...stats, scanned_count: 199 }, 'Running').fraction).toBeLessThan(1);
+    expect(computeProgress(stats, 'Completed')).toMatchObject({ processed: 250, total: 250, fraction: 1 });
   });
 
   it('unknown total → fraction and ETA null; Completed → fraction 1, ETA 0; odd stats never throw', () => {

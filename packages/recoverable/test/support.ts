@@ -52,6 +52,7 @@ export interface WalkerOptions {
   delayMs?: number;
   estimate?: number | null;
   validateParams?: (raw: unknown) => ParamsValidation;
+  validateTriggerParams?: (raw: unknown) => ParamsValidation;
   /** Ignore the abort signal and status polls. */
   stubborn?: boolean;
 }
@@ -67,6 +68,7 @@ export function walker(name: string, options: WalkerOptions) {
     name,
     seen,
     ...(options.validateParams ? { validateParams: options.validateParams } : {}),
+    ...(options.validateTriggerParams ? { validateTriggerParams: options.validateTriggerParams } : {}),
     ...(options.estimate !== undefined ? { estimateTotal: async () => options.estimate ?? null } : {}),
     async runResumable(store: JobStore, signal: AbortSignal): Promise<RunOutcome> {
       let position = decodeCursor(await store.loadCursor());
@@ -90,7 +92,7 @@ export function walker(name: string, options: WalkerOptions) {
 
 export async function runRow(pool: Pool, runId: string) {
   const { rows } = await pool.query(
-    'SELECT id, job_name, status, cursor, stats, params, error_message, completed_at FROM jobs.recoverable_runs WHERE id = $1',
+    'SELECT id, job_name, status, cursor, stats, params, error_message, completed_at, pauses, active_ms FROM jobs.recoverable_runs WHERE id = $1',
     [runId],
   );
   return rows[0] as
@@ -103,6 +105,8 @@ export async function runRow(pool: Pool, runId: string) {
         params: Record<string, unknown>;
         error_message: string | null;
         completed_at: Date | null;
+        pauses: Array<{ at: string; reason: string }>;
+        active_ms: string;
       }
     | undefined;
 }

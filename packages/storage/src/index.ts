@@ -28,6 +28,8 @@ export { PgMediaFileRepository } from './postgres/pg-media-file-repository.js';
 export { PgOrphanBlobRepository } from './postgres/pg-orphan-blob-repository.js';
 export { PgTrashRepository } from './postgres/pg-trash-repository.js';
 export { PgUsageRepository } from './postgres/pg-usage-repository.js';
+export type { ReserveBlobOptions, ReserveBlobStatus, ReservedBlob } from './postgres/reserve-blob.js';
+export { reserveBlob } from './postgres/reserve-blob.js';
 export type { PgQueryable, UserRow } from './postgres/users-repository.js';
 export { PgUsersRepository } from './postgres/users-repository.js';
 export type { StorageErrorCode } from './storage-error.js';

@@ -13,6 +13,8 @@
  *   stored (or announced) under.
  * - `BACKEND_ERROR`: the disk, the S3 service or a hashing worker failed;
  *   the original error is the `cause`.
+ * - `BLOB_BEING_DELETED`: `reserveBlob` could not reserve a blob that
+ *   `dedup_gc` is deleting (it held the row past the lock timeout); retry.
  * - `INVALID_CONFIG`: a factory option or environment variable is out of its
  *   allowed range; the message names it, the bad value and what is allowed.
  */
@@ -24,6 +26,7 @@ export const STORAGE_ERROR_CODES = [
   'HASH_MISMATCH',
   'BACKEND_ERROR',
   'INVALID_CONFIG',
+  'BLOB_BEING_DELETED',
 ] as const;
 
 /** One of {@link STORAGE_ERROR_CODES}. */

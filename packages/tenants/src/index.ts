@@ -91,10 +91,16 @@ export type {
 export type {
   OrphanBlobCandidate,
   OrphanBlobRepository,
-  OrphanCollectResult,
+  OrphanFinishResult,
+  OrphanMarkResult,
 } from './ports/orphan-blob-repository.js';
 export type { ScanPage } from './ports/scan-page.js';
-export type { TrashPurgeBatch, TrashRepository } from './ports/trash-repository.js';
+export type {
+  TrashFolderBatch,
+  TrashFolderCursor,
+  TrashPurgeBatch,
+  TrashRepository,
+} from './ports/trash-repository.js';
 export type { UsageCorrection, UsageReconcileResult, UsageRepository } from './ports/usage-repository.js';
 export type { MediaReextractJob, MediaReextractParams } from './reextract-audio/index.js';
 export {

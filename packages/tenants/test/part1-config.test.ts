@@ -117,7 +117,13 @@ describe('Part 1 tenant configs from env', () => {
       createGrantCleanupJob({ repository, config: { intervalMs: null, graceMs: -1, batchSize: 10 } }),
     ).toThrow(TenantsError);
     const trash = {
-      purgeFolderBatch: async () => ({ selected: 0, folders: 0, files: 0 }),
+      purgeFolderBatch: async () => ({
+        selected: 0,
+        folders: 0,
+        files: 0,
+        skippedLiveDescendants: [],
+        next: null,
+      }),
       purgeFileBatch: async () => ({ selected: 0, folders: 0, files: 0 }),
     };
     expect(() =>

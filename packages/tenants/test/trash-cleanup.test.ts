@@ -1,19 +1,33 @@
 import { defaultRunArgs, type JobOutcomeOk } from '@oxicloud/scheduler';
 import { describe, expect, it } from 'vitest';
-import type { TrashPurgeBatch, TrashRepository } from '../src/ports/trash-repository.js';
+import type {
+  TrashFolderBatch,
+  TrashFolderCursor,
+  TrashPurgeBatch,
+  TrashRepository,
+} from '../src/ports/trash-repository.js';
 import { createTrashCleanupJob, type TrashCleanupConfig } from '../src/trash-cleanup/index.js';
-import { FIXED_NOW, fixedNow, liveSignal } from './part1-support.js';
+import { FIXED_NOW, fixedNow, liveSignal, recordingLogger } from './part1-support.js';
 
 const config: TrashCleanupConfig = { intervalMs: 86_400_000, retentionDays: 30, batchSize: 2 };
 
 /** A repository that serves queued batches and records the calls. */
-function fakeTrash(folderBatches: TrashPurgeBatch[], fileBatches: TrashPurgeBatch[]) {
-  const calls: { kind: 'folders' | 'files'; cutoff: Date; limit: number }[] = [];
+function fakeTrash(
+  folderBatches: (TrashPurgeBatch & Partial<TrashFolderBatch>)[],
+  fileBatches: TrashPurgeBatch[],
+) {
+  const calls: {
+    kind: 'folders' | 'files';
+    cutoff: Date;
+    limit: number;
+    after?: TrashFolderCursor | null;
+  }[] = [];
   const empty: TrashPurgeBatch = { selected: 0, folders: 0, files: 0 };
   const repository: TrashRepository = {
-    async purgeFolderBatch(cutoff, limit) {
-      calls.push({ kind: 'folders', cutoff, limit });
-      return folderBatches.shift() ?? empty;
+    async purgeFolderBatch(cutoff, limit, after) {
+      calls.push({ kind: 'folders', cutoff, limit, after });
+      const batch = folderBatches.shift() ?? empty;
+      return { skippedLiveDescendants: [], next: null, ...batch };
     },
     async purgeFileBatch(cutoff, limit) {
       calls.push({ kind: 'files', cutoff, limit });
@@ -61,9 +75,9 @@ describe('trash_cleanup', () => {
 
   it('stops between batches when the signal fires, reporting the progress', async () => {
     const controller = new AbortController();
-    const batches: TrashPurgeBatch[] = [
-      { selected: 2, folders: 2, files: 3 },
-      { selected: 2, folders: 2, files: 0 },
+    const batches: TrashFolderBatch[] = [
+      { selected: 2, folders: 2, files: 3, skippedLiveDescendants: [], next: null },
+      { selected: 2, folders: 2, files: 0, skippedLiveDescendants: [], next: null },
     ];
     let calls = 0;
     const repository: TrashRepository = {
@@ -88,7 +102,13 @@ describe('trash_cleanup', () => {
 
   it('turns a repository failure into err with the progress so far', async () => {
     const repository: TrashRepository = {
-      purgeFolderBatch: async () => ({ selected: 1, folders: 1, files: 1 }),
+      purgeFolderBatch: async () => ({
+        selected: 1,
+        folders: 1,
+        files: 1,
+        skippedLiveDescendants: [],
+        next: null,
+      }),
       purgeFileBatch: async () => {
         throw new Error('connection reset');
       },
@@ -98,5 +118,26 @@ describe('trash_cleanup', () => {
       kind: 'err',
       message: 'trash_cleanup failed after purging 2 items (1 folders, 1 files): connection reset',
     });
+  });
+
+  it('walks past roots it had to skip (cursor), counts them and names them in a warn line', async () => {
+    const cursor1 = { trashedAt: '2026-01-01 00:00:00.000001+00', id: 'r2' };
+    const { repository, calls } = fakeTrash(
+      [
+        { selected: 2, folders: 1, files: 3, skippedLiveDescendants: ['r2'], next: cursor1 },
+        { selected: 1, folders: 0, files: 0, skippedLiveDescendants: ['r3'], next: { ...cursor1, id: 'r3' } },
+      ],
+      [],
+    );
+    const logger = recordingLogger();
+    const outcome = (await createTrashCleanupJob({ repository, config, logger, now: fixedNow }).run(
+      defaultRunArgs,
+      liveSignal(),
+    )) as JobOutcomeOk;
+    expect(calls.filter((c) => c.kind === 'folders').map((c) => c.after)).toEqual([null, cursor1]);
+    expect(outcome.extra).toMatchObject({ folders: 1, files: 3, skipped_live_descendants: 2 });
+    const line = logger.lines.find((l) => l.fields['event'] === 'trash_cleanup.skipped_live_descendants');
+    expect(line?.level).toBe('warn');
+    expect(line?.fields['folder_ids']).toEqual(['r2', 'r3']);
   });
 });

@@ -224,13 +224,15 @@ describe('files_consistency', () => {
   });
 
   it('skips files younger than the grace window unless forced (grace from the run start)', async () => {
-    const hash = randomHash(); // no blob row: missing
+    const hash = randomHash(); // its blob row goes right after the file lands: missing
+    await sql('INSERT INTO storage.blobs (hash, size) VALUES ($1, 5)', [hash]);
     const young = (
       await sql(
         `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size) VALUES ($1, $2, 'new', $3, 5) RETURNING id`,
         [world.driveId, world.work, hash],
       )
     ).rows[0].id;
+    await sql('DELETE FROM storage.blobs WHERE hash = $1', [hash]);
     const youngInTrash = (
       await sql(
         `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size) VALUES ($1, $2, 'new2', $3, 5) RETURNING id`,

@@ -37,6 +37,7 @@ describe('migrations', () => {
       );
       expect(tables.rows.map((r) => r.t)).toEqual([
         'auth.users',
+        'jobs.job_registrations',
         'jobs.recoverable_runs',
         'jobs.run_findings',
         'storage.audio_metadata',

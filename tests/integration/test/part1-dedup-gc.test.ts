@@ -54,6 +54,8 @@ describe('dedup_gc on Postgres + LocalFsBlobStorage', () => {
       blobs_deleted: 3,
       bytes_freed: old1.size + old2.size + old3.size,
       blobs_kept: 0,
+      skipped_referenced: 0,
+      resumed: 0,
       grace_seconds: 3600,
       forced: false,
     });
@@ -104,7 +106,9 @@ describe('dedup_gc on Postgres + LocalFsBlobStorage', () => {
         }
         return candidates;
       },
-      collectOrphans: (hashes, cutoff, deleteBytes) => real.collectOrphans(hashes, cutoff, deleteBytes),
+      listMarked: (options) => real.listMarked(options),
+      markForDeletion: (hashes, cutoff) => real.markForDeletion(hashes, cutoff),
+      finishDeletion: (hashes, deleteBytes) => real.finishDeletion(hashes, deleteBytes),
     };
     const outcome = (await gcJob(hooked).run(defaultRunArgs, signal())) as JobOutcomeOk;
     expect(listed).toContain(target.hash);

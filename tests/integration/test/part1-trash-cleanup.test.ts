@@ -13,6 +13,7 @@ import {
   insertFile,
   insertFolder,
   insertUser,
+  recordingLogger,
   storageDb,
 } from './part1-fixtures.js';
 
@@ -117,5 +118,55 @@ describe('trash_cleanup on Postgres', () => {
     expect(await countRows(pool, 'storage.files', 'is_trashed')).toBe(0);
     expect(await countRows(pool, 'storage.files', 'drive_id = $1', [drive])).toBe(0);
     await fresh.drop();
+  });
+
+  it('never purges live files or folders under a trashed folder past retention: the root is skipped, counted and named', async () => {
+    const fresh = await createTestDatabase();
+    const pool = fresh.pool;
+    try {
+      const drive = await insertDrive(pool, await insertUser(pool, 'carol'), 'main');
+      const old = ago(40 * DAY);
+      const blob = await insertBlob(pool, 'carol blob');
+      const file = (name: string, folderId: string, trashedAt: Date | null) =>
+        insertFile(pool, { driveId: drive, folderId, name, hash: blob.hash, size: blob.size, trashedAt });
+      // T was trashed 40 days ago but 10 files in it, and a sub-folder S with a file, are live.
+      const t = await insertFolder(pool, drive, null, 'T', old);
+      for (let i = 0; i < 10; i++) await file(`live-${i}`, t, null);
+      const s = await insertFolder(pool, drive, t, 'S');
+      await file('live-in-s', s, null);
+      await file('trashed-in-t', t, old);
+      // U, inside T, is trashed with everything in it: it goes on its own.
+      const u = await insertFolder(pool, drive, t, 'U', old);
+      await file('trashed-in-u', u, old);
+      // Z is old trash with nothing live: purged as before.
+      const z = await insertFolder(pool, drive, null, 'Z', old);
+      await file('trashed-in-z', z, old);
+
+      const logger = recordingLogger();
+      const job = createTrashCleanupJob({
+        repository: new PgTrashRepository(storageDb(pool)),
+        config: { ...trashCleanupConfigFromEnv({}), batchSize: 1 },
+        logger,
+      });
+      const outcome = (await job.run(defaultRunArgs, new AbortController().signal)) as JobOutcomeOk;
+      expect(outcome.kind).toBe('ok');
+      // Folders U and Z with their files; then the trashed file left in T by the file phase.
+      expect(outcome.extra).toMatchObject({ folders: 2, files: 3, skipped_live_descendants: 1 });
+
+      const live = await pool.query<{ name: string }>('SELECT name FROM storage.files WHERE NOT is_trashed');
+      expect(live.rows).toHaveLength(11);
+      const folders = await pool.query<{ name: string }>('SELECT name FROM storage.folders ORDER BY name');
+      expect(folders.rows.map((f) => f.name)).toEqual(['S', 'T']);
+      const line = logger.lines.find((l) => l.fields['event'] === 'trash_cleanup.skipped_live_descendants');
+      expect(line?.level).toBe('warn');
+      expect(line?.fields['folder_ids']).toEqual([t]);
+
+      // The next run skips it again (and does not loop on it).
+      const again = (await job.run(defaultRunArgs, new AbortController().signal)) as JobOutcomeOk;
+      expect(again.extra).toMatchObject({ folders: 0, files: 0, skipped_live_descendants: 1 });
+      expect(await countRows(pool, 'storage.files', 'NOT is_trashed')).toBe(11);
+    } finally {
+      await fresh.drop();
+    }
   });
 });

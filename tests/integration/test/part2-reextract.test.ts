@@ -72,6 +72,11 @@ afterEach(async () => {
 async function addFile(name: string, mime: string, bytes: Uint8Array, storeBytes = true): Promise<string> {
   const hash = blake3Hex(bytes);
   if (storeBytes) await blobs.put(hash, bytes, bytes.length);
+  // A file may only reference a blob that has a row (migration 0007).
+  await db.pool.query(
+    'INSERT INTO storage.blobs (hash, size) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING',
+    [hash, bytes.length],
+  );
   const { rows } = await db.pool.query(
     `INSERT INTO storage.files (drive_id, name, blob_hash, size, mime_type) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
     [driveId, name, hash, bytes.length, mime],

@@ -41,20 +41,35 @@ const timeoutParser = parser((v) => parseSeconds(v, 0.1, 86_400));
 const intervalParser = parser((v) => parseSeconds(v, 0.1, 3600));
 const paramsParser = parser(parseParams);
 
-const EXIT_CODES_HELP = `
-Exit codes:
-  0    success; with --follow: the run completed (consistency_batch: its outcome is ok)
-  1    the API refused or failed the request, the server is unreachable,
-       a triggered periodic job's outcome is err, or a followed run failed
-  2    a bad command-line value, or no admin token (nothing was sent)
-  3    with --follow: the run ended paused (cancelled, or the server stopped);
-       \`oxijobs jobs trigger <name>\` resumes it
-  130  interrupted (Ctrl-C) while following; the run itself goes on
-
-Environment:
-  OXICLOUD_ADMIN_URL    admin API base URL (default ${DEFAULT_ADMIN_URL}); --url overrides
-  OXICLOUD_ADMIN_TOKEN  admin bearer token; --token overrides; mint one with \`oxijobs token --user admin\`
-`;
+/** Exit codes and environment of a `jobs` command; the `--follow` lines only where it follows. */
+function exitCodesHelp(options: { readonly follow?: boolean; readonly trigger?: boolean } = {}): string {
+  const lines = [
+    '',
+    'Exit codes:',
+    options.follow
+      ? '  0    success; with --follow: the run completed (consistency_batch: its outcome is ok)'
+      : '  0    success',
+    options.trigger
+      ? "  1    the API refused or failed the request, the server is unreachable,\n       a triggered periodic job's outcome is err, or a followed run failed"
+      : options.follow
+        ? '  1    the API refused or failed the request, the server is unreachable, or a followed run failed'
+        : '  1    the API refused or failed the request, or the server is unreachable',
+    '  2    a bad command-line value, or no admin token (nothing was sent)',
+    ...(options.follow
+      ? [
+          '  3    with --follow: the run ended paused (cancelled, or the server stopped);',
+          '       `oxijobs jobs trigger <name>` resumes it',
+          '  130  interrupted (Ctrl-C) while following; the run itself goes on',
+        ]
+      : []),
+    '',
+    'Environment (read by this command):',
+    `  OXICLOUD_ADMIN_URL    admin API base URL (default ${DEFAULT_ADMIN_URL}); --url overrides`,
+    '  OXICLOUD_ADMIN_TOKEN  admin bearer token; --token overrides; mint one with `oxijobs token --user admin`',
+    '',
+  ];
+  return lines.join('\n');
+}
 
 /** Flags every `jobs` subcommand takes. */
 interface CommonFlags {
@@ -64,14 +79,16 @@ interface CommonFlags {
   readonly json?: boolean;
 }
 
-function addCommonOptions(command: Command): Command {
+function addCommonOptions(command: Command, options: { readonly trigger?: boolean } = {}): Command {
   return command
     .option('--url <url>', `admin API base URL (env OXICLOUD_ADMIN_URL, default ${DEFAULT_ADMIN_URL})`)
     .option('--token <token>', 'admin bearer token (env OXICLOUD_ADMIN_TOKEN; `oxijobs token --user admin`)')
     .addOption(
       new Option(
         '--timeout <seconds>',
-        `per-request timeout (default ${DEFAULT_TIMEOUT_SECONDS}; a periodic job's trigger waits up to 3600)`,
+        options.trigger
+          ? `per-request timeout (default ${DEFAULT_TIMEOUT_SECONDS}; a periodic job's trigger waits up to 3600)`
+          : `per-request timeout (default ${DEFAULT_TIMEOUT_SECONDS})`,
       ).argParser(timeoutParser),
     )
     .option('--json', "print the API's JSON document instead of a table");
@@ -137,7 +154,7 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
   const jobs = program
     .command('jobs')
     .description("client of a running server's admin API: list, trigger, cancel, runs, findings")
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', exitCodesHelp({ follow: true, trigger: true }))
     .configureOutput({
       outputError: (text, write) => write(`oxijobs: ${text.replace(/^error: /, '')}`),
     })
@@ -148,7 +165,7 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
   addCommonOptions(
     jobs.command('list').description('list the registered jobs: schedule, state, last outcome'),
   )
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', exitCodesHelp())
     .action(action(env, (ctx) => listCommand(ctx)));
 
   addFollowOptions(
@@ -167,11 +184,12 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
           ),
         )
         .option('--follow', 'show live progress until the run ends (exit 0 completed, 1 failed, 3 paused)'),
+      { trigger: true },
     ),
   )
     .addHelpText(
       'after',
-      `\nExamples:\n  oxijobs jobs trigger trash_cleanup --force\n  oxijobs jobs trigger files_consistency --params '{"batch_size":500}' --follow\n  oxijobs jobs trigger consistency_batch --deep --follow\n${EXIT_CODES_HELP}`,
+      `\nPeriodic jobs take --force only (consistency_batch also --deep); --params and --deep on another periodic job are refused.\n\nExamples:\n  oxijobs jobs trigger trash_cleanup --force\n  oxijobs jobs trigger files_consistency --params '{"batch_size":500}' --follow\n  oxijobs jobs trigger consistency_batch --deep --follow\n${exitCodesHelp({ follow: true, trigger: true })}`,
     )
     .action(
       action(
@@ -195,7 +213,7 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
       .description("ask a recoverable job's active run to pause at its next batch boundary")
       .argument('<name>', 'job name'),
   )
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', exitCodesHelp())
     .action(action(env, (ctx, _flags, name: string) => cancelCommand(ctx, name)));
 
   addCommonOptions(
@@ -206,7 +224,7 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
       .addOption(new Option('--limit <n>', 'how many runs, 1-500 (default 50)').argParser(runsLimitParser))
       .addOption(new Option('--offset <n>', 'skip this many runs').argParser(offsetParser)),
   )
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', exitCodesHelp())
     .action(
       action(env, (ctx, flags, name: string) =>
         runsCommand(ctx, name, {
@@ -226,7 +244,7 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
         .option('--follow', 'show live progress until the run ends (exit 0 completed, 1 failed, 3 paused)'),
     ),
   )
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', exitCodesHelp({ follow: true }))
     .action(
       action(
         env,
@@ -246,13 +264,16 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
       .argument('<name>', 'job name')
       .argument('<id>', 'run id')
       .addOption(new Option('--severity <severity>', 'only this severity').choices(SEVERITIES))
-      .option('--kind <kind>', 'only this finding kind (e.g. missing_blob)')
+      .option(
+        '--kind <kind>',
+        'only this finding kind (e.g. missing_blob; an unknown kind lists the allowed ones)',
+      )
       .addOption(
         new Option('--limit <n>', 'how many findings, 1-1000 (default 100)').argParser(findingsLimitParser),
       )
       .addOption(new Option('--offset <n>', 'skip this many findings').argParser(offsetParser)),
   )
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', exitCodesHelp())
     .action(
       action(env, (ctx, flags, name: string, id: string) =>
         findingsCommand(ctx, name, id, {

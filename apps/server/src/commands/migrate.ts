@@ -9,7 +9,7 @@ import { createLogger } from '../logger.js';
  * one summary line on stdout.
  */
 export async function migrateCommand(config: ServerConfig): Promise<void> {
-  const logger = createLogger({ level: config.logLevel, destination: 'stderr' });
+  const logger = createLogger({ level: config.logLevel, destination: 'stderr', format: config.logFormat });
   const db = await openDatabase(config, logger, { max: 1 });
   try {
     const { applied } = await applyMigrations(db.pool, logger);

@@ -5,6 +5,7 @@ import {
   type DatasetOptions,
   datasetOptionsFromFlags,
   describeDatasetReport,
+  describeFaultResources,
   generateDataset,
   isDatasetError,
 } from '@oxicloud/dataset';
@@ -45,10 +46,15 @@ export function seedOptionsFromCli(parsed: Readonly<Record<string, unknown>>): D
 /**
  * `oxijobs seed`: fills the database and the configured blob backend with a
  * generated dataset (`generateDataset` from `@oxicloud/dataset`), with the
- * named faults injected; prints the report's summary on stdout.
+ * named faults injected; prints the report's summary on stdout, and with
+ * `--list-resources` every resource each fault touched.
  */
-export async function seedCommand(config: ServerConfig, options: DatasetOptions): Promise<void> {
-  const logger = createLogger({ level: config.logLevel, destination: 'stderr' });
+export async function seedCommand(
+  config: ServerConfig,
+  options: DatasetOptions,
+  output: { readonly listResources?: boolean } = {},
+): Promise<void> {
+  const logger = createLogger({ level: config.logLevel, destination: 'stderr', format: config.logFormat });
   const blobs = createBlobStorage(config.storage);
   const db = await openDatabase(config, logger, { max: 4 });
   try {
@@ -72,6 +78,7 @@ export async function seedCommand(config: ServerConfig, options: DatasetOptions)
     });
     if (showProgress) process.stderr.write('\n');
     process.stdout.write(`${describeDatasetReport(report)}\n`);
+    if (output.listResources) process.stdout.write(`${describeFaultResources(report)}\n`);
   } catch (error) {
     if (isDatasetError(error)) throw new ServerError('BAD_ARGUMENT', error.message, { cause: error });
     throw error;

@@ -1,4 +1,7 @@
+import { smtpConfigFromEnv } from '@oxicloud/alerts';
 import type { Logger } from '@oxicloud/scheduler';
+import { PgAdminRecipients } from '@oxicloud/storage';
+import type pg from 'pg';
 import { resolveJwtSecret } from '../auth/jwt-secret.js';
 import { composeServer } from '../compose.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -7,27 +10,23 @@ import { openDatabase } from '../database/open-database.js';
 import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.js';
 import { listen } from '../http-listener.js';
 import { createLogger, SERVER_TARGET } from '../logger.js';
+import { metricsConfigFromEnv } from '../metrics/metrics-config.js';
+import { startMetricsListener } from '../metrics/start-metrics-listener.js';
+import { nextStopRequest } from './shutdown-signals.js';
 
-function nextSignal(logger: Logger): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', on);
-      process.off('SIGINT', on);
-      // A second signal while shutting down: give up waiting.
-      const force = (again: NodeJS.Signals) => {
-        logger.error(
-          { target: SERVER_TARGET, event: 'server.forced_exit', signal: again },
-          `${again} during shutdown: exiting now`,
-        );
-        process.exit(1);
-      };
-      process.once('SIGTERM', force);
-      process.once('SIGINT', force);
-      resolve(signal);
-    };
-    process.on('SIGTERM', on);
-    process.on('SIGINT', on);
-  });
+/** SMTP is set up but no admin has an address: every alert would be skipped. Say so at boot. */
+async function warnWhenAlertsReachNobody(
+  pool: pg.Pool,
+  env: Readonly<Record<string, string | undefined>>,
+  logger: Logger,
+): Promise<void> {
+  if (smtpConfigFromEnv(env) === null) return;
+  if ((await new PgAdminRecipients(pool).adminEmails()).length > 0) return;
+  logger.warn(
+    { target: SERVER_TARGET, event: 'alerts.no_recipients' },
+    'OXICLOUD_SMTP_HOST is set but no admin has an e-mail address: alerts will not be sent. ' +
+      'Set OXICLOUD_ADMIN_EMAIL (used for the user "admin" at the next boot) or run `pnpm oxijobs users set-email admin you@example.org`',
+  );
 }
 
 /**
@@ -40,15 +39,19 @@ export async function serveCommand(
   config: ServerConfig,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<void> {
-  const logger = createLogger({ level: config.logLevel, destination: 'stdout' });
+  const logger = createLogger({ level: config.logLevel, destination: 'stdout', format: config.logFormat });
   const tenants = tenantConfigsFromEnv(env);
-  const signal = nextSignal(logger);
+  const metricsConfig = metricsConfigFromEnv(env);
+  let forceStop: () => void = () => undefined;
+  const signal = nextStopRequest(logger, () => forceStop());
   const db = await openDatabase(config, logger);
+  forceStop = () => db.stopNow();
   let composed: ReturnType<typeof composeServer> | undefined;
   let http: Awaited<ReturnType<typeof listen>>;
+  let metrics: Awaited<ReturnType<typeof startMetricsListener>> = null;
   try {
     await applyMigrations(db.pool, logger);
-    await ensureFirstAdmin(db.pool, logger);
+    await ensureFirstAdmin(db.pool, logger, config.adminEmail);
     const jwt = await resolveJwtSecret(config);
     if (jwt.source === 'generated') {
       logger.info(
@@ -60,8 +63,11 @@ export async function serveCommand(
     // The boot sweep lands before the HTTP port opens: no trigger can see a
     // run a crash left Running as "already running".
     await composed.start();
+    metrics = await startMetricsListener(composed.metrics, metricsConfig, logger);
     http = await listen(composed.app.fetch, config.http);
+    await warnWhenAlertsReachNobody(db.pool, env, logger);
   } catch (error) {
+    await metrics?.close().catch(() => undefined);
     await composed?.stop().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
@@ -85,6 +91,7 @@ export async function serveCommand(
     `${received}: shutting down`,
   );
   await http.close();
+  await metrics?.close();
   await composed.stop();
   await db.close();
   logger.info({ target: SERVER_TARGET, event: 'server.stopped' }, 'shut down cleanly');

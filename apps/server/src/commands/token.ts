@@ -16,12 +16,12 @@ export async function tokenCommand(
   config: ServerConfig,
   options: { readonly user: string; readonly expiresInSeconds: number },
 ): Promise<void> {
-  const logger = createLogger({ level: config.logLevel, destination: 'stderr' });
+  const logger = createLogger({ level: config.logLevel, destination: 'stderr', format: config.logFormat });
   const db = await openDatabase(config, logger, { max: 2 });
   let token: string;
   try {
     await applyMigrations(db.pool, logger);
-    await ensureFirstAdmin(db.pool, logger);
+    await ensureFirstAdmin(db.pool, logger, config.adminEmail);
     const users = new PgUsersRepository(db.pool);
     const user = await users.findByUsername(options.user);
     if (!user) {

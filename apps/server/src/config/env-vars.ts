@@ -11,6 +11,9 @@ export const CONFIG_DEFAULTS = {
   embeddedPostgresPort: 54329,
   logLevel: 'info',
   storageBackend: 'local',
+  databaseRetrySeconds: 60,
+  /** 64 KiB: run params are a small JSON object. */
+  httpMaxBodyBytes: 64 * 1024,
 } as const;
 
 /** One row of the configuration table. */
@@ -39,6 +42,11 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     meaning: 'HTTP listen address (0.0.0.0 = all)',
   },
   {
+    name: 'OXICLOUD_HTTP_MAX_BODY_BYTES',
+    default: String(CONFIG_DEFAULTS.httpMaxBodyBytes),
+    meaning: 'largest request body the admin API reads, 1024-16777216 bytes; larger ones get 413',
+  },
+  {
     name: 'OXICLOUD_EMBEDDED_POSTGRES_PORT',
     default: String(CONFIG_DEFAULTS.embeddedPostgresPort),
     meaning: 'port of the embedded Postgres on 127.0.0.1 (ignored with DATABASE_URL)',
@@ -54,9 +62,26 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     meaning: 'development | production (production refuses to start without OXICLOUD_JWT_SECRET)',
   },
   {
+    name: 'OXICLOUD_DATABASE_RETRY_SECONDS',
+    default: String(CONFIG_DEFAULTS.databaseRetrySeconds),
+    meaning:
+      'seconds a run retries its batch while the database is unreachable before it lands Paused ("database unreachable"; a trigger resumes it), 0-86400',
+  },
+  {
     name: 'OXICLOUD_LOG_LEVEL',
     default: CONFIG_DEFAULTS.logLevel,
-    meaning: 'fatal | error | warn | info | debug | trace | silent (JSON lines on stdout)',
+    meaning: 'fatal | error | warn | info | debug | trace | silent',
+  },
+  {
+    name: 'OXICLOUD_LOG_FORMAT',
+    default: '(pretty at a terminal, json otherwise)',
+    meaning: 'json | pretty: JSON lines, or readable lines',
+  },
+  {
+    name: 'OXICLOUD_ADMIN_EMAIL',
+    default: '(unset)',
+    meaning:
+      'e-mail address of the first admin (and of "admin" at a later boot when it has none); alerts go there',
   },
   {
     name: 'OXICLOUD_PUBLIC_BASE_URL',
@@ -69,11 +94,76 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     meaning:
       'local | s3 (s3 reads OXICLOUD_S3_BUCKET, _REGION, _ENDPOINT, _ACCESS_KEY_ID, _SECRET_ACCESS_KEY, _FORCE_PATH_STYLE, _PREFIX)',
   },
+  {
+    name: 'OXICLOUD_METRICS_ADDR',
+    default: '127.0.0.1:9464',
+    meaning: 'host:port of the Prometheus /metrics listener (its own port, loopback by default); empty = off',
+  },
+  {
+    name: 'OXICLOUD_METRICS_TOKEN',
+    default: '(unset: no token)',
+    meaning: 'bearer token every /metrics scrape must send, at least 16 characters',
+  },
+  {
+    name: 'OXICLOUD_FRESHNESS_CHECK_INTERVAL_SECONDS',
+    default: '60',
+    meaning: 'how often overdue jobs are looked for and mailed (job_overdue); 0 = never',
+  },
 ];
 
-/** The variables as help text: one aligned line each. */
-export function envVarsHelp(): string {
-  const width = Math.max(...ENV_VARS.map((v) => v.name.length));
-  const lines = ENV_VARS.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} [default: ${v.default}]`);
-  return `\nEnvironment:\n${lines.join('\n')}\n\nJobs read their own knobs (OXICLOUD_TRASH_CLEANUP_*, OXICLOUD_TRASH_RETENTION_DAYS,\nOXICLOUD_STORAGE_USAGE_RECONCILE_*, OXICLOUD_DEDUP_GC_*, OXICLOUD_GRANT_CLEANUP_*, OXICLOUD_JOB_<NAME>_*);\nalerts read OXICLOUD_SMTP_*. The README lists them all.\n`;
+/** The alert variables (read by @oxicloud/alerts). */
+export const SMTP_VARS: readonly EnvVarDoc[] = [
+  { name: 'OXICLOUD_SMTP_HOST', default: '(unset: no alerts)', meaning: 'SMTP server of the alert mails' },
+  { name: 'OXICLOUD_SMTP_PORT', default: '587 (465 with tls)', meaning: 'SMTP port (1-65535)' },
+  {
+    name: 'OXICLOUD_SMTP_SECURE',
+    default: 'starttls',
+    meaning: 'none | starttls | tls (none for a plain relay on port 25 or a local sink)',
+  },
+  { name: 'OXICLOUD_SMTP_USER', default: '(unset)', meaning: 'SMTP AUTH user; with OXICLOUD_SMTP_PASSWORD' },
+  { name: 'OXICLOUD_SMTP_PASSWORD', default: '(unset)', meaning: 'SMTP AUTH password' },
+  {
+    name: 'OXICLOUD_SMTP_FROM',
+    default: '(required with a host)',
+    meaning: 'sender, e.g. OxiCloud <alerts@example.org>',
+  },
+];
+
+/** Every documented variable by name. */
+const BY_NAME = new Map([...ENV_VARS, ...SMTP_VARS].map((v) => [v.name, v]));
+
+/** The variables every command that opens the server's database reads. */
+export const DATABASE_VAR_NAMES = [
+  'DATABASE_URL',
+  'OXICLOUD_DATA_DIR',
+  'OXICLOUD_EMBEDDED_POSTGRES_PORT',
+  'OXICLOUD_ADMIN_EMAIL',
+  'OXICLOUD_LOG_LEVEL',
+  'OXICLOUD_LOG_FORMAT',
+] as const;
+
+/**
+ * Help text listing the variables a command reads: one aligned line each,
+ * then `extra` lines (variables documented elsewhere, e.g. the jobs' knobs).
+ */
+export function envVarsHelp(names?: readonly string[], extra: readonly string[] = []): string {
+  const vars =
+    names === undefined
+      ? [...ENV_VARS, ...SMTP_VARS]
+      : names.map((n) => BY_NAME.get(n)).filter((v) => v !== undefined);
+  const width = Math.max(...vars.map((v) => v.name.length));
+  const lines = vars.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} [default: ${v.default}]`);
+  return `\nEnvironment (read by this command):\n${[...lines, ...extra.map((l) => `  ${l}`)].join('\n')}\n`;
 }
+
+/** The jobs' own knobs, as `serve --help` lists them (each job reads its variables itself). */
+export const JOB_VARS_HELP: readonly string[] = [
+  'OXICLOUD_TRASH_CLEANUP_INTERVAL_HOURS, OXICLOUD_TRASH_RETENTION_DAYS, OXICLOUD_TRASH_CLEANUP_BATCH_SIZE',
+  'OXICLOUD_STORAGE_USAGE_RECONCILE_INTERVAL_SECONDS',
+  'OXICLOUD_DEDUP_GC_GRACE_SECONDS, OXICLOUD_DEDUP_GC_BATCH_SIZE',
+  'OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS, OXICLOUD_GRANT_CLEANUP_GRACE_SECONDS, OXICLOUD_GRANT_CLEANUP_BATCH_SIZE',
+  'OXICLOUD_DB_POOL_MONITOR_INTERVAL_SECONDS',
+  "OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL (true | false: one job's alerts)",
+  'OXICLOUD_JOB_<NAME>_MAX_AGE_HOURS, OXICLOUD_JOB_STORAGE_CONSISTENCY_DEEP_MAX_AGE_HOURS (freshness: overdue after 1.5x)',
+  'OXICLOUD_S3_BUCKET, _REGION, _ENDPOINT, _ACCESS_KEY_ID, _SECRET_ACCESS_KEY, _FORCE_PATH_STYLE, _PREFIX (S3 storage)',
+];

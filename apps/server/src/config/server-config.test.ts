@@ -23,14 +23,24 @@ describe('loadConfig', () => {
       dataDir: '/srv/.oxicloud',
       postgresDir: '/srv/.oxicloud/postgres',
       embeddedPostgresPort: 54329,
-      http: { host: '127.0.0.1', port: 8086 },
+      http: { host: '127.0.0.1', port: 8086, maxBodyBytes: 65536 },
       jwtSecret: undefined,
       logLevel: 'info',
+      databaseRetryMs: 60_000,
+      logFormat: undefined,
+      adminEmail: undefined,
       publicBaseUrl: 'http://127.0.0.1:8086',
       storage: { backend: 'local', root: '/srv/.oxicloud/blobs' },
       backends: { localRoot: '/srv/.oxicloud/blobs', s3: null },
     });
     expect(CONFIG_DEFAULTS.embeddedPostgresPort).not.toBe(5432);
+  });
+
+  it('OXICLOUD_DATABASE_RETRY_SECONDS: whole seconds 0-86400, else an error naming it', () => {
+    expect(loadConfig({ OXICLOUD_DATABASE_RETRY_SECONDS: '5' }, '/srv').databaseRetryMs).toBe(5_000);
+    expect(() => loadConfig({ OXICLOUD_DATABASE_RETRY_SECONDS: '1.5' }, '/srv')).toThrow(
+      /OXICLOUD_DATABASE_RETRY_SECONDS="1.5": must be a whole number of seconds from 0 to 86400/,
+    );
   });
 
   it('reads every variable, treating empty values as unset', () => {
@@ -40,20 +50,25 @@ describe('loadConfig', () => {
         OXICLOUD_DATA_DIR: '/var/lib/oxi',
         OXICLOUD_HTTP_PORT: '9000',
         OXICLOUD_HTTP_HOST: '0.0.0.0',
+        OXICLOUD_HTTP_MAX_BODY_BYTES: '1048576',
         OXICLOUD_EMBEDDED_POSTGRES_PORT: '',
         OXICLOUD_JWT_SECRET: 'x'.repeat(32),
         OXICLOUD_ENV: 'Production',
         OXICLOUD_LOG_LEVEL: 'debug',
         OXICLOUD_PUBLIC_BASE_URL: 'https://jobs.example.org/',
+        OXICLOUD_LOG_FORMAT: 'Pretty',
+        OXICLOUD_ADMIN_EMAIL: ' ops@example.org ',
       },
       '/srv',
     );
     expect(config).toMatchObject({
+      logFormat: 'pretty',
+      adminEmail: 'ops@example.org',
       env: 'production',
       databaseUrl: 'postgres://u:p@db:5432/x',
       dataDir: '/var/lib/oxi',
       embeddedPostgresPort: 54329,
-      http: { host: '0.0.0.0', port: 9000 },
+      http: { host: '0.0.0.0', port: 9000, maxBodyBytes: 1_048_576 },
       logLevel: 'debug',
       publicBaseUrl: 'https://jobs.example.org',
     });
@@ -67,7 +82,15 @@ describe('loadConfig', () => {
       OXICLOUD_LOG_LEVEL: 'loud',
       OXICLOUD_STORAGE_BACKEND: 'ftp',
       OXICLOUD_PUBLIC_BASE_URL: 'jobs.example.org',
+      OXICLOUD_LOG_FORMAT: 'xml',
+      OXICLOUD_ADMIN_EMAIL: 'ops-at-example',
+      OXICLOUD_HTTP_MAX_BODY_BYTES: '0x10000',
     });
+    expect(message).toContain('OXICLOUD_LOG_FORMAT="xml": must be one of json, pretty');
+    expect(message).toContain('OXICLOUD_ADMIN_EMAIL="ops-at-example": must be an e-mail address');
+    expect(message).toContain(
+      'OXICLOUD_HTTP_MAX_BODY_BYTES="0x10000": must be a plain decimal integer from 1024 to 16777216 (bytes)',
+    );
     expect(message).toContain('OXICLOUD_HTTP_PORT="abc": must be an integer from 1 to 65535');
     expect(message).toContain('OXICLOUD_EMBEDDED_POSTGRES_PORT="70000": must be from 1 to 65535');
     expect(message).toContain('OXICLOUD_ENV="prod": must be one of development, production');

@@ -1,4 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path';
+import { MAX_BODY_BYTES_RANGE } from '@oxicloud/admin-api';
 import { type S3BlobStorageOptions, StorageError, s3ConfigFromEnv } from '@oxicloud/storage';
 import { z } from 'zod';
 import { ServerError } from '../server-error.js';
@@ -7,6 +8,10 @@ import { CONFIG_DEFAULTS } from './env-vars.js';
 /** The log levels pino knows. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** How log lines are written: JSON lines, or readable lines for a person at a terminal. */
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Where the blobs live. */
 export type BlobStorageConfig =
@@ -23,10 +28,21 @@ export interface ServerConfig {
   /** `<dataDir>/postgres`: the embedded Postgres cluster. */
   readonly postgresDir: string;
   readonly embeddedPostgresPort: number;
-  readonly http: { readonly host: string; readonly port: number };
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    /** The largest request body the admin API reads (`OXICLOUD_HTTP_MAX_BODY_BYTES`). */
+    readonly maxBodyBytes: number;
+  };
   /** `undefined` = generated and kept in `<dataDir>/jwt-secret` (not allowed in production). */
   readonly jwtSecret: string | undefined;
   readonly logLevel: LogLevel;
+  /** How long a run's batch loop rides out a database outage before the run lands Paused (`OXICLOUD_DATABASE_RETRY_SECONDS`). */
+  readonly databaseRetryMs: number;
+  /** `undefined` = readable lines when the output is a terminal, JSON lines otherwise. */
+  readonly logFormat: LogFormat | undefined;
+  /** The address the first admin gets (`OXICLOUD_ADMIN_EMAIL`), for alerts. */
+  readonly adminEmail: string | undefined;
   /** No trailing slash. */
   readonly publicBaseUrl: string;
   readonly storage: BlobStorageConfig;
@@ -57,6 +73,23 @@ const port = (fallback: number) =>
           .int()
           .min(1, { error: 'must be from 1 to 65535' })
           .max(65535, { error: 'must be from 1 to 65535' }),
+      )
+      .default(fallback),
+  );
+
+const byteCount = (fallback: number, min: number, max: number) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^\d+$/, { error: `must be a plain decimal integer from ${min} to ${max} (bytes)` })
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(min, { error: `must be from ${min} to ${max} (bytes)` })
+          .max(max, { error: `must be from ${min} to ${max} (bytes)` }),
       )
       .default(fallback),
   );
@@ -98,6 +131,11 @@ const EnvSchema = z.object({
       })
       .default(CONFIG_DEFAULTS.httpHost),
   ),
+  OXICLOUD_HTTP_MAX_BODY_BYTES: byteCount(
+    CONFIG_DEFAULTS.httpMaxBodyBytes,
+    MAX_BODY_BYTES_RANGE.min,
+    MAX_BODY_BYTES_RANGE.max,
+  ),
   OXICLOUD_EMBEDDED_POSTGRES_PORT: port(CONFIG_DEFAULTS.embeddedPostgresPort),
   OXICLOUD_JWT_SECRET: z.preprocess(
     unsetIfEmpty,
@@ -105,6 +143,27 @@ const EnvSchema = z.object({
   ),
   OXICLOUD_ENV: oneOf(['development', 'production'], CONFIG_DEFAULTS.env),
   OXICLOUD_LOG_LEVEL: oneOf(LOG_LEVELS, CONFIG_DEFAULTS.logLevel),
+  OXICLOUD_DATABASE_RETRY_SECONDS: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^\d+$/, { error: 'must be a whole number of seconds from 0 to 86400' })
+      .transform(Number)
+      .pipe(z.number().int().max(86_400, { error: 'must be a whole number of seconds from 0 to 86400' }))
+      .default(CONFIG_DEFAULTS.databaseRetrySeconds),
+  ),
+  OXICLOUD_LOG_FORMAT: z.preprocess(
+    (v) => (typeof unsetIfEmpty(v) === 'string' ? (v as string).trim().toLowerCase() : undefined),
+    z
+      .enum(LOG_FORMATS, {
+        error: `must be one of ${LOG_FORMATS.join(', ')} (unset: pretty at a terminal, JSON otherwise)`,
+      })
+      .optional(),
+  ),
+  OXICLOUD_ADMIN_EMAIL: z.preprocess(
+    (v) => (typeof unsetIfEmpty(v) === 'string' ? (v as string).trim() : undefined),
+    z.email({ error: 'must be an e-mail address, for example ops@example.org' }).optional(),
+  ),
   OXICLOUD_PUBLIC_BASE_URL: httpUrl,
   OXICLOUD_STORAGE_BACKEND: oneOf(['local', 's3'], CONFIG_DEFAULTS.storageBackend),
 });
@@ -179,9 +238,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     dataDir,
     postgresDir: join(dataDir, 'postgres'),
     embeddedPostgresPort: v.OXICLOUD_EMBEDDED_POSTGRES_PORT,
-    http: { host, port: v.OXICLOUD_HTTP_PORT },
+    http: { host, port: v.OXICLOUD_HTTP_PORT, maxBodyBytes: v.OXICLOUD_HTTP_MAX_BODY_BYTES },
     jwtSecret: v.OXICLOUD_JWT_SECRET,
     logLevel: v.OXICLOUD_LOG_LEVEL,
+    databaseRetryMs: v.OXICLOUD_DATABASE_RETRY_SECONDS * 1000,
+    logFormat: v.OXICLOUD_LOG_FORMAT,
+    adminEmail: v.OXICLOUD_ADMIN_EMAIL,
     publicBaseUrl: (v.OXICLOUD_PUBLIC_BASE_URL ?? `http://${shownHost}:${v.OXICLOUD_HTTP_PORT}`).replace(
       /\/+$/,
       '',

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { ServerConfig } from '../config/server-config.js';
 import { SERVER_TARGET } from '../logger.js';
 import { ServerError } from '../server-error.js';
+import { startPostmaster } from './postmaster.js';
 
 /** The database the server uses inside the embedded cluster. */
 export const EMBEDDED_DATABASE = 'oxicloud';
@@ -22,6 +23,11 @@ export interface EmbeddedPostgresHandle {
   readonly owned: boolean;
   /** Stops the cluster when owned; a no-op otherwise. */
   stop(): Promise<void>;
+  /**
+   * Asks an owned cluster to stop now (SIGINT: fast shutdown) without
+   * waiting, for a forced exit; a no-op otherwise.
+   */
+  stopNow(): void;
 }
 
 const SIGNAL_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
@@ -152,7 +158,7 @@ export async function startOrReuseEmbeddedPostgres(
       { target: SERVER_TARGET, event: 'database.embedded_reused', port, data_dir: config.postgresDir },
       `using the running embedded Postgres on 127.0.0.1:${port}`,
     );
-    return { url: running, owned: false, stop: async () => undefined };
+    return { url: running, owned: false, stop: async () => undefined, stopNow: () => undefined };
   }
 
   const isRoot = process.getuid?.() === 0;
@@ -178,41 +184,39 @@ export async function startOrReuseEmbeddedPostgres(
     );
   }
 
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const stderr: string[] = [];
-  const cluster = new EmbeddedPostgres({
-    databaseDir: config.postgresDir,
-    port,
-    user: EMBEDDED_USER,
-    password,
-    persistent: true,
-    createPostgresUser: isRoot,
-    onLog: () => undefined,
-    onError: (message: unknown) => {
-      stderr.push(String(message));
-    },
-  });
-  try {
-    if (!initialised) {
-      logger.info(
-        { target: SERVER_TARGET, event: 'database.embedded_initialise', data_dir: config.postgresDir },
-        `initialising the embedded Postgres in ${config.postgresDir}`,
-      );
-      await cluster.initialise();
-    }
-    await cluster.start();
-  } catch (cause) {
-    const detail = [cause instanceof Error ? cause.message : String(cause), ...stderr.slice(-3)]
-      .join(' ')
-      .replace(/\s+/g, ' ')
-      .slice(0, 600);
-    throw new ServerError(
-      'DATABASE_UNAVAILABLE',
-      `the embedded Postgres in ${config.postgresDir} could not start on 127.0.0.1:${port} (${detail}); ` +
-        'set OXICLOUD_EMBEDDED_POSTGRES_PORT to a free port, or DATABASE_URL to use another Postgres',
-      { cause },
+  if (!initialised) {
+    const EmbeddedPostgres = await importEmbeddedPostgres();
+    const initdbErrors: string[] = [];
+    const cluster = new EmbeddedPostgres({
+      databaseDir: config.postgresDir,
+      port,
+      user: EMBEDDED_USER,
+      password,
+      persistent: true,
+      createPostgresUser: isRoot,
+      onLog: () => undefined,
+      onError: (message: unknown) => {
+        initdbErrors.push(String(message));
+      },
+    });
+    logger.info(
+      { target: SERVER_TARGET, event: 'database.embedded_initialise', data_dir: config.postgresDir },
+      `initialising the embedded Postgres in ${config.postgresDir}`,
     );
+    try {
+      await cluster.initialise();
+    } catch (cause) {
+      throw new ServerError(
+        'DATABASE_UNAVAILABLE',
+        `initdb failed in ${config.postgresDir}: ${[(cause as Error)?.message, ...initdbErrors.slice(-3)].filter(Boolean).join(' ')}`,
+        { cause },
+      );
+    }
   }
+  // pg_ctl starts the postmaster in its own session: a Ctrl-C on the terminal
+  // (SIGINT to the foreground process group) does not reach it, and the
+  // server stops it itself after its runs are paused.
+  const postmaster = await startPostmaster(config, port);
   const admin = new pg.Client({ connectionString: urlFor(port, password).replace(/\/[^/]+$/, '/postgres') });
   try {
     await admin.connect();
@@ -232,11 +236,16 @@ export async function startOrReuseEmbeddedPostgres(
     async stop() {
       if (stopped) return;
       stopped = true;
-      await cluster.stop();
+      await postmaster.stop();
       logger.info(
         { target: SERVER_TARGET, event: 'database.embedded_stopped', port },
         'embedded Postgres stopped',
       );
+    },
+    stopNow() {
+      if (stopped) return;
+      stopped = true;
+      postmaster.stopNow();
     },
   };
 }

@@ -15,6 +15,8 @@ export interface OpenDatabase {
   readonly source: DatabaseSource;
   /** Closes the pool, then stops the embedded Postgres when this process started it. */
   close(): Promise<void>;
+  /** For a forced exit: asks an embedded Postgres this process started to stop, without waiting. */
+  stopNow(): void;
 }
 
 function redact(url: string): string {
@@ -42,6 +44,7 @@ export async function openDatabase(
   let url: string;
   let source: DatabaseSource;
   let stopEmbedded: () => Promise<void> = async () => undefined;
+  let stopEmbeddedNow: () => void = () => undefined;
   if (config.databaseUrl !== undefined) {
     url = config.databaseUrl;
     source = 'DATABASE_URL';
@@ -50,6 +53,7 @@ export async function openDatabase(
     url = embedded.url;
     source = embedded.owned ? 'embedded' : 'embedded (reused)';
     stopEmbedded = () => embedded.stop();
+    stopEmbeddedNow = () => embedded.stopNow();
   }
   const pool = new pg.Pool({
     connectionString: url,
@@ -66,7 +70,10 @@ export async function openDatabase(
   });
   // A CHECKED-OUT client (kysely holds one per query or transaction) has no pool listener: losing its
   // connection would emit an unhandled 'error' and kill the process. Its query rejects anyway; log only.
+  const open = new Set<pg.PoolClient>();
   pool.on('connect', (client) => {
+    open.add(client);
+    client.on('end', () => open.delete(client));
     client.on('error', (error) => {
       logger.warn(
         { target: SERVER_TARGET, event: 'database.connection_lost', error: error.message, checked_out: true },
@@ -98,7 +105,12 @@ export async function openDatabase(
       if (closed) return;
       closed = true;
       await pool.end().catch(() => undefined);
+      // pool.end() resolves once it has asked each client to close, not when the
+      // sockets are closed: wait (briefly) so stopping Postgres cuts no connection.
+      const deadline = Date.now() + 2_000;
+      while (open.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       await stopEmbedded();
     },
+    stopNow: () => stopEmbeddedNow(),
   };
 }

@@ -38,15 +38,49 @@ export async function applyMigrations(pool: pg.Pool, logger: Logger): Promise<{ 
 }
 
 /**
- * First boot: when no user has role `admin`, creates one named `admin` and
- * logs how to get a token for it.
+ * First boot: when no user has role `admin`, creates one named `admin` (with
+ * `adminEmail` as its address when given) and logs how to get a token for it.
+ * At a later boot `adminEmail` goes to the user `admin` when it has no
+ * address yet; a different address it already has is kept, and a line says so.
  */
-export async function ensureFirstAdmin(pool: pg.Pool, logger: Logger): Promise<void> {
-  const created = await new PgUsersRepository(pool).ensureFirstAdmin(FIRST_ADMIN_USERNAME);
+export async function ensureFirstAdmin(pool: pg.Pool, logger: Logger, adminEmail?: string): Promise<void> {
+  const users = new PgUsersRepository(pool);
+  const created = await users.ensureFirstAdmin(FIRST_ADMIN_USERNAME, adminEmail);
   if (created) {
     logger.info(
-      { target: SERVER_TARGET, event: 'admin.created', user_id: created.id, username: created.username },
-      `no admin user existed: created "${created.username}"; get a bearer token with \`pnpm oxijobs token --user ${created.username}\``,
+      {
+        target: SERVER_TARGET,
+        event: 'admin.created',
+        user_id: created.id,
+        username: created.username,
+        email: adminEmail ?? null,
+      },
+      `no admin user existed: created "${created.username}"${adminEmail ? ` <${adminEmail}>` : ''}; get a bearer token with \`pnpm oxijobs token --user ${created.username}\``,
+    );
+    return;
+  }
+  if (adminEmail === undefined) return;
+  const previous = await users.setEmail(FIRST_ADMIN_USERNAME, adminEmail, { onlyIfUnset: true });
+  if (previous === undefined) {
+    logger.warn(
+      { target: SERVER_TARGET, event: 'admin.email_unused', username: FIRST_ADMIN_USERNAME },
+      `OXICLOUD_ADMIN_EMAIL is set but there is no user "${FIRST_ADMIN_USERNAME}"; set an admin's address with \`oxijobs users set-email <username> ${adminEmail}\``,
+    );
+  } else if (previous === null) {
+    logger.info(
+      { target: SERVER_TARGET, event: 'admin.email_set', username: FIRST_ADMIN_USERNAME, email: adminEmail },
+      `admin "${FIRST_ADMIN_USERNAME}" had no e-mail address: set to ${adminEmail} (OXICLOUD_ADMIN_EMAIL)`,
+    );
+  } else if (previous !== adminEmail) {
+    logger.info(
+      {
+        target: SERVER_TARGET,
+        event: 'admin.email_kept',
+        username: FIRST_ADMIN_USERNAME,
+        email: previous,
+        ignored: adminEmail,
+      },
+      `admin "${FIRST_ADMIN_USERNAME}" keeps its address ${previous}; OXICLOUD_ADMIN_EMAIL=${adminEmail} is only used when it has none (change it with \`oxijobs users set-email ${FIRST_ADMIN_USERNAME} ${adminEmail}\`)`,
     );
   }
 }

@@ -30,7 +30,7 @@ export interface ApiRunProgress {
 /** The status column of a recoverable run. */
 export type ApiRunStatus = 'Running' | 'Paused' | 'CancelRequested' | 'Completed' | 'Failed';
 
-/** `RunSummary`: one recoverable run. */
+/** `RunSummary` (the run detail) or `RunListEntry` (a listing's bounded run): one recoverable run. */
 export interface ApiRunSummary {
   readonly run_id: string;
   readonly job_name: string;
@@ -40,9 +40,21 @@ export interface ApiRunSummary {
   readonly completed_at?: string | null;
   readonly cursor_hex?: string | null;
   readonly stats?: Readonly<Record<string, unknown>>;
+  /** The full params: in the run detail (`GET …/runs/{id}`) only. */
   readonly params?: Readonly<Record<string, unknown>>;
+  /** Listings (`GET …/runs`, `latest_run`): the params bounded to 256 bytes of JSON. */
+  readonly params_summary?: Readonly<Record<string, unknown>>;
+  /** Listings: at most 200 characters. */
   readonly error_message?: string | null;
+  /** Why the run is paused, while it is Paused. */
+  readonly pause_reason?: string | null;
+  readonly pauses?: ReadonlyArray<{ readonly at: string; readonly reason: string }>;
+  /** Time the run actually ran, and time from start to end (or now). */
+  readonly active_ms?: number;
+  readonly wall_ms?: number;
   readonly progress?: ApiRunProgress;
+  /** Listings: whether `params_summary`, `stats`, `error_message` or `cursor_hex` were cut (the detail has them whole). */
+  readonly truncated?: boolean;
 }
 
 /** One entry of `GET /api/admin/jobs`. */
@@ -58,6 +70,13 @@ export interface ApiJob {
   readonly last_outcome: ApiLastOutcome | null;
   readonly supports_deep?: boolean;
   readonly latest_run?: ApiRunSummary | null;
+  /** Set when the job has no success within 1.5 × its expected cadence; absent on older servers. */
+  readonly overdue?: {
+    readonly deep: boolean;
+    readonly max_age_ms: number;
+    readonly last_success_at: string | null;
+    readonly overdue_since: string;
+  } | null;
 }
 
 /** `POST …/trigger` of a Part 1 job (200), or with `wait=false` (202 `accepted`). */

@@ -2,6 +2,7 @@ import type { AdminClient, PageOptions } from './admin-client.js';
 import type { ApiOutcomeEnvelope, ApiRunStarted } from './api-types.js';
 import type { CliIo } from './cli-io.js';
 import { DEFAULT_WAITED_TRIGGER_TIMEOUT_SECONDS } from './cli-values.js';
+import { FINDING_KINDS } from './finding-kinds.js';
 import { type FollowOptions, followBatch, followRun } from './follow.js';
 import {
   formatCancelAnswer,
@@ -11,7 +12,7 @@ import {
   formatRuns,
   formatTriggerAnswer,
 } from './format.js';
-import { EXIT_CODES } from './jobs-client-error.js';
+import { EXIT_CODES, JobsClientError } from './jobs-client-error.js';
 
 /** What every `jobs` command runs with. */
 export interface JobsCommandContext {
@@ -60,6 +61,7 @@ export async function triggerCommand(
   flags: TriggerFlags,
 ): Promise<number> {
   const { client, io } = ctx;
+  if (flags.params !== undefined || flags.deep) await refuseWhatTheJobIgnores(client, name, flags);
   const followOptions: FollowOptions = { ...flags.followOptions, json: ctx.json };
   const common = {
     ...(flags.force !== undefined ? { force: flags.force } : {}),
@@ -96,6 +98,31 @@ export async function triggerCommand(
     return followRun(client, name, started.run_id, io, followOptions);
   }
   return printOutcome(ctx, name, answer.raw, answer.body as ApiOutcomeEnvelope);
+}
+
+/** A periodic job takes `--force` only (and `--deep` when it supports it): refuse what it would ignore. */
+async function refuseWhatTheJobIgnores(
+  client: AdminClient,
+  name: string,
+  flags: TriggerFlags,
+): Promise<void> {
+  const job = (await client.listJobs()).body.find((j) => j.name === name);
+  if (job === undefined) return; // the trigger answers UNKNOWN_JOB with the list of jobs
+  const takes = job.supports_deep ? '--force and --deep' : '--force';
+  if (job.kind === 'periodic' && flags.params !== undefined) {
+    throw new JobsClientError(
+      'USAGE',
+      `${name} is a periodic job: it takes ${takes} only; --params is for recoverable jobs (see \`oxijobs jobs list\`)`,
+    );
+  }
+  if (flags.deep && job.supports_deep === false) {
+    throw new JobsClientError(
+      'USAGE',
+      job.kind === 'periodic'
+        ? `${name} is a periodic job: it takes --force only; --deep is for consistency_batch and storage_consistency`
+        : `${name} has no deep mode; --deep is for consistency_batch and storage_consistency`,
+    );
+  }
 }
 
 function printOutcome(ctx: JobsCommandContext, name: string, raw: string, body: ApiOutcomeEnvelope): number {
@@ -147,8 +174,24 @@ export async function findingsCommand(
     readonly offset?: number;
   },
 ): Promise<number> {
+  const known = FINDING_KINDS[name];
+  if (filters.kind !== undefined && known !== undefined && !known.includes(filters.kind)) {
+    throw new JobsClientError(
+      'USAGE',
+      `unknown finding kind "${filters.kind}" for ${name}; allowed: ${known.join(', ')}`,
+    );
+  }
   const answer = await ctx.client.listFindings(name, runId, filters);
-  if (ctx.json) printRaw(ctx, answer.raw);
-  else ctx.io.stdout.write(formatFindings(answer.body, filters.offset ?? 0, ctx.io.now()));
+  if (ctx.json) {
+    printRaw(ctx, answer.raw);
+    return EXIT_CODES.ok;
+  }
+  // The count table shows what the filters select, like the list below it.
+  const counts = answer.body.counts.filter(
+    (c) =>
+      (filters.severity === undefined || c.severity === filters.severity) &&
+      (filters.kind === undefined || c.kind === filters.kind),
+  );
+  ctx.io.stdout.write(formatFindings({ ...answer.body, counts }, filters.offset ?? 0, ctx.io.now()));
   return EXIT_CODES.ok;
 }

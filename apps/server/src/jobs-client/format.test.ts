@@ -162,6 +162,16 @@ describe('formatJobs', () => {
     expect(new Set(offsets).size).toBe(1);
   });
 
+  it('says when a job is overdue, and since when', () => {
+    const overdue: ApiJob = {
+      ...periodic,
+      overdue: { deep: false, max_age_ms: 3_600_000, last_success_at: null, overdue_since: ago(7_200_000) },
+    };
+    const lines = formatJobs([overdue, periodic], NOW).trimEnd().split('\n');
+    expect(lines[1]).toMatch(/^trash_cleanup\s+-\s+every 1h\s+idle, overdue 2h ago\s+in 23m/);
+    expect(lines[2]).not.toMatch(/overdue/);
+  });
+
   it('adds the latest run of recoverable jobs', () => {
     const recoverable: ApiJob = {
       ...periodic,
@@ -289,5 +299,24 @@ describe('answers and follow lines', () => {
     expect(formatRunEnd(run({ status: 'Paused' }), NOW)).toMatch(
       /paused after .*`oxijobs jobs trigger files_consistency` resumes it\n$/,
     );
+  });
+
+  it('reports active time apart from wall time, and why a run paused', () => {
+    const finished = run({
+      status: 'Completed',
+      completed_at: ago(0),
+      active_ms: 34_000,
+      wall_ms: 214_000,
+      pauses: [{ at: ago(100_000), reason: 'server restart mid-run' }],
+      error_message: null,
+    });
+    expect(formatRunEnd(finished, NOW)).toMatch(/completed in 34s \(wall 3m 34s\)/);
+    const details = formatRun(finished, NOW);
+    expect(details).toMatch(/duration +34s active, 3m 34s wall/);
+    expect(details).toMatch(/paused +\S+ server restart mid-run/);
+    expect(details).toMatch(/error +-/);
+    expect(
+      formatRunEnd(run({ status: 'Paused', pause_reason: 'database unreachable', active_ms: 1_000 }), NOW),
+    ).toMatch(/paused after 1s .*; database unreachable\); `oxijobs jobs trigger/);
   });
 });

@@ -198,11 +198,14 @@ export function formatJobs(jobs: readonly ApiJob[], nowMs: number): string {
     const state = job.running
       ? `running${job.running_since ? ` ${formatDuration(nowMs - Date.parse(job.running_since))}` : ''}`
       : 'idle';
+    const overdue = job.overdue
+      ? `, overdue${job.overdue.deep ? ' (deep)' : ''} ${relativeTime(job.overdue.overdue_since, nowMs)}`
+      : '';
     const row = [
       job.name,
       job.kind ?? '-',
       formatInterval(job.interval_ms),
-      state,
+      `${state}${overdue}`,
       relativeTime(job.next_run_at, nowMs),
       lastRunCell(job, nowMs),
     ];
@@ -212,7 +215,14 @@ export function formatJobs(jobs: readonly ApiJob[], nowMs: number): string {
   return renderTable(headers, rows);
 }
 
+/** `3m 4s active, 12m 10s wall` when the server reports active time, else the wall time. */
+function formatTimes(run: ApiRunSummary, nowMs: number): string {
+  const wall = formatDuration(runDurationMs(run, nowMs));
+  return typeof run.active_ms === 'number' ? `${formatDuration(run.active_ms)} active, ${wall} wall` : wall;
+}
+
 function runDurationMs(run: ApiRunSummary, nowMs: number): number {
+  if (typeof run.wall_ms === 'number' && run.completed_at != null) return run.wall_ms;
   const start = Date.parse(run.started_at);
   const end =
     run.completed_at != null
@@ -257,7 +267,7 @@ export function formatRun(run: ApiRunSummary, nowMs: number): string {
     ['started', at(run.started_at)],
     ['updated', at(run.last_progress_at)],
     ['completed', at(run.completed_at)],
-    ['duration', formatDuration(runDurationMs(run, nowMs))],
+    ['duration', formatTimes(run, nowMs)],
     [
       'progress',
       progress
@@ -268,6 +278,7 @@ export function formatRun(run: ApiRunSummary, nowMs: number): string {
     ['params', run.params ? compactJson(run.params, 400) : '-'],
     ['stats', run.stats ? compactJson(run.stats, 400) : '-'],
     ['error', run.error_message ?? '-'],
+    ['paused', (run.pauses ?? []).map((p) => `${p.at} ${p.reason}`).join('; ') || '-'],
   ];
   const keyWidth = Math.max(...lines.map(([key]) => key.length));
   return `${lines.map(([key, value]) => `${key.padEnd(keyWidth)}  ${value}`).join('\n')}\n`;
@@ -347,7 +358,10 @@ export function formatProgressLine(run: ApiRunSummary): string {
 
 /** The closing line of a followed run. */
 export function formatRunEnd(run: ApiRunSummary, nowMs: number): string {
-  const took = formatDuration(runDurationMs(run, nowMs));
+  const took =
+    typeof run.active_ms === 'number'
+      ? `${formatDuration(run.active_ms)} (wall ${formatDuration(runDurationMs(run, nowMs))})`
+      : formatDuration(runDurationMs(run, nowMs));
   const processed = run.progress ? `${formatCount(run.progress.processed)} processed` : '';
   const count = typeof run.stats?.['count'] === 'number' ? `, count ${formatCount(run.stats['count'])}` : '';
   switch (run.status) {
@@ -357,7 +371,8 @@ export function formatRunEnd(run: ApiRunSummary, nowMs: number): string {
       return `${run.job_name}: run ${run.run_id} failed after ${took}: ${run.error_message ?? 'no message'}\n`;
     case 'Paused':
       return (
-        `${run.job_name}: run ${run.run_id} paused after ${took} (${processed}${count}); ` +
+        `${run.job_name}: run ${run.run_id} paused after ${took} (${processed}${count}` +
+        `${run.pause_reason ? `; ${run.pause_reason}` : ''}); ` +
         `\`oxijobs jobs trigger ${run.job_name}\` resumes it\n`
       );
     default:

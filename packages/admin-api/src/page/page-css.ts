@@ -77,6 +77,7 @@ caption { text-align: left; color: var(--muted); font-size: 0.85rem; padding: 0.
 .badge.none { color: var(--muted); font-weight: 400; }
 .badge.ok { background: var(--ok-bg); color: var(--ok-fg); }
 .badge.err, .badge.Failed { background: var(--err-bg); color: var(--err-fg); }
+.badge.overdue { background: var(--err-bg); color: var(--err-fg); }
 .badge.Running { background: var(--run-bg); color: var(--run-fg); }
 .badge.Running::before {
   content: ""; width: 0.5rem; height: 0.5rem; border-radius: 50%; background: var(--run-fg);

@@ -146,6 +146,16 @@ function badge(status) {
   return h('span', { class: 'badge ' + (known ? status : 'none'), 'data-status': status }, known ? STATUS_TEXT[status] : status);
 }
 
+/** "Overdue": no success within 1.5 × the expected cadence (the title says since when). */
+function overdueBadge(overdue) {
+  const last = overdue.last_success_at ? 'last success ' + overdue.last_success_at : 'never succeeded';
+  return h('span', {
+    class: 'badge overdue',
+    title: (overdue.deep ? 'deep run ' : '') + 'overdue since ' + overdue.overdue_since + ' (' + last + ')',
+    text: overdue.deep ? 'Overdue (deep)' : 'Overdue',
+  });
+}
+
 function isRecoverable(job) {
   return job && job.kind === 'recoverable';
 }
@@ -383,13 +393,16 @@ function renderJobs() {
     if (body.children[index] !== row.tr) body.insertBefore(row.tr, body.children[index] || null);
     const status = jobStatus(job);
     const last = lastRunAt(job);
-    const key = [cadence(job), relative(last), status].join('|');
+    const overdue = job.overdue || null;
+    const key = [cadence(job), relative(last), status, overdue ? overdue.overdue_since : ''].join('|');
     if (key !== row.key) {
       row.key = key;
       row.cadenceCell.textContent = cadence(job);
       row.lastCell.replaceChildren(timeEl(last));
       row.statusCell.replaceChildren(badge(status));
+      if (overdue) row.statusCell.append(' ', overdueBadge(overdue));
     }
+    row.tr.setAttribute('data-overdue', overdue ? 'true' : 'false');
     row.tr.setAttribute('data-status', status || 'none');
     row.deep.hidden = job.supports_deep !== true;
     const previous = state.statuses.get(job.name);
@@ -809,14 +822,16 @@ function renderRunDetail() {
     add('last progress', timeEl(run.last_progress_at));
     add('completed', run.completed_at ? timeEl(run.completed_at) : '—');
     add('cursor', h('span', { class: 'mono', text: run.cursor_hex || '— (start)' }));
+    if (typeof run.active_ms === 'number') add('time', duration(run.active_ms / 1000) + ' active · ' + duration((run.wall_ms || 0) / 1000) + ' wall');
     if (run.error_message) add('error', h('span', { class: 'message error', text: run.error_message }));
+    (run.pauses || []).forEach((p) => add('paused', h('span', null, timeEl(p.at), ' ' + p.reason)));
     return [
       h('h3', { class: 'run-title' }, 'Run ', h('span', { class: 'mono', text: shortId(run.run_id) }), ' ', badge(run.status)),
       h('div', { class: 'progress-line' }, progressBar(p, 'Progress of run ' + shortId(run.run_id)), h('span', { class: 'progress-text', 'data-progress': String(p ? p.processed : '') }, progressText(p))),
       actions.childElementCount ? actions : '',
       fields,
       h('h3', { text: 'Stats' }), json(run.stats || {}),
-      h('h3', { text: 'Params' }), json(run.params || {}),
+      h('h3', { text: run.params ? 'Params' : 'Params (summary)' }), json(run.params || run.params_summary || {}),
     ];
   });
 }

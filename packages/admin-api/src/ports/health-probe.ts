@@ -1,7 +1,11 @@
 /** What `GET /healthz` reports about the database. */
 export type DatabaseHealth =
   | { readonly ok: true; readonly latencyMs: number }
-  | { readonly ok: false; readonly error: string };
+  | {
+      readonly ok: false;
+      /** The cause as the driver says it; `/healthz` shows only a fixed public reason derived from it. */
+      readonly error: string;
+    };
 
 /**
  * The port `GET /healthz` asks. It must not throw and must answer in bounded

@@ -8,7 +8,15 @@ const HealthSchema = z
     status: z.enum(['ok', 'degraded']),
     database: z.union([
       z.object({ ok: z.literal(true), latency_ms: z.number() }),
-      z.object({ ok: z.literal(false), error: z.string() }),
+      z.object({
+        ok: z.literal(false),
+        error: z.string().openapi({
+          description:
+            'a fixed public reason: connection refused, database host not found, no answer in time, ' +
+            'authentication failed, connection lost, not accepting connections, the database does not answer',
+          example: 'connection refused',
+        }),
+      }),
     ]),
   })
   .openapi('Health');
@@ -27,6 +35,26 @@ const health = createRoute({
   },
 });
 
+/** Public reasons `GET /healthz` gives, matched on the probe's error text in this order. */
+const PUBLIC_REASONS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/ECONNREFUSED|connection refused/i, 'connection refused'],
+  [/ENOTFOUND|EAI_AGAIN|getaddrinfo/i, 'database host not found'],
+  [/timeout|timed out|ETIMEDOUT|no answer within/i, 'no answer in time'],
+  [/password|authenticat|SASL|permission denied/i, 'authentication failed'],
+  [/ECONNRESET|EPIPE|terminat|connection (lost|ended|closed)/i, 'connection lost'],
+  [/starting up|shutting down|57P0[123]|too many (connections|clients)/i, 'not accepting connections'],
+];
+
+/**
+ * The reason `/healthz` shows for a probe error: one of a fixed set of
+ * phrases, never the driver's text (which names hosts, ports, users and may
+ * carry a stack). The route is public.
+ */
+export function publicDatabaseReason(error: string): string {
+  for (const [pattern, reason] of PUBLIC_REASONS) if (pattern.test(error)) return reason;
+  return 'the database does not answer';
+}
+
 /** Registers the public `GET /healthz`. */
 export function registerHealthRoute(app: OpenAPIHono<AdminEnv>, probe: HealthProbe): void {
   app.openapi(health, async (c) => {
@@ -38,7 +66,10 @@ export function registerHealthRoute(app: OpenAPIHono<AdminEnv>, probe: HealthPro
       );
     }
     return c.json(
-      { status: 'degraded' as const, database: { ok: false as const, error: database.error } },
+      {
+        status: 'degraded' as const,
+        database: { ok: false as const, error: publicDatabaseReason(database.error) },
+      },
       503,
     );
   });

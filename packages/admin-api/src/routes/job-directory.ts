@@ -1,8 +1,12 @@
 import type { z } from '@hono/zod-openapi';
 import { outcomeOfRun, type RunSummary } from '@oxicloud/recoverable';
+import type { JobOutcome } from '@oxicloud/scheduler';
 import { AdminApiError } from '../errors.js';
 import type { JobCatalog, JobSummary } from '../ports/job-catalog.js';
+import type { JobFreshness, OverdueJob } from '../ports/job-freshness.js';
 import type { RunService } from '../ports/run-service.js';
+import { boundedJsonObject, fitString } from './bounded-json.js';
+import { runListEntry } from './run-list-entry.js';
 import type { JobSummarySchema } from './schemas.js';
 
 /** `periodic`: a Part 1 job only; `recoverable`: a Part 2 job with runs (it may also tick on the registry). */
@@ -40,6 +44,23 @@ function lastOutcomeOfRun(run: RunSummary): JobSummary['last_outcome'] {
 }
 
 /**
+ * How much of an outcome's `extra` the listing shows: 8 KiB of JSON, 8 levels
+ * deep (`consistency_batch` nests each check's outcome there); an `err`
+ * message is cut to 500 characters.
+ */
+export const OUTCOME_EXTRA_BUDGET = { bytes: 8 * 1024, depth: 8 } as const;
+
+/** A last outcome as the listing shows it: `extra` bounded, an `err` message cut (the run detail has it whole). */
+function boundedOutcome(outcome: JobOutcome): JobOutcome {
+  if (outcome.kind === 'err') return { kind: 'err', message: fitString(outcome.message, 500, 1000).text };
+  return {
+    kind: 'ok',
+    count: outcome.count,
+    extra: boundedJsonObject(outcome.extra, OUTCOME_EXTRA_BUDGET.bytes, OUTCOME_EXTRA_BUDGET.depth).value,
+  };
+}
+
+/**
  * The JSON of a listing entry: the catalog fields, `running_since`
  * defaulting to `null`, plus `kind`, `supports_deep` and `latest_run`. A
  * recoverable job counts as running while its latest run is Running or
@@ -51,6 +72,7 @@ export function jobSummaryJson(
     readonly kind?: JobKind;
     readonly supports_deep?: boolean;
     readonly latest_run?: RunSummary | null;
+    readonly overdue?: OverdueJob | null;
   } = {},
 ): JobEntryJson {
   const latest = extra.latest_run ?? null;
@@ -69,14 +91,22 @@ export function jobSummaryJson(
     last_outcome: last
       ? {
           at: last.at,
-          outcome: { ...last.outcome },
+          outcome: boundedOutcome(last.outcome),
           ...(last.cause !== undefined ? { cause: last.cause } : {}),
           ...(last.elapsed_ms !== undefined ? { elapsed_ms: last.elapsed_ms } : {}),
           ...(last.source !== undefined ? { source: last.source } : {}),
         }
       : null,
     supports_deep: job.supports_deep ?? extra.supports_deep ?? false,
-    latest_run: latest ? { ...latest, stats: { ...latest.stats }, params: { ...latest.params } } : null,
+    latest_run: latest ? runListEntry(latest) : null,
+    overdue: extra.overdue
+      ? {
+          deep: extra.overdue.deep,
+          max_age_ms: extra.overdue.max_age_ms,
+          last_success_at: extra.overdue.last_success_at,
+          overdue_since: extra.overdue.overdue_since,
+        }
+      : null,
   };
 }
 
@@ -89,13 +119,16 @@ export class JobDirectory {
   readonly #jobs: JobCatalog;
   readonly #runs: RunService | undefined;
   readonly #deep: ReadonlySet<string>;
+  readonly #freshness: JobFreshness | undefined;
 
   constructor(deps: {
     readonly jobs: JobCatalog;
     readonly runs?: RunService | undefined;
     readonly deepJobs?: Iterable<string> | undefined;
+    readonly freshness?: JobFreshness | undefined;
   }) {
     this.#jobs = deps.jobs;
+    this.#freshness = deps.freshness;
     this.#runs = deps.runs;
     this.#deep = new Set(deps.deepJobs ?? []);
   }
@@ -148,6 +181,13 @@ export class JobDirectory {
     const listed = this.#jobs.list();
     const seen = new Set(listed.map((job) => job.name));
     const all = [...listed, ...(runs?.names() ?? []).filter((name) => !seen.has(name)).map(recoverableOnly)];
+    // The regular cadence first: a job overdue on both shows the regular one.
+    const overdue = new Map<string, OverdueJob>();
+    for (const o of [...((await this.#freshness?.overdue()) ?? [])].sort(
+      (a, b) => Number(b.deep) - Number(a.deep),
+    )) {
+      overdue.set(o.job, o);
+    }
     return Promise.all(
       all.map(async (job) => {
         const recoverable = runs?.has(job.name) ?? false;
@@ -156,6 +196,7 @@ export class JobDirectory {
           kind: recoverable ? 'recoverable' : 'periodic',
           supports_deep: this.#deep.has(job.name),
           latest_run: latest,
+          overdue: overdue.get(job.name) ?? null,
         });
       }),
     );

@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import { auditAllowed } from '../audit/audit-log.js';
 import { AdminApiError } from '../errors.js';
 import type { AdminEnv } from '../http/admin-env.js';
+import { parseParamsBody } from '../http/json-input.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
 import type { JobCatalog } from '../ports/job-catalog.js';
 import type { JobDirectory } from './job-directory.js';
@@ -67,7 +68,9 @@ const triggerJob = createRoute({
       required: false,
       description:
         'optional run params, a JSON object validated by the job (e.g. `{ "batch_size": 500, "throttle_ms": 50 }`, ' +
-        '`{ "target": "s3" }`); a resumed run keeps its stored params; periodic jobs receive it as `args.params`',
+        '`{ "target": "s3" }`); a new run refuses keys its job does not know; a resumed run keeps its stored ' +
+        'params; periodic jobs receive it as `args.params`. At most 64 KiB (configurable), nested at most 8 ' +
+        'levels, strings without NUL or lone surrogates, `force` / `deep` JSON booleans.',
       content: {
         'application/json': {
           schema: {
@@ -88,39 +91,28 @@ const triggerJob = createRoute({
       description: 'periodic job with wait=false: accepted; recoverable job: the run',
       content: { 'application/json': { schema: z.union([RunTriggeredSchema, TriggerAcceptedSchema]) } },
     },
-    ...errorResponses([400, 401, 403, 404, 503]),
+    ...errorResponses([400, 401, 403, 404, 413, 503]),
   },
 });
 
-/** Reads the optional JSON-object body of a trigger; `undefined` when there is none. */
+/**
+ * Reads the optional JSON-object body of a trigger; `undefined` when there is
+ * none. The body limit already ran (middleware); {@link parseParamsBody}
+ * refuses bad UTF-8, bad JSON, deep nesting, unsafe strings and non-boolean
+ * `force` / `deep`.
+ */
 async function readParams(c: Context<AdminEnv>): Promise<Record<string, unknown> | undefined> {
-  const text = await c.req.text();
-  if (text.trim() === '') return undefined;
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  if (bytes.every((byte) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09))
+    return undefined;
   const type = c.req.header('content-type');
   if (type !== undefined && !/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type.trim())) {
     throw new AdminApiError(
       'MALFORMED_JSON',
-      `the request body must be JSON (Content-Type: application/json), got Content-Type ${type}`,
+      `the request body must be JSON (Content-Type: application/json), got Content-Type ${type.slice(0, 100)}`,
     );
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (cause) {
-    throw new AdminApiError(
-      'MALFORMED_JSON',
-      `the request body is not valid JSON (${(cause as Error).message}); send a JSON object of run params`,
-      { cause },
-    );
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    const got = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
-    throw new AdminApiError(
-      'MALFORMED_JSON',
-      `the request body must be a JSON object of run params, got ${got}`,
-    );
-  }
-  return parsed as Record<string, unknown>;
+  return parseParamsBody(bytes);
 }
 
 /** Registers `GET /api/admin/jobs` and `POST /api/admin/jobs/{name}/trigger`. */

@@ -5,13 +5,16 @@ import type { AdminEnv } from '../http/admin-env.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
 import type { FindingsReader } from '../ports/findings-reader.js';
 import type { JobDirectory } from './job-directory.js';
+import { runListEntry } from './run-list-entry.js';
 import {
   CancelResultSchema,
   errorResponses,
   FindingsPageSchema,
   paginationQuery,
+  RunListEntrySchema,
   RunSummarySchema,
   SeveritySchema,
+  textQuery,
 } from './schemas.js';
 
 /** The most runs one page of `GET …/runs` holds (the engine's limit). */
@@ -54,6 +57,10 @@ const listRuns = createRoute({
   path: '/api/admin/jobs/{name}/runs',
   tags: ['runs'],
   summary: "A recoverable job's runs, newest first",
+  description:
+    'Each run is a bounded listing entry (`params_summary` instead of `params`, bounded `stats`, ' +
+    '`error_message` and `cursor_hex`, `truncated` when anything was cut), so a page of 500 stays under 1 MiB; ' +
+    '`GET …/runs/{id}` has the full run.',
   security: [{ bearerAuth: [] }],
   request: {
     params: z.object({ name: nameParam }),
@@ -65,7 +72,7 @@ const listRuns = createRoute({
   responses: {
     200: {
       description: 'one page of runs',
-      content: { 'application/json': { schema: z.array(RunSummarySchema) } },
+      content: { 'application/json': { schema: z.array(RunListEntrySchema) } },
     },
     ...errorResponses([400, 401, 403, 404, 409, 503]),
   },
@@ -104,16 +111,7 @@ const listFindings = createRoute({
         })
         .optional()
         .openapi({ param: { name: 'severity', in: 'query' }, description: 'only this severity' }),
-      kind: z
-        .string()
-        .min(1, { error: () => 'must not be empty' })
-        .max(100, { error: () => 'must be at most 100 characters' })
-        .optional()
-        .openapi({
-          param: { name: 'kind', in: 'query' },
-          description: 'only this kind',
-          example: 'missing_blob',
-        }),
+      kind: textQuery('kind', 100, 'only this kind', 'missing_blob'),
       limit: paginationQuery('limit', 1, MAX_FINDINGS_LIMIT, 'findings per page; default 100'),
       offset: paginationQuery('offset', 0, Number.MAX_SAFE_INTEGER, 'findings to skip; default 0'),
     }),
@@ -159,10 +157,7 @@ export function registerRunRoutes(
       ...(limit === undefined ? {} : { limit }),
       ...(offset === undefined ? {} : { offset }),
     });
-    return c.json(
-      page.map((run) => ({ ...run, stats: { ...run.stats }, params: { ...run.params } })),
-      200,
-    );
+    return c.json(page.map(runListEntry), 200);
   });
   methodNotAllowed(app, '/api/admin/jobs/:name/runs', ['GET']);
 

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { ADMIN_API_ERROR_STATUS } from '../errors.js';
+import { hasControlCharacter, hasLoneSurrogate } from '../text/unicode-text.js';
 
 const codes = Object.keys(ADMIN_API_ERROR_STATUS) as [keyof typeof ADMIN_API_ERROR_STATUS];
 
@@ -56,11 +57,25 @@ export const RunSummarySchema = z
     params: z
       .record(z.string(), z.unknown())
       .openapi({ description: 'the run params, with `force` and `deep`' }),
-    error_message: z.string().nullable(),
+    error_message: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the message of a Failed run; null otherwise' }),
+    pause_reason: z.string().nullable().openapi({ description: 'why the run is paused, while Paused' }),
+    pauses: z
+      .array(z.object({ at: z.string(), reason: z.string() }))
+      .readonly()
+      .openapi({ description: 'every pause (the last 32), oldest first: time (ISO 8601) and reason' }),
+    active_ms: z
+      .number()
+      .openapi({ description: 'time the run actually ran (pauses and downtime left out)' }),
+    wall_ms: z.number().openapi({ description: 'time from start to completion, or to now' }),
     progress: z
       .object({
         processed: z.number(),
-        total: z.number().nullable(),
+        total: z.number().nullable().openapi({
+          description: 'never below processed; null when unknown or when the run passed its estimate',
+        }),
         fraction: z.number().nullable().openapi({ description: '0..1; null when the total is unknown' }),
         rate_per_second: z.number().nullable(),
         eta_seconds: z.number().nullable(),
@@ -68,6 +83,41 @@ export const RunSummarySchema = z
       .openapi('RunProgress'),
   })
   .openapi('RunSummary');
+
+/**
+ * One run in a listing (`GET /api/admin/jobs` `latest_run`, `GET …/runs`):
+ * bounded, so a page of 500 stays under 1 MiB. The run detail has the rest.
+ */
+export const RunListEntrySchema = RunSummarySchema.omit({ params: true })
+  .extend({
+    params_summary: z.record(z.string(), z.unknown()).openapi({
+      description:
+        'the run params, bounded to 256 bytes of JSON: strings cut to 120 characters (ending in …), nesting ' +
+        'below 3 levels shown as {…}, keys past the budget left out; the full params are in GET …/runs/{id}',
+    }),
+    stats: z.record(z.string(), z.unknown()).openapi({
+      description: 'job-specific counters, bounded like params_summary (512 bytes)',
+    }),
+    error_message: z
+      .string()
+      .nullable()
+      .openapi({ description: 'at most 200 characters (300 bytes of JSON)' }),
+    cursor_hex: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the stored cursor as hex, at most 160 characters' }),
+    pauses: z
+      .array(z.object({ at: z.string(), reason: z.string() }))
+      .readonly()
+      .openapi({
+        description: 'the last pause only, its reason at most 60 characters (the run detail has the last 32)',
+      }),
+    truncated: z.boolean().openapi({
+      description:
+        'whether params_summary, stats, error_message or cursor_hex were cut; GET …/runs/{id} has them whole',
+    }),
+  })
+  .openapi('RunListEntry');
 
 /** The JSON of one entry of the jobs listing. */
 export const JobSummarySchema = z
@@ -91,9 +141,24 @@ export const JobSummarySchema = z
       })
       .nullable(),
     supports_deep: z.boolean().openapi({ description: 'whether `deep=true` changes what the job does' }),
-    latest_run: RunSummarySchema.nullable().openapi({
-      description: 'recoverable jobs: the active run, else the newest; null for periodic jobs',
+    latest_run: RunListEntrySchema.nullable().openapi({
+      description:
+        'recoverable jobs: the active run, else the newest (bounded, as in GET …/runs); null for periodic jobs',
     }),
+    overdue: z
+      .object({
+        deep: z.boolean().openapi({ description: 'the deep cadence (deep storage_consistency runs)' }),
+        max_age_ms: z.number().openapi({ description: 'the expected cadence' }),
+        last_success_at: z.string().nullable().openapi({ description: 'ISO 8601; null = never succeeded' }),
+        overdue_since: z
+          .string()
+          .openapi({ description: 'ISO 8601: last success (else first registration) + 1.5 × the cadence' }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          'set when the job has no success within 1.5 × its expected cadence; null when fresh or without one',
+      }),
   })
   .openapi('JobSummary');
 
@@ -163,20 +228,65 @@ export function flagValue(value: 'true' | 'false' | undefined): boolean | undefi
   return value === undefined ? undefined : value === 'true';
 }
 
-/** A `limit` / `offset` query parameter: a decimal integer in `[min, max]`. */
+/** The longest digit string a `limit` / `offset` may have (`Number.MAX_SAFE_INTEGER` has 16 digits). */
+const MAX_DECIMAL_DIGITS = 16;
+
+/**
+ * A `limit` / `offset` query parameter: a plain decimal integer in `[min, max]`
+ * (digits only: no sign, space, `0x`/`0b`/`0o` prefix, exponent or fraction;
+ * an empty value is refused, not read as 0).
+ */
 export function paginationQuery(name: 'limit' | 'offset', min: number, max: number, description: string) {
-  const range = `an integer from ${min} to ${max}`;
-  return z.coerce
-    .number({ error: () => `must be ${range}` })
-    .int({ error: () => `must be ${range}` })
-    .min(min, { error: () => `must be ${range}` })
-    .max(max, { error: () => `must be ${range}` })
+  const allowed = `must be a plain decimal integer from ${min} to ${max}`;
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      const ok =
+        value.length <= MAX_DECIMAL_DIGITS &&
+        /^[0-9]+$/.test(value) &&
+        Number(value) >= min &&
+        Number(value) <= max;
+      if (!ok)
+        ctx.addIssue({ code: 'custom', message: `${allowed}, got ${JSON.stringify(value.slice(0, 40))}` });
+    })
+    .transform(Number)
     .optional()
-    .openapi({ param: { name, in: 'query' }, description, type: 'integer' });
+    .openapi({
+      param: { name, in: 'query' },
+      description: `${description}; plain decimal digits only`,
+      type: 'integer',
+      minimum: min,
+      maximum: max,
+    });
+}
+
+/**
+ * A free-text query parameter (`kind`): 1 to `maxLength` characters, none of
+ * them a control character (NUL included); a lone surrogate cannot arrive
+ * (the URL decoder keeps invalid `%`-escapes as they are).
+ */
+export function textQuery(name: string, maxLength: number, description: string, example: string) {
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      if (value.length === 0) ctx.addIssue({ code: 'custom', message: 'must not be empty' });
+      else if (value.length > maxLength) {
+        ctx.addIssue({ code: 'custom', message: `must be at most ${maxLength} characters` });
+      } else if (hasControlCharacter(value) || hasLoneSurrogate(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must be printable text: no NUL or other control characters, no lone surrogates',
+        });
+      }
+    })
+    .optional()
+    .openapi({ param: { name, in: 'query' }, description, example, maxLength, minLength: 1 });
 }
 
 /** The standard error responses of an authenticated admin route. */
-export function errorResponses<const S extends readonly (400 | 401 | 403 | 404 | 405 | 409 | 500 | 503)[]>(
+export function errorResponses<
+  const S extends readonly (400 | 401 | 403 | 404 | 405 | 409 | 413 | 500 | 503)[],
+>(
   statuses: S,
 ): Record<
   S[number],
@@ -188,6 +298,7 @@ export function errorResponses<const S extends readonly (400 | 401 | 403 | 404 |
     403: 'the token user is not an admin or no longer exists (FORBIDDEN)',
     404: 'no such job or run (JOB_NOT_FOUND, RUN_NOT_FOUND)',
     405: 'method not allowed (METHOD_NOT_ALLOWED)',
+    413: 'the request body is larger than the limit, 64 KiB by default (PAYLOAD_TOO_LARGE)',
     409: 'no active run to cancel, or a run-level action on a periodic job (NO_ACTIVE_RUN, NOT_RECOVERABLE)',
     500: 'unexpected error (INTERNAL)',
     503: 'the server is shutting down or the database does not answer (SHUTTING_DOWN, UNAVAILABLE)',

@@ -56,6 +56,25 @@ export const batchParamsFromQueryShape = {
   throttle_ms: z.preprocess(digitStringAsNumber, throttleMsField.optional()),
 } as const;
 
+/**
+ * A fresh run's params object: the keys of `shape` only. An unknown key is
+ * refused with a message naming it and the allowed ones
+ * (`unknown keys "x", "y"; allowed: batch_size, throttle_ms`). Stored runs are
+ * read with the job's lenient schema, so a rule added later never blocks a
+ * resume.
+ */
+export function strictParamsObject<S extends z.ZodRawShape>(shape: S) {
+  const allowed = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code !== 'unrecognized_keys') return undefined;
+      const keys = issue.keys;
+      const shown = keys.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 64)));
+      return `unknown key${keys.length > 1 ? 's' : ''} ${shown.join(', ')}${keys.length > 5 ? ', …' : ''}; allowed: ${allowed}`;
+    },
+  });
+}
+
 /** The batch params alone, as an object schema (unknown keys pass through: the caller decides). */
 export const batchParamsSchema = z.looseObject(batchParamsShape);
 
@@ -64,7 +83,8 @@ export type BatchParams = z.infer<typeof batchParamsSchema>;
 
 /**
  * Validates `raw` against `schema`; the refusal message names every bad
- * field with what is allowed (`batch_size: expected >=1 (1..10000), got 0`).
+ * field with what is allowed (`batch_size: expected >=1 (1..10000), got 0`);
+ * an issue of the whole object (unknown keys) carries no field name.
  */
 export function parseParams<T>(
   schema: z.ZodType<T>,
@@ -73,8 +93,7 @@ export function parseParams<T>(
   const result = schema.safeParse(raw ?? {});
   if (result.success) return { ok: true, params: result.data };
   const problems = result.error.issues.map((issue) => {
-    const where = issue.path.length > 0 ? issue.path.join('.') : 'params';
-    return `${where}: ${issue.message}`;
+    return issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
   });
   return { ok: false, message: problems.join('; ') };
 }

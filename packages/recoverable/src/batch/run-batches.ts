@@ -1,4 +1,5 @@
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
+import { DATABASE_UNREACHABLE, isConnectionLoss, withConnectionRetry } from '../connection-retry.js';
 import type { BatchWrites, JobStore } from '../job-store.js';
 import { completed, failed, paused, type RunOutcome } from '../run-outcome.js';
 import { BATCH_LIMITS } from './batch-params.js';
@@ -91,6 +92,13 @@ export interface BatchLoop {
  *
  * Replay rule: a batch that did not checkpoint (a throw, a crash, kill -9)
  * left nothing behind, its writes included, and runs again after a resume.
+ *
+ * A lost database connection is not a failure: the batch with its checkpoint
+ * (and the status poll) is retried with backoff (`withConnectionRetry`, for
+ * `store.connectionRetryMs`; a retried batch replays, its uncommitted writes
+ * having rolled back), then the run returns `paused` at its last checkpointed
+ * position with reason 'database unreachable'.
+ *
  * Never throws: anything unexpected becomes `failed` naming the last
  * checkpointed position.
  */
@@ -105,19 +113,43 @@ export async function runBatches(loop: BatchLoop): Promise<RunOutcome> {
   let cursor: Uint8Array | null = stored !== null && stored.length > 0 ? stored : null;
   const pausedHere = (): RunOutcome => paused(cursor ?? loop.emptyCursor ?? new Uint8Array(0));
   let limit = batchSize;
+  // A lost connection retries the step; a retried batch replays (its writes rolled back with the checkpoint).
+  const retry = <R>(step: () => Promise<R>): Promise<R> =>
+    withConnectionRetry(step, {
+      retryForMs: store.connectionRetryMs,
+      signal,
+      onRetry: ({ attempt, error, delayMs }) =>
+        logger.warn(
+          {
+            target,
+            event: 'recoverable.batch_retry',
+            job: name,
+            run_id: store.runId,
+            attempt,
+            delay_ms: delayMs,
+            error: error instanceof Error ? error.message : String(error),
+          },
+          `${name}: the database is unreachable; retrying the batch`,
+        ),
+    });
   try {
     for (;;) {
       if (signal.aborted) return pausedHere();
-      const startedAt = performance.now();
-      const result = await loop.batch(cursor, { limit, signal, deadline: startedAt + maxBatchMs });
-      const elapsedMs = performance.now() - startedAt;
+      const { result, elapsedMs } = await retry(async () => {
+        const startedAt = performance.now();
+        const result = await loop.batch(cursor, { limit, signal, deadline: startedAt + maxBatchMs });
+        const elapsedMs = performance.now() - startedAt;
+        if (result.cursor !== null) {
+          await store.checkpoint(
+            result.cursor,
+            result.count ?? 0,
+            { scanned: result.scanned, ...(result.counters ? { counters: result.counters } : {}) },
+            result.writes,
+          );
+        }
+        return { result, elapsedMs };
+      });
       if (result.cursor !== null) {
-        await store.checkpoint(
-          result.cursor,
-          result.count ?? 0,
-          { scanned: result.scanned, ...(result.counters ? { counters: result.counters } : {}) },
-          result.writes,
-        );
         cursor = result.cursor;
         result.committed?.();
       }
@@ -138,10 +170,14 @@ export async function runBatches(loop: BatchLoop): Promise<RunOutcome> {
       if (elapsedMs > maxBatchMs) limit = Math.max(1, Math.floor(limit / 2));
       else if (elapsedMs < maxBatchMs / 4 && limit < batchSize) limit = Math.min(batchSize, limit * 2);
       if (signal.aborted) return pausedHere();
-      if ((await store.status()) !== 'Running') return pausedHere();
+      if ((await retry(() => store.status())) !== 'Running') return pausedHere();
       if (throttleMs > 0) await sleep(throttleMs, signal);
     }
   } catch (error) {
+    // Still unreachable after the retries: not a failure, a pause at the last checkpoint.
+    if (isConnectionLoss(error)) {
+      return paused(cursor ?? loop.emptyCursor ?? new Uint8Array(0), DATABASE_UNREACHABLE);
+    }
     const reason = error instanceof Error ? error.message : String(error);
     const where = cursor === null ? 'before the first checkpoint' : describe(loop, cursor);
     logger.error(

@@ -1,6 +1,6 @@
 import type { ColumnType } from 'kysely';
 
-/** The columns of `jobs.recoverable_runs` as kysely sees them (migrations/sql/0005_jobs.sql). */
+/** The columns of `jobs.recoverable_runs` as kysely sees them (migrations/sql/0005_jobs.sql, 0008_run_history.sql). */
 export interface RecoverableRunsTable {
   id: string;
   job_name: string;
@@ -16,6 +16,11 @@ export interface RecoverableRunsTable {
   /** 1 on start, +1 on every resume (migrations/sql/0009_run_kit.sql). */
   attempt: ColumnType<number, number | undefined, number>;
   attempt_started_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** JSONB list of `{ at, reason }`, oldest first (0008). */
+  pauses: ColumnType<unknown, string | undefined, string>;
+  /** BIGINT: pg returns it as a string. */
+  active_ms: ColumnType<string | number, number | undefined, number>;
+  running_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** The tables this package reads and writes. */

@@ -86,6 +86,8 @@ export interface BlobsTable {
   ref_count: ColumnType<number, number | undefined, number>;
   /** Set when `ref_count` is 0; cleared when a reference arrives. */
   orphaned_at: PgNullableTimestamp;
+  /** Set by `dedup_gc` once it decided to delete the blob (0007); a file may not reference a marked blob. */
+  deleting_at: PgNullableTimestamp;
   content_type: string | null;
   created_at: PgTimestampDefault;
 }

@@ -26,6 +26,11 @@ afterAll(async () => {
 });
 
 async function addFile(mime: string, n: number): Promise<string> {
+  // A file may only reference a blob that has a row (migration 0007).
+  await db.pool.query(
+    'INSERT INTO storage.blobs (hash, size) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING',
+    [hashOf(n), n * 10],
+  );
   const { rows } = await db.pool.query(
     'INSERT INTO storage.files (drive_id, name, blob_hash, size, mime_type) VALUES ($1, $2, $3, $4, $5) RETURNING id',
     [driveId, `f${n}`, hashOf(n), n * 10, mime],

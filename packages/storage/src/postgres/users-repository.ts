@@ -76,15 +76,48 @@ export class PgUsersRepository {
    * safe against a concurrent first boot). Returns the created row, or `null`
    * when an admin already existed or the name is taken by a non-admin.
    */
-  async ensureFirstAdmin(username: string): Promise<UserRow | null> {
+  async ensureFirstAdmin(username: string, email?: string): Promise<UserRow | null> {
     const { rows } = await this.db.query(
-      `INSERT INTO auth.users (username, role)
-       SELECT $1, 'admin' WHERE NOT EXISTS (SELECT 1 FROM auth.users WHERE role = 'admin')
+      `INSERT INTO auth.users (username, role, email)
+       SELECT $1, 'admin', $2 WHERE NOT EXISTS (SELECT 1 FROM auth.users WHERE role = 'admin')
        ON CONFLICT (username) DO NOTHING
        RETURNING id, username, role`,
-      [username],
+      [username, email ?? null],
     );
     return toUser(rows[0]);
+  }
+
+  /** The e-mail address of `username`: `null` when it has none, `undefined` when there is no such user. */
+  async findEmail(username: string): Promise<string | null | undefined> {
+    const { rows } = await this.db.query('SELECT email FROM auth.users WHERE username = $1', [username]);
+    if (rows.length === 0) return undefined;
+    const email = rows[0]?.['email'];
+    return typeof email === 'string' ? email : null;
+  }
+
+  /**
+   * Sets (or replaces) the e-mail address of `username`. Returns the address
+   * it had before (`null` for none), or `undefined` when there is no such user.
+   * With `onlyIfUnset`, an existing address is kept (and returned).
+   */
+  async setEmail(
+    username: string,
+    email: string,
+    options: { readonly onlyIfUnset?: boolean } = {},
+  ): Promise<string | null | undefined> {
+    const { rows } = await this.db.query(
+      `WITH before AS (SELECT id, email FROM auth.users WHERE username = $1 FOR UPDATE)
+       UPDATE auth.users u SET email = $2
+         FROM before
+        WHERE u.id = before.id AND (NOT $3 OR before.email IS NULL)
+       RETURNING before.email AS previous`,
+      [username, email, options.onlyIfUnset === true],
+    );
+    if (rows.length > 0) {
+      const previous = rows[0]?.['previous'];
+      return typeof previous === 'string' ? previous : null;
+    }
+    return this.findEmail(username);
   }
 
   /** How many users have role `admin`. */

@@ -7,7 +7,7 @@ import {
   ok,
   silentLogger,
 } from '@oxicloud/scheduler';
-import type { TrashPurgeBatch, TrashRepository } from '../ports/trash-repository.js';
+import type { TrashFolderCursor, TrashPurgeBatch, TrashRepository } from '../ports/trash-repository.js';
 import { abortReason, errorMessage } from '../run-support.js';
 import { assertTrashCleanupConfig, retentionMs, type TrashCleanupConfig } from './config.js';
 
@@ -30,11 +30,23 @@ export interface TrashCleanupJob extends JobHandler {
   readonly intervalMs: number | null;
 }
 
+/** Skipped roots named in the warn line. */
+const SKIPPED_NAMED = 10;
+
 /**
  * Creates `trash_cleanup`: purges trashed folders (with their subtree) and
  * trashed files whose `trashed_at` is older than the retention, in batches,
- * checking the signal between batches. `count` = rows purged (folders +
- * files); `extra` = `{ folders, files, batches, retention_days, cutoff }`.
+ * checking the signal between batches.
+ *
+ * The rule: **it never deletes a live (not trashed) file or folder.** A
+ * trashed folder past retention whose subtree still holds a live folder or
+ * file is not purged at all (its trashed sub-folders past retention are
+ * purged on their own); it is counted in `skipped_live_descendants` and
+ * named in a `trash_cleanup.skipped_live_descendants` warn line, since that
+ * state is what `files_consistency` / `folders_consistency` report.
+ *
+ * `count` = rows purged (folders + files); `extra` = `{ folders, files,
+ * batches, skipped_live_descendants, retention_days, cutoff }`.
  * `force` is ignored (retention is a promise to users, not a grace window).
  *
  * @example
@@ -54,9 +66,19 @@ export function createTrashCleanupJob(options: TrashCleanupJobOptions): TrashCle
     let folders = 0;
     let files = 0;
     let batches = 0;
+    const skipped: string[] = [];
     const progress = () => `${folders + files} items (${folders} folders, ${files} files)`;
+    let after: TrashFolderCursor | null = null;
     const phases: [string, (cutoff: Date, limit: number) => Promise<TrashPurgeBatch>][] = [
-      ['folders', (c, l) => repository.purgeFolderBatch(c, l)],
+      [
+        'folders',
+        async (c, l) => {
+          const batch = await repository.purgeFolderBatch(c, l, after);
+          after = batch.next;
+          skipped.push(...batch.skippedLiveDescendants);
+          return batch;
+        },
+      ],
       ['files', (c, l) => repository.purgeFileBatch(c, l)],
     ];
     try {
@@ -79,10 +101,22 @@ export function createTrashCleanupJob(options: TrashCleanupJobOptions): TrashCle
     } catch (error) {
       return err(`trash_cleanup failed after purging ${progress()}: ${errorMessage(error)}`);
     }
+    if (skipped.length > 0) {
+      logger.warn(
+        {
+          target: 'oxicloud::trash_cleanup',
+          event: 'trash_cleanup.skipped_live_descendants',
+          count: skipped.length,
+          folder_ids: skipped.slice(0, SKIPPED_NAMED),
+        },
+        `${skipped.length} trashed folders past retention still hold live files or folders: not purged`,
+      );
+    }
     return ok(folders + files, {
       folders,
       files,
       batches,
+      skipped_live_descendants: skipped.length,
       retention_days: config.retentionDays,
       cutoff: cutoff.toISOString(),
     });

@@ -1,0 +1,77 @@
+import { AlertsError, describeSmtpError, SmtpEmailSender, smtpConfigFromEnv } from '@oxicloud/alerts';
+import { PgAdminRecipients } from '@oxicloud/storage';
+import type { ServerConfig } from '../config/server-config.js';
+import { openDatabase } from '../database/open-database.js';
+import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.js';
+import { createLogger } from '../logger.js';
+import { ServerError } from '../server-error.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * `oxijobs alerts test`: sends one test mail to every admin with an address,
+ * through the server's own `OXICLOUD_SMTP_*`, and prints what the SMTP server
+ * answered. Fails (exit 1) with what went wrong and what to set: no SMTP
+ * configured, no admin address, connection refused, TLS required or not
+ * offered, authentication failed.
+ */
+export async function alertsTestCommand(config: ServerConfig, env: Env): Promise<void> {
+  let smtp: ReturnType<typeof smtpConfigFromEnv>;
+  try {
+    smtp = smtpConfigFromEnv(env);
+  } catch (cause) {
+    if (cause instanceof AlertsError) throw new ServerError('BAD_CONFIG', cause.message, { cause });
+    throw cause;
+  }
+  if (smtp === null) {
+    throw new ServerError(
+      'BAD_CONFIG',
+      'OXICLOUD_SMTP_HOST is not set: alerts are off. Set OXICLOUD_SMTP_HOST and OXICLOUD_SMTP_FROM (and OXICLOUD_SMTP_PORT, OXICLOUD_SMTP_SECURE as your relay needs)',
+    );
+  }
+  const logger = createLogger({ level: config.logLevel, destination: 'stderr', format: config.logFormat });
+  const db = await openDatabase(config, logger, { max: 2 });
+  let to: string[];
+  try {
+    await applyMigrations(db.pool, logger);
+    await ensureFirstAdmin(db.pool, logger, config.adminEmail);
+    to = await new PgAdminRecipients(db.pool).adminEmails();
+  } finally {
+    await db.close();
+  }
+  if (to.length === 0) {
+    throw new ServerError(
+      'ALERT_SEND_FAILED',
+      'no admin has an e-mail address, so alerts reach nobody: run `oxijobs users set-email admin you@example.org` (or set OXICLOUD_ADMIN_EMAIL before the first boot)',
+    );
+  }
+  const sender = new SmtpEmailSender(smtp, { connectionTimeoutMs: 10_000, greetingTimeoutMs: 10_000 });
+  const via = `${smtp.host}:${smtp.port} (OXICLOUD_SMTP_SECURE=${smtp.secure})`;
+  process.stderr.write(`sending a test alert to ${to.join(', ')} through ${via}…\n`);
+  try {
+    const receipt = await sender.send({
+      to,
+      subject: '[OxiCloud] Test alert',
+      text: `This is a test alert from OxiCloud jobs (${config.publicBaseUrl}).\nJob failures and consistency findings are mailed to this address.\n`,
+      html: `<p>This is a test alert from OxiCloud jobs (${config.publicBaseUrl}).</p><p>Job failures and consistency findings are mailed to this address.</p>`,
+    });
+    const refused = receipt.rejected.length > 0 ? `; refused: ${receipt.rejected.join(', ')}` : '';
+    process.stdout.write(
+      `sent to ${receipt.accepted.join(', ')} through ${via}; the server answered: ${receipt.response}${refused}\n`,
+    );
+    if (receipt.rejected.length > 0) {
+      throw new ServerError('ALERT_SEND_FAILED', `the SMTP server refused ${receipt.rejected.join(', ')}`);
+    }
+  } catch (cause) {
+    if (cause instanceof ServerError) throw cause;
+    throw new ServerError(
+      'ALERT_SEND_FAILED',
+      `the test alert was not sent: ${describeSmtpError(cause, smtp)}`,
+      {
+        cause,
+      },
+    );
+  } finally {
+    sender.close();
+  }
+}

@@ -1,0 +1,60 @@
+import type { RecoverableEngine } from '@oxicloud/recoverable';
+import type { JobRegistry } from '@oxicloud/scheduler';
+import type pg from 'pg';
+import type { FreshnessMonitor } from '../freshness/freshness-monitor.js';
+import { ClusterGauges } from './cluster-gauges.js';
+import { JobMetrics } from './job-metrics.js';
+import type { MetricsSource } from './metrics-listener.js';
+
+/**
+ * The server's metrics: {@link JobMetrics} (this process) fed by the
+ * registry and engine hooks, and {@link ClusterGauges} (the database) read
+ * at each scrape. `attach` is called once the jobs are registered.
+ */
+export class ServerMetrics implements MetricsSource {
+  readonly jobs: JobMetrics;
+  #cluster: ClusterGauges | null = null;
+  #registry: JobRegistry | null = null;
+  #engine: RecoverableEngine | null = null;
+
+  constructor(readonly pool: pg.Pool) {
+    this.jobs = new JobMetrics({
+      running: () => {
+        const running = new Map<string, number>();
+        for (const job of this.#registry?.list() ?? []) if (job.running) running.set(job.name, 1);
+        for (const run of this.#engine?.activeRuns() ?? [])
+          running.set(run.job, (running.get(run.job) ?? 0) + 1);
+        return running;
+      },
+      pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    });
+  }
+
+  get contentType(): string {
+    return this.jobs.registry.contentType;
+  }
+
+  /** Binds the registered jobs and the freshness facts. */
+  attach(deps: {
+    readonly registry: JobRegistry;
+    readonly engine: RecoverableEngine;
+    readonly freshness: FreshnessMonitor;
+  }): void {
+    this.#registry = deps.registry;
+    this.#engine = deps.engine;
+    const names = [...deps.registry.list().map((j) => j.name), ...deps.engine.names()];
+    this.jobs.addJobs(names);
+    this.#cluster = new ClusterGauges({
+      registry: this.jobs.registry,
+      pool: this.pool,
+      freshness: deps.freshness,
+      jobs: names,
+    });
+  }
+
+  /** The Prometheus text: the cluster gauges read fresh from the database, then every metric. */
+  async render(): Promise<string> {
+    await this.#cluster?.refresh();
+    return this.jobs.registry.metrics();
+  }
+}

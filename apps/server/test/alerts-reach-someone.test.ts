@@ -1,0 +1,292 @@
+import type { AddressInfo } from 'node:net';
+import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliProcess, cleanEnv, jsonLines, runCli, startCli, waitForStatus } from './cli-process.js';
+import { scratchDir } from './fault-support.js';
+
+interface Mail {
+  readonly rcptTo: string[];
+  readonly raw: string;
+}
+
+interface Listener {
+  readonly port: number;
+  readonly mails: Mail[];
+  close(): Promise<void>;
+}
+
+/**
+ * A real SMTP listener on 127.0.0.1. `plain`: no STARTTLS offered (a local
+ * sink or a port-25 relay); `tls-required`: offers STARTTLS (smtp-server's
+ * built-in certificate) and refuses MAIL FROM before it (530).
+ */
+async function startListener(kind: 'plain' | 'tls-required'): Promise<Listener> {
+  const mails: Mail[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    logger: false,
+    ...(kind === 'plain' ? { disabledCommands: ['STARTTLS'] } : {}),
+    onMailFrom(_address, session, callback) {
+      if (kind === 'tls-required' && !session.secure) {
+        callback(Object.assign(new Error('Must issue a STARTTLS command first'), { responseCode: 530 }));
+        return;
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        mails.push({
+          rcptTo: session.envelope.rcptTo.map((a) => a.address),
+          raw: Buffer.concat(chunks).toString('utf8'),
+        });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.server.address() as AddressInfo).port,
+    mails,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function smtpEnv(port: number, secure?: string): Record<string, string> {
+  return {
+    OXICLOUD_SMTP_HOST: '127.0.0.1',
+    OXICLOUD_SMTP_PORT: String(port),
+    OXICLOUD_SMTP_FROM: 'OxiCloud <alerts@example.org>',
+    ...(secure === undefined ? {} : { OXICLOUD_SMTP_SECURE: secure }),
+  };
+}
+
+/** S3 as a migration target that does not answer: a storage_migration to it fails. */
+async function unreachableS3(): Promise<Record<string, string>> {
+  return {
+    OXICLOUD_S3_BUCKET: 'unreachable',
+    OXICLOUD_S3_REGION: 'us-east-1',
+    OXICLOUD_S3_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
+    OXICLOUD_S3_ACCESS_KEY_ID: 'test',
+    OXICLOUD_S3_SECRET_ACCESS_KEY: 'test-secret',
+    OXICLOUD_S3_FORCE_PATH_STYLE: 'true',
+  };
+}
+
+/** Boots `oxijobs serve`, makes storage_migration fail, and returns the server (still running). */
+async function serveAndFailAJob(env: Record<string, string>, base: string): Promise<CliProcess> {
+  const seeded = await runCli(
+    ['seed', '--users', '2', '--files-per-user', '10', '--blobs-on-disk', '10'],
+    env,
+  );
+  expect(seeded.code, seeded.stderr).toBe(0);
+  const server = startCli(['serve'], env);
+  await waitForStatus(`${base}/healthz`, 200, { process: server, timeoutMs: 60_000 });
+  const token = (await runCli(['token', '--user', 'admin'], env)).stdout.trim().split('\n').at(-1)!;
+  const res = await fetch(`${base}/api/admin/jobs/storage_migration/trigger`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ target: 's3' }),
+  });
+  expect(res.status).toBe(202);
+  const { run_id } = (await res.json()) as { run_id: string };
+  await waitFor('the run to fail', async () => {
+    const r = await fetch(`${base}/api/admin/jobs/storage_migration/runs/${run_id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    return ((await r.json()) as { status: string }).status === 'Failed' ? true : undefined;
+  });
+  return server;
+}
+
+describe('OXICLOUD_ADMIN_EMAIL at the first boot', () => {
+  let db: TestDatabase;
+  let smtp: Listener;
+  let server: CliProcess | undefined;
+  const dir = scratchDir('admin-email');
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    smtp = await startListener('plain');
+  });
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+    await smtp?.close();
+    await db?.drop();
+    dir.remove();
+  });
+
+  it('gives the first admin its address, so a failed job mails it', async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = cleanEnv({
+      DATABASE_URL: db.url,
+      OXICLOUD_DATA_DIR: dir.path,
+      OXICLOUD_HTTP_PORT: String(port),
+      OXICLOUD_ADMIN_EMAIL: 'ops@example.org',
+      ...smtpEnv(smtp.port, 'none'),
+      ...(await unreachableS3()),
+    });
+    server = await serveAndFailAJob(env, base);
+    const mail = await waitFor('the job_failed mail', () =>
+      smtp.mails.find((m) => m.raw.includes('Job storage_migration failed')),
+    );
+    expect(mail.rcptTo).toEqual(['ops@example.org']);
+    const { rows } = await db.pool.query(`SELECT email FROM auth.users WHERE username = 'admin'`);
+    expect(rows).toEqual([{ email: 'ops@example.org' }]);
+    const lines = jsonLines(server.stdout());
+    expect(lines.filter((l) => String(l['event']).endsWith('no_recipients'))).toEqual([]);
+  });
+});
+
+describe('SMTP set up but no admin has an address', () => {
+  let db: TestDatabase;
+  let smtp: Listener;
+  let server: CliProcess | undefined;
+  const dir = scratchDir('no-recipients');
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    smtp = await startListener('plain');
+  });
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+    await smtp?.close();
+    await db?.drop();
+    dir.remove();
+  });
+
+  it('warns at boot, and logs each skipped alert', async () => {
+    const port = await freePort();
+    const env = cleanEnv({
+      DATABASE_URL: db.url,
+      OXICLOUD_DATA_DIR: dir.path,
+      OXICLOUD_HTTP_PORT: String(port),
+      ...smtpEnv(smtp.port, 'none'),
+      ...(await unreachableS3()),
+    });
+    server = await serveAndFailAJob(env, `http://127.0.0.1:${port}`);
+    const skipped = await waitFor('the skipped-alert line', () =>
+      jsonLines(server!.stdout()).find((l) => l['event'] === 'alert.no_recipients'),
+    );
+    expect(skipped).toMatchObject({ level: 'warn', job: 'storage_migration', kind: 'job_failed' });
+    const boot = jsonLines(server.stdout()).find((l) => l['event'] === 'alerts.no_recipients');
+    expect(boot).toMatchObject({ level: 'warn' });
+    expect(String(boot?.['msg'])).toContain('oxijobs users set-email admin');
+    expect(smtp.mails).toEqual([]);
+  });
+});
+
+describe('addresses and the test alert from the command line', () => {
+  let db: TestDatabase;
+  let plain: Listener;
+  let tlsRequired: Listener;
+  const dir = scratchDir('alerts-cli');
+  let base: Record<string, string>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    plain = await startListener('plain');
+    tlsRequired = await startListener('tls-required');
+    base = { DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path };
+  });
+  afterAll(async () => {
+    await plain?.close();
+    await tlsRequired?.close();
+    await db?.drop();
+    dir.remove();
+  });
+
+  it('alerts test says nobody would be mailed while no admin has an address', async () => {
+    const result = await runCli(['alerts', 'test'], cleanEnv({ ...base, ...smtpEnv(plain.port, 'none') }));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('no admin has an e-mail address');
+    expect(result.stderr).toContain('oxijobs users set-email admin');
+  });
+
+  it('OXICLOUD_ADMIN_EMAIL at a later boot fills in an empty address and keeps an existing one', async () => {
+    // The admin exists (the previous command created it) without an address.
+    const first = await runCli(
+      ['token', '--user', 'admin'],
+      cleanEnv({ ...base, OXICLOUD_ADMIN_EMAIL: 'first@example.org' }),
+    );
+    expect(first.code, first.stderr).toBe(0);
+    expect(jsonLines(first.stderr).find((l) => l['event'] === 'admin.email_set')).toMatchObject({
+      email: 'first@example.org',
+    });
+    const second = await runCli(
+      ['token', '--user', 'admin'],
+      cleanEnv({ ...base, OXICLOUD_ADMIN_EMAIL: 'other@example.org' }),
+    );
+    expect(jsonLines(second.stderr).find((l) => l['event'] === 'admin.email_kept')).toMatchObject({
+      email: 'first@example.org',
+      ignored: 'other@example.org',
+    });
+    const { rows } = await db.pool.query(`SELECT email FROM auth.users WHERE username = 'admin'`);
+    expect(rows).toEqual([{ email: 'first@example.org' }]);
+  });
+
+  it('users set-email changes an address, and refuses an unknown user or an invalid address', async () => {
+    const env = cleanEnv(base);
+    const ok = await runCli(['users', 'set-email', 'admin', 'ops@example.org'], env);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain('admin: e-mail set to ops@example.org (was first@example.org)');
+    const { rows } = await db.pool.query(`SELECT email FROM auth.users WHERE username = 'admin'`);
+    expect(rows).toEqual([{ email: 'ops@example.org' }]);
+
+    const unknown = await runCli(['users', 'set-email', 'nobody', 'x@example.org'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no user named "nobody"');
+    const invalid = await runCli(['users', 'set-email', 'admin', 'not-an-address'], env);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('"not-an-address" is not an e-mail address');
+  });
+
+  it('alerts test prints what the SMTP server answered, and the mail arrives', async () => {
+    const result = await runCli(['alerts', 'test'], cleanEnv({ ...base, ...smtpEnv(plain.port, 'none') }));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/sent to ops@example\.org .*the server answered: 250 /);
+    expect(plain.mails.at(-1)?.rcptTo).toEqual(['ops@example.org']);
+    expect(plain.mails.at(-1)?.raw).toContain('[OxiCloud] Test alert');
+  });
+
+  it('alerts test against a plain relay with the default STARTTLS says to set OXICLOUD_SMTP_SECURE=none', async () => {
+    const sent = plain.mails.length;
+    const result = await runCli(['alerts', 'test'], cleanEnv({ ...base, ...smtpEnv(plain.port) }));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('does not offer STARTTLS');
+    expect(result.stderr).toContain('set OXICLOUD_SMTP_SECURE=none');
+    expect(plain.mails).toHaveLength(sent);
+  });
+
+  it('alerts test against a server that requires STARTTLS, with OXICLOUD_SMTP_SECURE=none, says TLS is required', async () => {
+    const result = await runCli(
+      ['alerts', 'test'],
+      cleanEnv({ ...base, ...smtpEnv(tlsRequired.port, 'none') }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('requires TLS');
+    expect(result.stderr).toContain('OXICLOUD_SMTP_SECURE=starttls');
+    expect(result.stderr).toContain('530');
+    expect(tlsRequired.mails).toEqual([]);
+  });
+
+  it('alerts test against a port nobody listens on says the connection was refused', async () => {
+    const closed = await freePort();
+    const result = await runCli(['alerts', 'test'], cleanEnv({ ...base, ...smtpEnv(closed, 'none') }));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`connection refused by 127.0.0.1:${closed}`);
+  });
+});
