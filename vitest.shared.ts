@@ -1,5 +1,13 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { pageBundleVitePlugin } from './packages/admin-api/build/page-bundle.ts';
+
+/**
+ * The global setup by path, from source: vitest loads it before the
+ * `@oxicloud/source` condition applies, so a package specifier would need
+ * test-support's dist (a fresh clone's first test run would fail).
+ */
+const GLOBAL_SETUP = fileURLToPath(new URL('./packages/test-support/src/global-setup.ts', import.meta.url));
 
 /**
  * The vitest config every package shares: sources of sibling packages are
@@ -21,7 +29,7 @@ export function packageTestConfig(
       reporters: ['default', 'json'],
       outputFile: { json: './.test-results/vitest.json' },
       server: { deps: { inline: [/@oxicloud\//] } },
-      globalSetup: options.withDatabase ? ['@oxicloud/test-support/global-setup'] : [],
+      globalSetup: options.withDatabase ? [GLOBAL_SETUP] : [],
       testTimeout: options.testTimeout ?? 30_000,
       hookTimeout: 180_000,
       typecheck: {

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createAdminApp, type JobCatalog } from '@oxicloud/admin-api';
 import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv, validateAlertEnv } from '@oxicloud/alerts';
-import { auditedFindingSink, ConsistencyRegistry, checkJob, PgFindingStore } from '@oxicloud/consistency';
+import { ConsistencyRegistry, checkJob, findingCount, PgFindingStore } from '@oxicloud/consistency';
 import { RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger } from '@oxicloud/scheduler';
 import {
@@ -227,7 +227,7 @@ export function createRecoverableJobs(deps: {
     .register(new PgFileBlobScan(db))
     .register(backends.source);
   for (const check of consistency.allChecks()) {
-    engine.register(checkJob(check, { sinkFactory: findings.sinkFactory, logger }));
+    engine.register(checkJob(check, { findings, logger }));
   }
   logger.info({ target: 'oxicloud::consistency', event: 'consistency.registered' }, consistency.describe());
   engine.register(
@@ -235,7 +235,7 @@ export function createRecoverableJobs(deps: {
       blobs: new PgBlobWalkRepository(db),
       sourceBackend: deps.sourceBackend,
       resolveBackend: (name) => backends.resolve(name),
-      findings: (run) => auditedFindingSink(findings.sinkFactory(run), { ...run, logger }),
+      findings,
       logger,
     }),
   );
@@ -274,7 +274,7 @@ function alertOnRunFinished(
     });
     return;
   }
-  const found = Number(event.stats['findings'] ?? 0);
+  const found = findingCount(event.stats);
   if (event.status !== 'Completed' || !event.job.endsWith('_consistency') || !(found > 0)) return;
   void (async () => {
     const [counts, worst] = await Promise.all([

@@ -541,13 +541,7 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
       severity: string,
       resourceId: string,
       detail: Record<string, unknown> = {},
-    ) =>
-      findings.sink(runId).recordFinding({
-        kind,
-        severity: severity as 'DataLoss',
-        resourceId,
-        detail,
-      });
+    ) => findings.write(runId, [{ kind, severity: severity as 'DataLoss', resourceId, detail }]);
 
     beforeAll(async () => {
       const { run_id } = await engine.trigger('quick_check');

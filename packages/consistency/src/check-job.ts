@@ -1,6 +1,11 @@
-import { failed, type JobStore, type RecoverableJobHandler, type RunOutcome } from '@oxicloud/recoverable';
+import {
+  cursorHex,
+  failed,
+  type JobStore,
+  type RecoverableJobHandler,
+  type RunOutcome,
+} from '@oxicloud/recoverable';
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
-import { auditedFindingSink, CONSISTENCY_LOG_TARGET } from './audited-finding-sink.js';
 import {
   type CheckParamsValidation,
   validateCheckParams,
@@ -8,13 +13,13 @@ import {
 } from './check-params.js';
 import { checkStore } from './check-store.js';
 import type { ConsistencyCheck } from './consistency-check.js';
-import type { FindingSinkFactory } from './finding-sink.js';
-import { cursorHex } from './phase-cursor.js';
+import { CONSISTENCY_LOG_TARGET, FindingBatch } from './finding-batch.js';
+import type { FindingWriter } from './finding-sink.js';
 
 /** Options of {@link checkJob}. */
 export interface CheckJobOptions {
-  /** Builds the findings sink of a run (for example `new PgFindingStore({ pool }).sinkFactory`). */
-  readonly sinkFactory: FindingSinkFactory;
+  /** Where the run's findings are written, in each checkpoint's transaction (a `PgFindingStore`). */
+  readonly findings: FindingWriter;
   /** Receives the audit and `oxicloud::consistency` lines. @defaultValue silentLogger */
   readonly logger?: Logger;
 }
@@ -38,15 +43,16 @@ export interface CheckJobHandler extends RecoverableJobHandler {
 /**
  * Turns a {@link ConsistencyCheck} into a `RecoverableJobHandler` (job name =
  * check name): reads the {@link CheckOptions} from the run's stored params,
- * composes the engine's `JobStore` with an audited findings sink into a
- * `CheckStore`, and calls `check.runResumable`. A check that throws becomes
+ * composes the engine's `JobStore` with the run's {@link FindingBatch} into
+ * a `CheckStore` (findings commit with the checkpoint that covers them, and
+ * are audited once committed), and calls `check.runResumable`. A check that throws becomes
  * a `failed` outcome.
  *
  * @example
  * ```ts
  * const findings = new PgFindingStore({ pool });
  * for (const check of consistencyRegistry.allChecks()) {
- *   engine.register(checkJob(check, { sinkFactory: findings.sinkFactory, logger }));
+ *   engine.register(checkJob(check, { findings, logger }));
  * }
  * ```
  */
@@ -70,10 +76,12 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
       const validation = validateCheckParams(store.params);
       if (!validation.ok) return failed(validation.message);
       const runId = store.runId;
-      const sink = auditedFindingSink(options.sinkFactory({ runId, checkName: check.name }), {
+      const findings = new FindingBatch({
         runId,
         checkName: check.name,
+        writer: options.findings,
         logger,
+        tally: true,
       });
       const base = { target: CONSISTENCY_LOG_TARGET, check: check.name, run_id: runId };
       logger.info(
@@ -87,7 +95,7 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
       );
       let outcome: RunOutcome;
       try {
-        outcome = await check.runResumable(checkStore(store, sink), validation.options, signal);
+        outcome = await check.runResumable(checkStore(store, findings), validation.options, signal);
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         outcome = failed(`${check.name}: ${reason}`);

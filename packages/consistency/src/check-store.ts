@@ -1,14 +1,15 @@
-import type { CheckpointProgress, JobStore, RunStatus } from '@oxicloud/recoverable';
+import type { BatchWrites, CheckpointProgress, JobStore, RunFacts, RunStatus } from '@oxicloud/recoverable';
 import type { CheckStore } from './consistency-check.js';
-import type { FindingSink } from './finding-sink.js';
+import type { FindingBatch } from './finding-batch.js';
 import type { Inconsistency } from './inconsistency.js';
 
 /**
- * Composes the engine's {@link JobStore} and a {@link FindingSink} into the
- * {@link CheckStore} a check runs against. Nothing is copied: every call goes
- * to the store or the sink it came from.
+ * Composes the engine's {@link JobStore} and a {@link FindingBatch} into the
+ * {@link CheckStore} a check runs against: findings are staged, and each
+ * checkpoint writes the staged findings in its own transaction (the batch's
+ * own writes), then logs them once committed.
  */
-export function checkStore(jobStore: JobStore, sink: FindingSink): CheckStore {
+export function checkStore(jobStore: JobStore, findings: FindingBatch): CheckStore {
   return {
     get runId(): string {
       return jobStore.runId;
@@ -19,14 +20,33 @@ export function checkStore(jobStore: JobStore, sink: FindingSink): CheckStore {
     get params(): Readonly<Record<string, unknown>> {
       return jobStore.params;
     },
+    get facts(): RunFacts {
+      return jobStore.facts;
+    },
     get connectionRetryMs(): number | undefined {
       return jobStore.connectionRetryMs;
     },
     status: (): Promise<RunStatus> => jobStore.status(),
     loadCursor: (): Promise<Uint8Array | null> => jobStore.loadCursor(),
-    checkpoint: (cursor: Uint8Array, deltaCount: number, progress?: CheckpointProgress): Promise<void> =>
-      jobStore.checkpoint(cursor, deltaCount, progress),
-    recordFinding: (finding: Inconsistency): Promise<boolean> => sink.recordFinding(finding),
-    dropFinding: (kind: string, resourceId: string): Promise<boolean> => sink.dropFinding(kind, resourceId),
+    async checkpoint(
+      cursor: Uint8Array,
+      deltaCount: number,
+      progress?: CheckpointProgress,
+      writes?: BatchWrites,
+    ): Promise<void> {
+      if (!findings.pending) return jobStore.checkpoint(cursor, deltaCount, progress, writes);
+      const own = writes;
+      await jobStore.checkpoint(cursor, deltaCount, progress, async (tx) => {
+        const a = (await own?.(tx)) ?? {};
+        const b = (await findings.writes(tx)) ?? {};
+        const counters = { ...a.counters };
+        for (const [k, v] of Object.entries(b.counters ?? {})) counters[k] = (counters[k] ?? 0) + v;
+        return { count: (a.count ?? 0) + (b.count ?? 0), counters };
+      });
+      findings.committed();
+    },
+    recordFinding: (finding: Inconsistency, options?: { readonly countIfNew?: string }): void =>
+      findings.recordFinding(finding, options),
+    dropFinding: (kind: string, resourceId: string): void => findings.dropFinding(kind, resourceId),
   };
 }

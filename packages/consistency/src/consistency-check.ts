@@ -1,7 +1,10 @@
 import type { JobStore, RunOutcome } from '@oxicloud/recoverable';
 import type { FindingSink } from './finding-sink.js';
 
-/** The store a check runs against: the engine's `JobStore` plus a {@link FindingSink}. */
+/**
+ * The store a check runs against: the engine's `JobStore` plus a
+ * {@link FindingSink} whose findings commit with the next checkpoint.
+ */
 export interface CheckStore extends JobStore, FindingSink {}
 
 /** Options a check run gets from its trigger. */
@@ -46,7 +49,7 @@ export interface CheckOptions {
  * 3. **Cursor format.** Opaque bytes to the framework, yours to serialise.
  *    Content-addressed blobs → the hash; UUID rows → the 16-byte UUID; path
  *    rows → the path bytes. A multi-phase check prepends a phase byte
- *    (see `encodePhaseCursor`).
+ *    (see `encodePhaseCursor` in `@oxicloud/recoverable`).
  *
  * 4. **Grace window.** Default 1 h (matches dedup GC); deep checks (hash
  *    verification) use 24 h. Grace ALWAYS counts back from the run's
@@ -54,10 +57,10 @@ export interface CheckOptions {
  *    would otherwise flip young items to "old" half-way through and report
  *    false positives against itself (trap 1). `force` makes it 0.
  *
- * 5. **Batch boundary.** 1000 items or 30 s, whichever comes first. Call
- *    `store.checkpoint` and poll `store.status()` between batches;
- *    cancellation is cooperative, never an abort mid-batch (a mid-batch abort
- *    leaves the cursor unpersisted and findings half-written).
+ * 5. **Batch boundary.** 1000 items or 30 s, whichever comes first: run
+ *    the scan on `runBatches` of `@oxicloud/recoverable` (it checkpoints and
+ *    polls the status between batches). A batch's findings commit with its
+ *    checkpoint; cancellation is cooperative, never an abort mid-batch.
  *
  * # Two-pass discipline
  *

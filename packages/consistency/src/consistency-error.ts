@@ -1,9 +1,5 @@
 /** The fixed set of codes a {@link ConsistencyError} carries. */
 export type ConsistencyErrorCode =
-  /** A persisted cursor does not decode to what the check expects (wrong phase, wrong length). */
-  | 'INVALID_CURSOR'
-  /** A UUID or hash given to a byte codec is malformed. */
-  | 'INVALID_KEY'
   /** Two registered adapters contribute checks with the same name. */
   | 'DUPLICATE_CHECK'
   /** A factory got options outside their allowed range. */

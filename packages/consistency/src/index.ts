@@ -6,16 +6,13 @@
  *
  * @packageDocumentation
  */
-export type { AuditedFindingSinkContext } from './audited-finding-sink.js';
-export { auditedFindingSink, CONSISTENCY_LOG_TARGET } from './audited-finding-sink.js';
 export type { CheckJobHandler, CheckJobOptions } from './check-job.js';
 export { checkJob } from './check-job.js';
 export type { CheckParamsOptions, CheckParamsValidation } from './check-params.js';
 export {
-  BATCH_SIZE_RANGE,
-  CHECK_PARAM_KEYS,
+  checkParamsSchema,
+  checkTriggerParamsSchema,
   DEFAULT_BATCH_SIZE,
-  THROTTLE_MS_RANGE,
   validateCheckParams,
   validateCheckTriggerParams,
 } from './check-params.js';
@@ -24,22 +21,16 @@ export type { CheckOptions, CheckStore, ConsistencyCheck } from './consistency-c
 export type { ConsistencyErrorCode } from './consistency-error.js';
 export { ConsistencyError } from './consistency-error.js';
 export { ConsistencyRegistry } from './consistency-registry.js';
-export type { FindingSink, FindingSinkFactory } from './finding-sink.js';
-export type { FindingTally } from './finding-tally.js';
-export { addTallies, EMPTY_TALLY, tallyCounters } from './finding-tally.js';
+export type { FindingBatchOptions } from './finding-batch.js';
+export { CONSISTENCY_LOG_TARGET, FindingBatch, findingCount } from './finding-batch.js';
+export type { FindingKey, FindingSink, FindingWriteResult, FindingWriter } from './finding-sink.js';
 export { DEEP_GRACE_WINDOW_MS, DEFAULT_GRACE_WINDOW_MS, effectiveGraceMs, graceBoundary } from './grace.js';
-export { bytesToHashHex, hashHexToBytes } from './hash-bytes.js';
 export type { Inconsistency } from './inconsistency.js';
 export type { FindingCount, ListFindingsOptions, StoredFinding } from './pg-finding-store.js';
-export { PgFindingSink, PgFindingStore } from './pg-finding-store.js';
-export type { PhaseCursor } from './phase-cursor.js';
-export { cursorHex, decodePhaseCursor, encodePhaseCursor } from './phase-cursor.js';
-export type { Batch, RunBatchesOptions } from './run-batches.js';
-export { runBatches } from './run-batches.js';
+export { PgFindingStore } from './pg-finding-store.js';
 export type { FindingsDatabase, RunFindingsTable } from './run-findings-table.js';
 export type { Severity } from './severity.js';
 export { isSeverity, SEVERITIES, severityRank } from './severity.js';
 export type { StatefulAdapter } from './stateful-adapter.js';
 export type { Candidate } from './two-pass.js';
 export { twoPass } from './two-pass.js';
-export { bytesToUuid, uuidToBytes } from './uuid-bytes.js';

@@ -1,6 +1,8 @@
+import type { RunTransaction } from '@oxicloud/recoverable';
 import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
 import { ConsistencyError } from './consistency-error.js';
-import type { FindingSink, FindingSinkFactory } from './finding-sink.js';
+import type { FindingKey, FindingWriteResult, FindingWriter } from './finding-sink.js';
 import type { Inconsistency } from './inconsistency.js';
 import type { FindingsDatabase } from './run-findings-table.js';
 import { isSeverity, SEVERITIES, type Severity } from './severity.js';
@@ -50,94 +52,19 @@ const severityOrder = sql<number>`CASE severity ${sql.join(
 const impactRank = sql<number>`COALESCE((detail->>'ref_count')::bigint, 0)`;
 const bytesRank = sql<number>`COALESCE((detail->>'total_bytes')::numeric, 0)`;
 
-/** The {@link FindingSink} of one run, on `jobs.run_findings`. */
-export class PgFindingSink implements FindingSink {
-  readonly #db: Kysely<FindingsDatabase>;
-  readonly #runId: string;
-
-  constructor(db: Kysely<FindingsDatabase>, runId: string) {
-    this.#db = db;
-    this.#runId = runId;
-  }
-
-  /**
-   * `INSERT … ON CONFLICT (run_id, kind, resource_id) DO UPDATE SET detail`: idempotent.
-   *
-   * Returns `true` when the finding is new to the run's counters: freshly
-   * inserted, or already there but written by a PREVIOUS attempt of this run
-   * after the run's last checkpoint — a batch that recorded it and was then
-   * interrupted (kill -9) before its checkpoint, replayed after the resume: its
-   * finding was never counted. Times come from the engine's stats: the last
-   * resume (`progress_resumed_at_ms[-1]`) and the last checkpoint
-   * (`progress_samples[-1][0]`), epoch ms. A repeat within one batch of a
-   * resumed attempt would count again: a caller records a finding once per
-   * batch (`twoPass` does).
-   */
-  async recordFinding(finding: Inconsistency): Promise<boolean> {
-    try {
-      const row = await this.#db
-        .insertInto('jobs.run_findings')
-        .values({
-          id: sql<string>`public.oxicloud_uuid_v7()`,
-          run_id: this.#runId,
-          kind: finding.kind,
-          severity: finding.severity,
-          resource_id: finding.resourceId,
-          detail: JSON.stringify(finding.detail),
-        })
-        .onConflict((oc) =>
-          oc.columns(['run_id', 'kind', 'resource_id']).doUpdateSet({
-            detail: (eb) => eb.ref('excluded.detail'),
-            severity: (eb) => eb.ref('excluded.severity'),
-          }),
-        )
-        // xmax = 0 only on a freshly inserted row version; found_at is kept by the update. An older row
-        // counts when a previous attempt of this run wrote it after the run's last checkpoint.
-        .returning(
-          sql<boolean>`(xmax = 0) OR EXISTS (
-            SELECT 1 FROM jobs.recoverable_runs r
-             WHERE r.id = ${this.#runId}
-               AND jsonb_typeof(r.stats #> '{progress_resumed_at_ms,-1}') = 'number'
-               AND found_at < to_timestamp((r.stats #>> '{progress_resumed_at_ms,-1}')::numeric / 1000)
-               AND (jsonb_typeof(r.stats #> '{progress_samples,-1,0}') IS DISTINCT FROM 'number'
-                    OR found_at > to_timestamp((r.stats #>> '{progress_samples,-1,0}')::numeric / 1000)))`.as(
-            'inserted',
-          ),
-        )
-        .executeTakeFirstOrThrow();
-      return row.inserted;
-    } catch (cause) {
-      throw databaseError(`record ${finding.kind} finding on ${finding.resourceId}`, cause);
-    }
-  }
-
-  async dropFinding(kind: string, resourceId: string): Promise<boolean> {
-    try {
-      const result = await this.#db
-        .deleteFrom('jobs.run_findings')
-        .where('run_id', '=', this.#runId)
-        .where('kind', '=', kind)
-        .where('resource_id', '=', resourceId)
-        .executeTakeFirst();
-      return result.numDeletedRows > 0n;
-    } catch (cause) {
-      throw databaseError(`drop ${kind} finding on ${resourceId}`, cause);
-    }
-  }
-}
-
 /**
- * Findings on `jobs.run_findings` (kysely over a pg pool): a sink per run
- * for the checks, and the reads the admin surface and alerts need.
+ * Findings on `jobs.run_findings` (kysely over a pg pool): the
+ * {@link FindingWriter} a run's batches write through (in their checkpoint's
+ * transaction), and the reads the admin surface and alerts need.
  *
  * @example
  * ```ts
  * import { PgFindingStore, checkJob } from '@oxicloud/consistency';
  * const findings = new PgFindingStore({ pool });
- * const handler = checkJob(check, { sinkFactory: findings.sinkFactory, logger });
+ * const handler = checkJob(check, { findings, logger });
  * ```
  */
-export class PgFindingStore {
+export class PgFindingStore implements FindingWriter {
   readonly #db: Kysely<FindingsDatabase>;
 
   constructor(options: { readonly pool: PostgresPool } | { readonly db: Kysely<FindingsDatabase> }) {
@@ -147,13 +74,76 @@ export class PgFindingStore {
         : new Kysely<FindingsDatabase>({ dialect: new PostgresDialect({ pool: options.pool }) });
   }
 
-  /** The sink of one run. */
-  sink(runId: string): PgFindingSink {
-    return new PgFindingSink(this.#db, runId);
+  /**
+   * One batch's findings, inside `tx` (the checkpoint's transaction): one
+   * multi-row `INSERT … ON CONFLICT (run_id, kind, resource_id) DO UPDATE SET
+   * detail, severity` (idempotent; `xmax = 0` tells a new row from an
+   * updated one), one `DELETE` for the drops. Ids are UUIDv7 from this
+   * process, so findings recorded in order list in order.
+   */
+  async writeFindings(
+    tx: RunTransaction,
+    runId: string,
+    records: readonly Inconsistency[],
+    drops: readonly FindingKey[],
+  ): Promise<FindingWriteResult> {
+    // The checkpoint transaction knows only the engine's tables; these are ours.
+    const db = tx as unknown as Kysely<FindingsDatabase>;
+    try {
+      let recordedNew: boolean[] = [];
+      if (records.length > 0) {
+        const rows = await db
+          .insertInto('jobs.run_findings')
+          .values(
+            records.map((finding) => ({
+              id: uuidv7(),
+              run_id: runId,
+              kind: finding.kind,
+              severity: finding.severity,
+              resource_id: finding.resourceId,
+              detail: JSON.stringify(finding.detail),
+            })),
+          )
+          .onConflict((oc) =>
+            oc.columns(['run_id', 'kind', 'resource_id']).doUpdateSet({
+              detail: (eb) => eb.ref('excluded.detail'),
+              severity: (eb) => eb.ref('excluded.severity'),
+            }),
+          )
+          // xmax = 0 only on a freshly inserted row version; found_at is kept by the update.
+          .returning(['kind', 'resource_id', sql<boolean>`(xmax = 0)`.as('inserted')])
+          .execute();
+        const inserted = new Map(rows.map((r) => [`${r.kind}\u0000${r.resource_id}`, r.inserted]));
+        recordedNew = records.map((f) => inserted.get(`${f.kind}\u0000${f.resourceId}`) === true);
+      }
+      let dropped: boolean[] = [];
+      if (drops.length > 0) {
+        const rows = await db
+          .deleteFrom('jobs.run_findings')
+          .where('run_id', '=', runId)
+          .where((eb) =>
+            eb.or(drops.map((d) => eb.and([eb('kind', '=', d.kind), eb('resource_id', '=', d.resourceId)]))),
+          )
+          .returning(['kind', 'resource_id'])
+          .execute();
+        const gone = new Set(rows.map((r) => `${r.kind}\u0000${r.resource_id}`));
+        dropped = drops.map((d) => gone.has(`${d.kind}\u0000${d.resourceId}`));
+      }
+      return { recordedNew, dropped };
+    } catch (cause) {
+      throw databaseError(
+        `write ${records.length} finding(s) and drop ${drops.length} of run ${runId}`,
+        cause,
+      );
+    }
   }
 
-  /** A {@link FindingSinkFactory} for `checkJob`. */
-  readonly sinkFactory: FindingSinkFactory = ({ runId }) => this.sink(runId);
+  /** Writes one batch of findings of `runId` in a transaction of its own (tests, tools). */
+  async write(runId: string, records: readonly Inconsistency[], drops: readonly FindingKey[] = []) {
+    return this.#db
+      .transaction()
+      .execute((tx) => this.writeFindings(tx as unknown as RunTransaction, runId, records, drops));
+  }
 
   /** One page of a run's findings, in triage order (worst severity, biggest impact first). */
   async list(runId: string, options: ListFindingsOptions = {}): Promise<StoredFinding[]> {

@@ -1,8 +1,19 @@
-import type { CheckpointProgress, RunStatus } from '@oxicloud/recoverable';
-import type { CheckStore, Inconsistency } from '../src/index.js';
+import type {
+  BatchWrites,
+  CheckpointProgress,
+  JobStore,
+  RunFacts,
+  RunStatus,
+  RunTransaction,
+} from '@oxicloud/recoverable';
+import type { FindingKey, FindingWriteResult, FindingWriter, Inconsistency } from '../src/index.js';
 
-/** An in-memory CheckStore for unit tests of the helpers (the Postgres one is tested on real Postgres). */
-export class MemoryCheckStore implements CheckStore {
+/**
+ * An in-memory JobStore and FindingWriter for unit tests of the helpers (the
+ * Postgres ones are tested on real Postgres). A checkpoint runs the batch's
+ * own writes first, as the real one does inside its transaction.
+ */
+export class MemoryCheckStore implements JobStore, FindingWriter {
   readonly runId = '00000000-0000-7000-8000-000000000001';
   readonly startedAt = new Date('2026-01-01T12:00:00Z');
   params: Record<string, unknown> = {};
@@ -14,31 +25,43 @@ export class MemoryCheckStore implements CheckStore {
   counters: Record<string, number> = {};
   checkpoints: Uint8Array[] = [];
   findings = new Map<string, Inconsistency>();
-  /** Called after every checkpoint (a test can flip the status here). */
-  onCheckpoint: (n: number) => void = () => undefined;
 
+  get facts(): RunFacts {
+    return { attempt: 1, attemptStartedAt: this.startedAt, cursor: this.cursor, counters: this.counters };
+  }
   async status(): Promise<RunStatus> {
     return this.statusValue;
   }
   async loadCursor(): Promise<Uint8Array | null> {
     return this.cursor;
   }
-  async checkpoint(cursor: Uint8Array, deltaCount: number, progress?: CheckpointProgress): Promise<void> {
+  async checkpoint(
+    cursor: Uint8Array,
+    deltaCount: number,
+    progress?: CheckpointProgress,
+    writes?: BatchWrites,
+  ): Promise<void> {
+    const added = await writes?.({} as RunTransaction);
     this.cursor = cursor;
     this.checkpoints.push(cursor);
-    this.count += deltaCount;
+    this.count += deltaCount + (added?.count ?? 0);
     this.scanned += progress?.scanned ?? deltaCount;
-    for (const [k, v] of Object.entries(progress?.counters ?? {}))
-      this.counters[k] = (this.counters[k] ?? 0) + v;
-    this.onCheckpoint(this.checkpoints.length);
+    for (const counters of [progress?.counters, added?.counters]) {
+      for (const [k, v] of Object.entries(counters ?? {})) this.counters[k] = (this.counters[k] ?? 0) + v;
+    }
   }
-  async recordFinding(finding: Inconsistency): Promise<boolean> {
-    const key = `${finding.kind}/${finding.resourceId}`;
-    const isNew = !this.findings.has(key);
-    this.findings.set(key, finding);
-    return isNew;
-  }
-  async dropFinding(kind: string, resourceId: string): Promise<boolean> {
-    return this.findings.delete(`${kind}/${resourceId}`);
+  async writeFindings(
+    _tx: RunTransaction,
+    _runId: string,
+    records: readonly Inconsistency[],
+    drops: readonly FindingKey[],
+  ): Promise<FindingWriteResult> {
+    const recordedNew = records.map((f) => {
+      const key = `${f.kind}/${f.resourceId}`;
+      const isNew = !this.findings.has(key);
+      this.findings.set(key, f);
+      return isNew;
+    });
+    return { recordedNew, dropped: drops.map((d) => this.findings.delete(`${d.kind}/${d.resourceId}`)) };
   }
 }

@@ -1,6 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgFindingStore } from '../src/index.js';
+import { type Inconsistency, PgFindingStore } from '../src/index.js';
 
 describe('PgFindingStore on jobs.run_findings', () => {
   let db: TestDatabase;
@@ -22,12 +22,18 @@ describe('PgFindingStore on jobs.run_findings', () => {
       );
     }
   });
+  /** One finding per write, each in its own transaction, answering as the old sink did. */
+  const sinkOf = (runId: string) => ({
+    recordFinding: async (f: Inconsistency) => (await store.write(runId, [f])).recordedNew[0],
+    dropFinding: async (kind: string, resourceId: string) =>
+      (await store.write(runId, [], [{ kind, resourceId }])).dropped[0],
+  });
   afterAll(async () => {
     await db.drop();
   });
 
   it('upserts idempotently on (run_id, kind, resource_id) and says whether the finding was new', async () => {
-    const sink = store.sink(runA);
+    const sink = sinkOf(runA);
     const finding = {
       kind: 'missing_blob',
       severity: 'DataLoss' as const,
@@ -37,7 +43,7 @@ describe('PgFindingStore on jobs.run_findings', () => {
     expect(await sink.recordFinding(finding)).toBe(true);
     expect(await sink.recordFinding({ ...finding, detail: { ref_count: 2 } })).toBe(false);
     // Same kind and resource in another run is another finding.
-    expect(await store.sink(runB).recordFinding(finding)).toBe(true);
+    expect(await sinkOf(runB).recordFinding(finding)).toBe(true);
     const rows = await db.pool.query(
       'SELECT run_id, detail FROM jobs.run_findings WHERE resource_id = $1 ORDER BY run_id',
       [finding.resourceId],
@@ -49,13 +55,13 @@ describe('PgFindingStore on jobs.run_findings', () => {
   });
 
   it('drops a finding and reports whether it existed', async () => {
-    const sink = store.sink(runB);
+    const sink = sinkOf(runB);
     expect(await sink.dropFinding('missing_blob', 'aa'.repeat(32))).toBe(true);
     expect(await sink.dropFinding('missing_blob', 'aa'.repeat(32))).toBe(false);
   });
 
   it('lists in triage order (worst severity, biggest impact first) and summarises per kind', async () => {
-    const sink = store.sink(runA);
+    const sink = sinkOf(runA);
     await sink.recordFinding({
       kind: 'drive_used_bytes_drift',
       severity: 'Drift',
@@ -90,12 +96,14 @@ describe('PgFindingStore on jobs.run_findings', () => {
   });
 
   it('wraps database errors with code DATABASE and the cause', async () => {
-    const sink = store.sink('00000000-0000-7000-8000-0000000000ff'); // no such run: FK violation
+    const sink = sinkOf('00000000-0000-7000-8000-0000000000ff'); // no such run: FK violation
     const error = await sink
       .recordFinding({ kind: 'k', severity: 'Drift', resourceId: 'r', detail: {} })
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'DATABASE' });
-    expect((error as Error).message).toMatch(/could not record k finding on r in jobs.run_findings/);
+    expect((error as Error).message).toMatch(
+      /could not write 1 finding\(s\) and drop 0 of run 0+-0+-7000-8000-0+ff in jobs.run_findings/,
+    );
     expect((error as Error).cause).toBeInstanceOf(Error);
   });
 });

@@ -9,6 +9,33 @@
 
 export type { AsJobHandlerOptions } from './as-job-handler.js';
 export { asJobHandler } from './as-job-handler.js';
+export type { BatchParams } from './batch/batch-params.js';
+export {
+  BATCH_LIMITS,
+  batchParamsFromQueryShape,
+  batchParamsSchema,
+  batchParamsShape,
+  batchSizeField,
+  concurrencyField,
+  digitStringAsNumber,
+  ENGINE_PARAM_KEYS,
+  integerField,
+  parseParams,
+  strictParamsObject,
+  throttleMsField,
+  withoutEngineKeys,
+} from './batch/batch-params.js';
+export type { CursorCodec } from './batch/cursor-codecs.js';
+export { cursorHex, hashCursor, uuidCursor } from './batch/cursor-codecs.js';
+export type { ItemWalk } from './batch/item-batch.js';
+export { BatchTally, itemBatch } from './batch/item-batch.js';
+export type { PhaseCursor } from './batch/phase-cursor.js';
+export { decodePhaseCursor, encodePhaseCursor } from './batch/phase-cursor.js';
+export { processPrefix } from './batch/process-prefix.js';
+export type { BatchContext, BatchLoop, BatchResult } from './batch/run-batches.js';
+export { MAX_BATCH_MS, runBatches } from './batch/run-batches.js';
+export type { ScanBatch } from './batch/scan-batch.js';
+export { scanBatch } from './batch/scan-batch.js';
 export type { ConnectionRetryOptions } from './connection-retry.js';
 export {
   DATABASE_UNREACHABLE,
@@ -17,7 +44,14 @@ export {
   withConnectionRetry,
 } from './connection-retry.js';
 export type { RecoverableRunsTable, RecoverableTables } from './db/recoverable-runs-table.js';
-export type { CheckpointProgress, JobStore } from './job-store.js';
+export type {
+  BatchWrites,
+  BatchWritesResult,
+  CheckpointProgress,
+  JobStore,
+  RunFacts,
+  RunTransaction,
+} from './job-store.js';
 export type { JobStoreFactory } from './job-store-factory.js';
 export { PgJobStore, RESERVED_STATS_KEYS } from './pg-job-store.js';
 export { MAX_PAUSE_HISTORY, PgJobStoreFactory, RESTART_PAUSE_REASON } from './pg-job-store-factory.js';

@@ -1,4 +1,39 @@
+import type { Kysely } from 'kysely';
 import type { RunStatus } from './run-status.js';
+
+/**
+ * The transaction a checkpoint runs in, as a batch's own writes get it (a
+ * kysely transaction). Its table types are the writer's business: cast it to
+ * `Kysely<MyTables>`.
+ */
+// biome-ignore lint/complexity/noBannedTypes: a transaction over tables this package does not know
+export type RunTransaction = Kysely<{}>;
+
+/** What a batch's own writes add to the run's count and counters (for example the findings they recorded). */
+export interface BatchWritesResult {
+  readonly count?: number;
+  readonly counters?: Readonly<Record<string, number>>;
+}
+
+/**
+ * The port for "the batch's own writes": called by `checkpoint` inside the
+ * checkpoint's transaction, before the cursor moves. The writes and the
+ * cursor commit together or not at all: a batch replayed after a crash finds
+ * nothing of its first attempt.
+ */
+export type BatchWrites = (tx: RunTransaction) => Promise<BatchWritesResult | undefined>;
+
+/** Typed facts about the run a handler is running, fixed when this attempt began. */
+export interface RunFacts {
+  /** 1 on the run's first start, +1 on every resume. */
+  readonly attempt: number;
+  /** When this attempt (start or resume) began, database clock. */
+  readonly attemptStartedAt: Date;
+  /** The last checkpointed position when this attempt began (`null` on a fresh run). */
+  readonly cursor: Uint8Array | null;
+  /** The run's counters so far (`stats.<name>` a handler added), as numbers. */
+  readonly counters: Readonly<Record<string, number>>;
+}
 
 /** Optional progress facts a handler may report with a checkpoint. */
 export interface CheckpointProgress {
@@ -27,6 +62,8 @@ export interface JobStore {
   readonly startedAt: Date;
   /** The run's stored params (from the trigger body); a resumed run keeps them. */
   readonly params: Readonly<Record<string, unknown>>;
+  /** Typed facts about this run and attempt: no handler reads the engine's JSON layout. */
+  readonly facts: RunFacts;
   /**
    * How long a batch loop retries after the database went away
    * (`withConnectionRetry`'s `retryForMs`) before the run lands `Paused`
@@ -45,6 +82,15 @@ export interface JobStore {
    * `last_progress_at`: one UPDATE. Call between batches (about 1000 rows or
    * 30 s, whichever first). Rejects with `INVALID_CHECKPOINT` on negative or
    * non-finite numbers and on counters named like the engine's own keys.
+   *
+   * With `writes`, the batch's own writes run first in the same transaction
+   * (what they return is added to the count and counters): both commit or
+   * neither does.
    */
-  checkpoint(cursor: Uint8Array, deltaCount: number, progress?: CheckpointProgress): Promise<void>;
+  checkpoint(
+    cursor: Uint8Array,
+    deltaCount: number,
+    progress?: CheckpointProgress,
+    writes?: BatchWrites,
+  ): Promise<void>;
 }

@@ -79,6 +79,8 @@ export class PgJobStoreFactory implements JobStoreFactory {
         cursor: null,
         stats: '{}',
         params: JSON.stringify(params),
+        attempt: 1,
+        attempt_started_at: sql<Date>`now()`,
         running_since: sql<Date>`now()`,
       })
       // The only unique constraint an insert with a fresh v7 id can hit is one_active_run_per_job.
@@ -94,6 +96,8 @@ export class PgJobStoreFactory implements JobStoreFactory {
       .set({
         status: 'Running',
         last_progress_at: sql<Date>`now()`,
+        attempt: sql<number>`attempt + 1`,
+        attempt_started_at: sql<Date>`now()`,
         running_since: sql<Date>`now()`,
         // Remember when the run resumed: progress pairs straddling it (the paused time) are not a rate.
         stats: sql<string>`CASE WHEN jsonb_typeof(stats) = 'object'

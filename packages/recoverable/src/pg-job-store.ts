@@ -1,8 +1,10 @@
 import { type Kysely, sql } from 'kysely';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
-import type { CheckpointProgress, JobStore } from './job-store.js';
+import { failpoint } from './failpoint.js';
+import type { BatchWrites, CheckpointProgress, JobStore, RunFacts, RunTransaction } from './job-store.js';
 import { MAX_PROGRESS_SAMPLES, MIN_SAMPLE_SPACING_MS } from './progress.js';
 import { RecoverableError } from './recoverable-error.js';
+import { isJsonObject, type RunRecord } from './run-record.js';
 import { isRunStatus, type RunStatus } from './run-status.js';
 
 /** Keys of `stats` the engine owns; a checkpoint's `counters` may not use them. */
@@ -22,6 +24,7 @@ export class PgJobStore implements JobStore {
   readonly runId: string;
   readonly startedAt: Date;
   readonly params: Readonly<Record<string, unknown>>;
+  readonly facts: RunFacts;
   readonly connectionRetryMs: number | undefined;
   readonly #db: Kysely<RecoverableTables>;
   /**
@@ -33,7 +36,8 @@ export class PgJobStore implements JobStore {
 
   constructor(
     db: Kysely<RecoverableTables>,
-    run: { runId: string; startedAt: Date },
+    run: Pick<RunRecord, 'runId' | 'startedAt'> &
+      Partial<Pick<RunRecord, 'attempt' | 'attemptStartedAt' | 'cursor' | 'stats'>>,
     params: Readonly<Record<string, unknown>>,
     connectionRetryMs?: number,
   ) {
@@ -42,6 +46,12 @@ export class PgJobStore implements JobStore {
     this.runId = run.runId;
     this.startedAt = run.startedAt;
     this.params = Object.freeze({ ...params });
+    this.facts = Object.freeze({
+      attempt: run.attempt ?? 1,
+      attemptStartedAt: run.attemptStartedAt ?? run.startedAt,
+      cursor: run.cursor ?? null,
+      counters: Object.freeze(countersOf(run.stats)),
+    });
   }
 
   async status(): Promise<RunStatus> {
@@ -74,7 +84,35 @@ export class PgJobStore implements JobStore {
    * when given, a progress sample appended (see `MAX_PROGRESS_SAMPLES`),
    * `last_progress_at = NOW()`.
    */
-  async checkpoint(cursor: Uint8Array, deltaCount: number, progress: CheckpointProgress = {}): Promise<void> {
+  async checkpoint(
+    cursor: Uint8Array,
+    deltaCount: number,
+    progress: CheckpointProgress = {},
+    writes?: BatchWrites,
+  ): Promise<void> {
+    if (writes === undefined) return this.#advance(this.#db, cursor, deltaCount, progress);
+    await this.#db.transaction().execute(async (tx) => {
+      const added = await writes(tx as unknown as RunTransaction);
+      // Test-only: a kill here lands between the batch's own writes and the commit of its checkpoint.
+      failpoint('checkpoint.after_batch_writes');
+      const counters = { ...progress.counters };
+      for (const [key, value] of Object.entries(added?.counters ?? {})) {
+        counters[key] = (counters[key] ?? 0) + value;
+      }
+      await this.#advance(tx, cursor, deltaCount + (added?.count ?? 0), {
+        ...progress,
+        scanned: progress.scanned ?? deltaCount,
+        counters,
+      });
+    });
+  }
+
+  async #advance(
+    db: Kysely<RecoverableTables>,
+    cursor: Uint8Array,
+    deltaCount: number,
+    progress: CheckpointProgress,
+  ): Promise<void> {
     if (!(cursor instanceof Uint8Array)) {
       throw new RecoverableError('INVALID_CHECKPOINT', 'checkpoint cursor must be a Uint8Array');
     }
@@ -147,7 +185,7 @@ export class PgJobStore implements JobStore {
         FROM trimmed t, counters
        WHERE r.id = t.id
       RETURNING r.status
-    `.execute(this.#db);
+    `.execute(db);
     const row = result.rows[0];
     if (!row) throw this.#gone();
     this.#statusFromCheckpoint = isRunStatus(row.status) ? row.status : 'CancelRequested';
@@ -168,4 +206,16 @@ function checkCount(name: string, value: unknown): void {
       `checkpoint ${name} must be a finite non-negative number, got ${String(value)}`,
     );
   }
+}
+
+/** The numeric stats a handler added (every key but the engine's own). */
+function countersOf(stats: unknown): Record<string, number> {
+  const counters: Record<string, number> = {};
+  if (!isJsonObject(stats)) return counters;
+  for (const [key, value] of Object.entries(stats)) {
+    if (key === 'count' || key === 'scanned_count' || !RESERVED_STATS_KEYS.includes(key)) {
+      if (typeof value === 'number' && Number.isFinite(value)) counters[key] = value;
+    }
+  }
+  return counters;
 }

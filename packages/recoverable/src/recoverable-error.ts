@@ -10,6 +10,7 @@
  * - `RUN_NOT_FOUND`: no run with that id for that job.
  * - `NO_ACTIVE_RUN`: cancel found no Running, CancelRequested or Paused run.
  * - `INVALID_CHECKPOINT`: a checkpoint with counts that are not finite non-negative numbers.
+ * - `INVALID_CURSOR`: cursor bytes that are not a cursor of this walk (another job's, another version's).
  * - `SHUTTING_DOWN`: the engine is shutting down and starts no run.
  */
 export type RecoverableErrorCode =
@@ -22,6 +23,7 @@ export type RecoverableErrorCode =
   | 'RUN_NOT_FOUND'
   | 'NO_ACTIVE_RUN'
   | 'INVALID_CHECKPOINT'
+  | 'INVALID_CURSOR'
   | 'SHUTTING_DOWN';
 
 /** The one error class of `@oxicloud/recoverable`; branch on {@link RecoverableError.code}. */

@@ -448,13 +448,16 @@ function trackCheckpoints(
     get params() {
       return store.params;
     },
+    get facts() {
+      return store.facts;
+    },
     get connectionRetryMs() {
       return store.connectionRetryMs;
     },
     status: () => store.status(),
     loadCursor: () => store.loadCursor(),
-    async checkpoint(cursor, deltaCount, progress) {
-      await store.checkpoint(cursor, deltaCount, progress);
+    async checkpoint(cursor, deltaCount, progress, writes) {
+      await store.checkpoint(cursor, deltaCount, progress, writes);
       last = cursor;
     },
     lastCursor: () => last,

@@ -20,6 +20,10 @@ export interface RunRecord {
   readonly params: unknown;
   /** The message of a Failed run (older rows may carry one on other statuses). */
   readonly errorMessage: string | null;
+  /** 1 on start, +1 on every resume. */
+  readonly attempt: number;
+  /** When the current attempt (start or resume) began. */
+  readonly attemptStartedAt: Date;
   /** Why and when the run was paused, oldest first (as stored; checked by {@link readPauses}). */
   readonly pauses: unknown;
   /** Milliseconds run in finished running segments. */
@@ -61,6 +65,8 @@ export function toRunRecord(row: Selectable<RecoverableRunsTable>): RunRecord {
     errorMessage: known
       ? row.error_message
       : (row.error_message ?? `corrupted row: unknown status ${JSON.stringify(row.status)}`),
+    attempt: row.attempt ?? 1,
+    attemptStartedAt: row.attempt_started_at ?? row.started_at,
     pauses: row.pauses,
     activeMs: Math.max(0, Number(row.active_ms) || 0),
     runningSince: row.running_since ?? null,

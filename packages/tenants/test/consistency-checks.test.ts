@@ -1,14 +1,13 @@
+import type { CheckStore, Inconsistency } from '@oxicloud/consistency';
 import {
-  bytesToHashHex,
-  bytesToUuid,
-  type CheckStore,
+  type CheckpointProgress,
   decodePhaseCursor,
   encodePhaseCursor,
-  hashHexToBytes,
-  type Inconsistency,
-  uuidToBytes,
-} from '@oxicloud/consistency';
-import type { CheckpointProgress, RunStatus } from '@oxicloud/recoverable';
+  hashCursor,
+  type RunFacts,
+  type RunStatus,
+  uuidCursor,
+} from '@oxicloud/recoverable';
 import { describe, expect, it } from 'vitest';
 import {
   createDrivesConsistencyCheck,
@@ -34,6 +33,9 @@ class MemoryStore implements CheckStore {
   readonly findings = new Map<string, Inconsistency>();
   async status() {
     return this.status_;
+  }
+  get facts(): RunFacts {
+    return { attempt: 1, attemptStartedAt: this.startedAt, cursor: this.cursor, counters: {} };
   }
   async loadCursor() {
     return this.cursor;
@@ -113,7 +115,7 @@ describe('drives_consistency over a fake port', () => {
     ]);
     const phases = store.checkpoints.map((c) => decodePhaseCursor(c).phase);
     expect(phases).toEqual([1, 1, 2, 2, 2]);
-    expect(bytesToUuid(decodePhaseCursor(store.checkpoints[1]!).key)).toBe(driveIds[3]);
+    expect(uuidCursor.decode(decodePhaseCursor(store.checkpoints[1]!).key)).toBe(driveIds[3]);
     expect(store.scanned).toBe(8);
     expect([...store.findings.values()]).toEqual([
       {
@@ -128,7 +130,7 @@ describe('drives_consistency over a fake port', () => {
   it('resumes from a persisted cursor and fails (does not throw) on a foreign cursor', async () => {
     calls.length = 0;
     const store = new MemoryStore();
-    store.cursor = encodePhaseCursor(2, uuidToBytes(userIds[0]!));
+    store.cursor = encodePhaseCursor(2, uuidCursor.encode(userIds[0]!));
     const check = createDrivesConsistencyCheck({ scan });
     expect((await check.runResumable(store, opts, signal)).kind).toBe('completed');
     expect(calls).toEqual([`users after ${userIds[0]} limit 1000`]);
@@ -233,7 +235,7 @@ describe('files_consistency over a fake port', () => {
     const first = decodePhaseCursor(store.checkpoints[0]!);
     expect(first.phase).toBe(1);
     expect(first.key).toHaveLength(48);
-    expect(bytesToHashHex(first.key.subarray(0, 32))).toBe(h('2'));
+    expect(hashCursor.decode(first.key.subarray(0, 32))).toBe(h('2'));
     expect(decodePhaseCursor(store.checkpoints[1]!).phase).toBe(2);
     expect([...store.findings.values()].map((f) => [f.kind, f.severity, f.resourceId])).toEqual([
       ['missing_blob', 'DataLoss', h('2')],
@@ -243,7 +245,7 @@ describe('files_consistency over a fake port', () => {
       ref_count: 3,
       affected_file_ids_truncated: true,
     });
-    expect(hashHexToBytes(h('2'))).toHaveLength(32);
+    expect(hashCursor.encode(h('2'))).toHaveLength(32);
   });
 
   it('returns paused with the cursor when the run is CancelRequested between batches', async () => {

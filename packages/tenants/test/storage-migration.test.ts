@@ -40,7 +40,7 @@ function setup(n: number, options: { s3Configured?: boolean } = {}): Setup {
     blobs: walk,
     sourceBackend: 'local',
     resolveBackend: (name) => (name === 'local' ? source : options.s3Configured === false ? null : target),
-    findings: () => findings,
+    findings,
   });
   return { source, target, walk, findings, job, rows: walk.rows };
 }
@@ -237,21 +237,20 @@ describe('storage_migration run', () => {
     expect(store.stats).toMatchObject({ count: 4, scanned_count: 4 });
   });
 
-  it('drops a finding of the replayed batch when the blob copies fine on resume', async () => {
+  it("writes a batch's failure findings with its checkpoint, and counts a blob failing again in a later batch once", async () => {
     const s = setup(4);
     const [, second] = s.rows as [BlobRow, BlobRow];
     s.target.failPut.add(second.hash);
-    // A crash after the first batch left the cursor at the first blob; the finding for the second stands.
     const store = new MemoryJobStore({ target: 's3', batch_size: 1, concurrency: 1 });
     store.statuses = ['Running', 'CancelRequested'];
     await s.job.runResumable(store, signal());
+    // The finding of the second blob's batch was written by that batch's checkpoint.
     expect(s.findings.findings.has(`${MIGRATION_FAILED_KIND}/${second.hash}`)).toBe(true);
-    // Replay the second blob's batch: roll the cursor back one, as a crash before its checkpoint would.
-    store.cursor = Buffer.from((s.rows[0] as BlobRow).hash, 'hex');
-    s.target.failPut.clear();
+    expect(store.checkpoints).toHaveLength(2);
     store.statuses = ['Running'];
     expect(await s.job.runResumable(store, signal())).toEqual({ kind: 'completed' });
-    expect(s.findings.findings.size).toBe(0);
+    expect(s.findings.findings.size).toBe(1);
+    expect(store.stats['failed_blobs']).toBe(1);
   });
 
   it('ends Failed, naming the target, after max_consecutive_failures copies in a row fail', async () => {

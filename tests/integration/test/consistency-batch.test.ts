@@ -45,7 +45,7 @@ describe('consistency_batch over the four checks on a RecoverableEngine', () => 
       h.drives.consistencyChecks()[0] as ConsistencyCheck,
       h.folders.consistencyChecks()[0] as ConsistencyCheck,
     ];
-    for (const check of checks) h.engine.register(checkJob(check, { sinkFactory: findings.sinkFactory }));
+    for (const check of checks) h.engine.register(checkJob(check, { findings }));
   });
   afterEach(async () => {
     await h.engine.shutdown({ timeoutMs: 1000 }).catch(() => undefined);
@@ -124,7 +124,7 @@ describe('consistency_batch over the four checks on a RecoverableEngine', () => 
             throw new Error('the disk controller caught fire');
           },
         },
-        { sinkFactory: h.findings.sinkFactory },
+        { findings: h.findings },
       ),
     );
     const outcome = await batch().run(defaultRunArgs, new AbortController().signal);

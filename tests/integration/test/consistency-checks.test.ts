@@ -274,12 +274,13 @@ describe('files_consistency', () => {
           runId: store.runId,
           startedAt: store.startedAt,
           params: store.params,
+          facts: store.facts,
           status: () => store.status(),
           loadCursor: () => store.loadCursor(),
           recordFinding: (finding) => store.recordFinding(finding),
           dropFinding: (kind, resourceId) => store.dropFinding(kind, resourceId),
-          checkpoint: async (cursor, delta, progress) => {
-            await store.checkpoint(cursor, delta, progress);
+          checkpoint: async (cursor, delta, progress, writes) => {
+            await store.checkpoint(cursor, delta, progress, writes);
             if (cancelOnce && ++checkpoints === 2) {
               cancelOnce = false;
               await sql(`UPDATE jobs.recoverable_runs SET status = 'CancelRequested' WHERE id = $1`, [
@@ -327,7 +328,7 @@ describe('files_consistency', () => {
 
   it('refuses invalid params before a run row exists', async () => {
     await expect(h.run(filesCheck(), { batch_size: 0 })).rejects.toThrow(
-      /batch_size must be an integer in 1..10000/,
+      /batch_size: expected >=1 \(1\.\.10000\)/,
     );
     const { rows } = await sql('SELECT count(*)::int AS n FROM jobs.recoverable_runs WHERE job_name = $1', [
       FILES_CONSISTENCY_CHECK_NAME,

@@ -59,7 +59,7 @@ export function consistencyHarness(pool: pg.Pool): ConsistencyHarness {
     logger,
     async run(check, params = {}) {
       if (!registered.has(check.name)) {
-        const handler = checkJob(check, { sinkFactory: findings.sinkFactory, logger });
+        const handler = checkJob(check, { findings, logger });
         engine.register(handler);
         registered.set(check.name, handler);
       }

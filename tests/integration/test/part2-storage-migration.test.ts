@@ -134,7 +134,7 @@ function harness(source: BlobBackendName, backends: Record<BlobBackendName, Blob
       blobs: new PgBlobWalkRepository(kysely),
       sourceBackend: source,
       resolveBackend: (name) => backends[name],
-      findings: findings.sinkFactory,
+      findings,
       logger,
     }),
   );

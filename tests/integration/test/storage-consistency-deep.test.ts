@@ -70,7 +70,7 @@ describe('storage_consistency deep mode', () => {
     const hasher = countingHasher(w.hasher, (n) => {
       if (n === 6) controller.abort(new Error('shutdown'));
     });
-    h.engine.register(checkJob(w.check({ hasher }), { sinkFactory: h.findings.sinkFactory }));
+    h.engine.register(checkJob(w.check({ hasher }), { findings: h.findings }));
 
     const outcome = await h.engine.runOrResume('storage_consistency', {
       deep: true,

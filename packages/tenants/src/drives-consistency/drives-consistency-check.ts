@@ -21,19 +21,22 @@
  *    status poll between batches; findings idempotent on (run, kind, id).
  */
 import {
-  type Batch,
-  bytesToUuid,
   type CheckOptions,
   type CheckStore,
+  CONSISTENCY_LOG_TARGET,
   type ConsistencyCheck,
+  type Inconsistency,
+  twoPass,
+} from '@oxicloud/consistency';
+import {
   decodePhaseCursor,
   encodePhaseCursor,
-  type Inconsistency,
+  type RunOutcome,
   runBatches,
-  twoPass,
-  uuidToBytes,
-} from '@oxicloud/consistency';
-import type { RunOutcome } from '@oxicloud/recoverable';
+  type ScanBatch,
+  scanBatch,
+  uuidCursor,
+} from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from '../ports/drive-usage-scan.js';
 
@@ -95,12 +98,12 @@ function userFinding(u: UserUsageDrift): Inconsistency {
 export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOptions): ConsistencyCheck {
   const { scan, logger } = options;
 
-  async function fetchBatch(cursor: Uint8Array | null, limit: number): Promise<Batch<Item>> {
+  async function fetchBatch(cursor: Uint8Array | null, limit: number): Promise<ScanBatch<Item>> {
     const at =
       cursor === null
         ? { phase: PHASE_DRIVES, key: new Uint8Array() }
         : decodePhaseCursor(cursor, KEY_LENGTHS);
-    const after = at.key.length === 0 ? null : bytesToUuid(at.key);
+    const after = at.key.length === 0 ? null : uuidCursor.decode(at.key);
     if (at.phase === PHASE_DRIVES) {
       const page = await scan.scanDriveUsage(after, limit);
       if (page.lastKey === null) {
@@ -113,7 +116,7 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
         cursor:
           page.scanned < limit
             ? encodePhaseCursor(PHASE_USERS)
-            : encodePhaseCursor(PHASE_DRIVES, uuidToBytes(page.lastKey)),
+            : encodePhaseCursor(PHASE_DRIVES, uuidCursor.encode(page.lastKey)),
         done: false,
       };
     }
@@ -124,7 +127,7 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
       cursor:
         page.lastKey === null
           ? encodePhaseCursor(PHASE_USERS, at.key)
-          : encodePhaseCursor(PHASE_USERS, uuidToBytes(page.lastKey)),
+          : encodePhaseCursor(PHASE_USERS, uuidCursor.encode(page.lastKey)),
       done: page.lastKey === null || page.scanned < limit,
     };
   }
@@ -153,15 +156,15 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),
     runResumable(store: CheckStore, runOptions: CheckOptions, signal: AbortSignal): Promise<RunOutcome> {
-      return runBatches<Item>({
+      return runBatches({
+        logTarget: CONSISTENCY_LOG_TARGET,
         store,
         signal,
         name: DRIVES_CONSISTENCY_CHECK_NAME,
         logger,
         batchSize: runOptions.batchSize,
         throttleMs: runOptions.throttleMs,
-        fetchBatch,
-        processBatch: (items) => processBatch(store, items),
+        batch: scanBatch(fetchBatch, (items) => processBatch(store, items)),
       });
     },
   };

@@ -29,32 +29,32 @@
  *    are skipped (an upload whose blob row lands a moment later is not
  *    missing), and folders trashed after it do not count as trashed (a
  *    subtree being trashed right now). `force` makes it 0.
- * 5. Batch. 1000 rows or 30 s (`runBatches`), checkpoint + status poll
+ * 5. Batch. 1000 rows or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
  *    between batches. Pass 2 re-reads the file and the blob before
  *    recording: a file deleted mid-scan or a blob that landed meanwhile is
  *    dropped, and so is any finding recorded for it before a resume.
  */
 import {
-  addTallies,
-  type Batch,
-  bytesToHashHex,
-  bytesToUuid,
   type CheckOptions,
   type CheckStore,
+  CONSISTENCY_LOG_TARGET,
   type ConsistencyCheck,
   DEFAULT_GRACE_WINDOW_MS,
-  decodePhaseCursor,
   effectiveGraceMs,
-  encodePhaseCursor,
-  type FindingTally,
   graceBoundary,
-  hashHexToBytes,
   type Inconsistency,
-  runBatches,
   twoPass,
-  uuidToBytes,
 } from '@oxicloud/consistency';
-import type { RunOutcome } from '@oxicloud/recoverable';
+import {
+  decodePhaseCursor,
+  encodePhaseCursor,
+  hashCursor,
+  type RunOutcome,
+  runBatches,
+  type ScanBatch,
+  scanBatch,
+  uuidCursor,
+} from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import type {
   FileBlobAnomaly,
@@ -152,7 +152,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     cursor: Uint8Array | null,
     limit: number,
     scanOptions: FileScanOptions,
-  ): Promise<Batch<Item>> {
+  ): Promise<ScanBatch<Item>> {
     const at =
       cursor === null
         ? { phase: PHASE_FILES_BY_BLOB, key: new Uint8Array() }
@@ -161,7 +161,10 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
       const after: FileBlobKey | null =
         at.key.length === 0
           ? null
-          : { blobHash: bytesToHashHex(at.key.subarray(0, 32)), fileId: bytesToUuid(at.key.subarray(32)) };
+          : {
+              blobHash: hashCursor.decode(at.key.subarray(0, 32)),
+              fileId: uuidCursor.decode(at.key.subarray(32)),
+            };
       const page = await scan.scanFilesByBlob(after, limit, scanOptions);
       const last = page.lastKey;
       return {
@@ -170,12 +173,16 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
         cursor:
           last === null || page.scanned < limit
             ? encodePhaseCursor(PHASE_TRASHED_FOLDERS)
-            : encodePhaseCursor(PHASE_FILES_BY_BLOB, hashHexToBytes(last.blobHash), uuidToBytes(last.fileId)),
+            : encodePhaseCursor(
+                PHASE_FILES_BY_BLOB,
+                hashCursor.encode(last.blobHash),
+                uuidCursor.encode(last.fileId),
+              ),
         done: false,
       };
     }
     const page = await scan.scanTrashedFolders(
-      at.key.length === 0 ? null : bytesToUuid(at.key),
+      at.key.length === 0 ? null : uuidCursor.decode(at.key),
       limit,
       scanOptions,
     );
@@ -184,7 +191,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
       items: page.anomalies.map((anomaly) => ({ phase: PHASE_TRASHED_FOLDERS, anomaly })),
       cursor: encodePhaseCursor(
         PHASE_TRASHED_FOLDERS,
-        page.lastKey === null ? at.key : uuidToBytes(page.lastKey),
+        page.lastKey === null ? at.key : uuidCursor.encode(page.lastKey),
       ),
       done: page.scanned < limit,
     };
@@ -194,7 +201,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     store: CheckStore,
     items: readonly Item[],
     scanOptions: FileScanOptions,
-  ): Promise<FindingTally> {
+  ): Promise<void> {
     const blobAnomalies: FileBlobAnomaly[] = [];
     const inTrash: LiveFileInTrashedFolder[] = [];
     for (const item of items) {
@@ -204,7 +211,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     const missingHashes = [
       ...new Set(blobAnomalies.filter((a) => a.blobSize === null).map((a) => a.blobHash)),
     ];
-    const missing = await twoPass(
+    await twoPass(
       store,
       missingHashes.map((hash) => ({ kind: MISSING_BLOB, resourceId: hash })),
       async (cs) => {
@@ -217,7 +224,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
         return [...still].sort(byImpact).map(missingBlobFinding);
       },
     );
-    const sizes = await twoPass(
+    await twoPass(
       store,
       blobAnomalies
         .filter((a) => a.blobSize !== null)
@@ -230,7 +237,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
           )
         ).map(sizeMismatchFinding),
     );
-    const trashed = await twoPass(
+    await twoPass(
       store,
       inTrash.map((f) => ({ kind: PARENT_FOLDER_TRASHED, resourceId: f.fileId })),
       async (cs) =>
@@ -241,7 +248,6 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
           )
         ).map(trashedFolderFinding),
     );
-    return addTallies(missing, sizes, trashed);
   }
 
   const check: ConsistencyCheck = {
@@ -253,15 +259,18 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     runResumable(store: CheckStore, runOptions: CheckOptions, signal: AbortSignal): Promise<RunOutcome> {
       const boundary = graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions));
       const scanOptions: FileScanOptions = { createdBefore: boundary, trashedBefore: boundary };
-      return runBatches<Item>({
+      return runBatches({
+        logTarget: CONSISTENCY_LOG_TARGET,
         store,
         signal,
         name: FILES_CONSISTENCY_CHECK_NAME,
         logger,
         batchSize: runOptions.batchSize,
         throttleMs: runOptions.throttleMs,
-        fetchBatch: (cursor, limit) => fetchBatch(cursor, limit, scanOptions),
-        processBatch: (items) => processBatch(store, items, scanOptions),
+        batch: scanBatch(
+          (cursor, limit) => fetchBatch(cursor, limit, scanOptions),
+          (items) => processBatch(store, items, scanOptions),
+        ),
       });
     },
   };

@@ -28,27 +28,30 @@
  *    looks like a live child under a trashed parent for a moment. Path and
  *    lpath need none: triggers keep them in the writing transaction. `force`
  *    makes it 0.
- * 5. Batch. 1000 rows or 30 s (`runBatches`), checkpoint + status poll
+ * 5. Batch. 1000 rows or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
  *    between batches; only the anomalies and the last key leave Postgres;
  *    Pass 2 re-reads each anomalous folder and its parent before recording.
  */
 import {
-  type Batch,
-  bytesToUuid,
   type CheckOptions,
   type CheckStore,
+  CONSISTENCY_LOG_TARGET,
   type ConsistencyCheck,
   DEFAULT_GRACE_WINDOW_MS,
-  decodePhaseCursor,
   effectiveGraceMs,
-  encodePhaseCursor,
   graceBoundary,
   type Inconsistency,
-  runBatches,
   twoPass,
-  uuidToBytes,
 } from '@oxicloud/consistency';
-import type { RunOutcome } from '@oxicloud/recoverable';
+import {
+  decodePhaseCursor,
+  encodePhaseCursor,
+  type RunOutcome,
+  runBatches,
+  type ScanBatch,
+  scanBatch,
+  uuidCursor,
+} from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from '../ports/folder-tree-scan.js';
 
@@ -122,43 +125,49 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
       const scanOptions: FolderTreeScanOptions = {
         trashedBefore: graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions)),
       };
-      return runBatches<FolderTreeAnomaly>({
+      return runBatches({
+        logTarget: CONSISTENCY_LOG_TARGET,
         store,
         signal,
         name: FOLDERS_CONSISTENCY_CHECK_NAME,
         logger,
         batchSize: runOptions.batchSize,
         throttleMs: runOptions.throttleMs,
-        async fetchBatch(cursor, limit): Promise<Batch<FolderTreeAnomaly>> {
-          const key = cursor === null ? new Uint8Array() : decodePhaseCursor(cursor, KEY_LENGTHS).key;
-          const page = await scan.scanFolderTree(
-            key.length === 0 ? null : bytesToUuid(key),
-            limit,
-            scanOptions,
-          );
-          return {
-            scanned: page.scanned,
-            items: page.anomalies,
-            cursor: encodePhaseCursor(PHASE_FOLDERS, page.lastKey === null ? key : uuidToBytes(page.lastKey)),
-            done: page.scanned < limit,
-          };
-        },
-        processBatch: (items) =>
-          // Every kind a folder could have is a candidate, so Pass 2 also drops
-          // kinds recorded before a resume that have since healed.
-          twoPass(
-            store,
-            items.flatMap((a) =>
-              [PARENT_TRASHED_MISMATCH, PATH_MISMATCH, LPATH_MISMATCH].map((kind) => ({
-                kind,
-                resourceId: a.folderId,
-              })),
+        batch: scanBatch(
+          async (cursor, limit): Promise<ScanBatch<FolderTreeAnomaly>> => {
+            const key = cursor === null ? new Uint8Array() : decodePhaseCursor(cursor, KEY_LENGTHS).key;
+            const page = await scan.scanFolderTree(
+              key.length === 0 ? null : uuidCursor.decode(key),
+              limit,
+              scanOptions,
+            );
+            return {
+              scanned: page.scanned,
+              items: page.anomalies,
+              cursor: encodePhaseCursor(
+                PHASE_FOLDERS,
+                page.lastKey === null ? key : uuidCursor.encode(page.lastKey),
+              ),
+              done: page.scanned < limit,
+            };
+          },
+          (items: readonly FolderTreeAnomaly[]) =>
+            // Every kind a folder could have is a candidate, so Pass 2 also drops
+            // kinds recorded before a resume that have since healed.
+            twoPass(
+              store,
+              items.flatMap((a) =>
+                [PARENT_TRASHED_MISMATCH, PATH_MISMATCH, LPATH_MISMATCH].map((kind) => ({
+                  kind,
+                  resourceId: a.folderId,
+                })),
+              ),
+              async () => {
+                const ids = items.map((a) => a.folderId);
+                return (await scan.reverifyFolderTree(ids, scanOptions)).flatMap(folderFindings);
+              },
             ),
-            async () => {
-              const ids = items.map((a) => a.folderId);
-              return (await scan.reverifyFolderTree(ids, scanOptions)).flatMap(folderFindings);
-            },
-          ),
+        ),
       });
     },
   };

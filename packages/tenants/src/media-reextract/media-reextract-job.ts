@@ -1,18 +1,23 @@
-import type { JobStore, RecoverableJobHandler, RunOutcome } from '@oxicloud/recoverable';
-import { failed } from '@oxicloud/recoverable';
-import { type Logger, silentLogger } from '@oxicloud/scheduler';
-import { z } from 'zod';
-import { type BatchTally, runBatchWalk } from '../batch-walk/batch-walk.js';
-import { type BlobStream, destroyStream, errorCode } from '../batch-walk/blob-stream.js';
-import { uuidCursor } from '../batch-walk/cursor-codec.js';
 import {
+  BATCH_LIMITS,
+  type BatchTally,
   batchSizeField,
   concurrencyField,
+  failed,
+  itemBatch,
+  type JobStore,
   type ParamsValidation,
   parseParams,
+  type RecoverableJobHandler,
+  type RunOutcome,
+  runBatches,
   throttleMsField,
+  uuidCursor,
   withoutEngineKeys,
-} from '../batch-walk/walk-params.js';
+} from '@oxicloud/recoverable';
+import { type Logger, silentLogger } from '@oxicloud/scheduler';
+import { z } from 'zod';
+import { type BlobStream, destroyStream, errorCode } from '../blob-stream.js';
 import type { BlobStorage } from '../ports/blob-storage.js';
 import type { MediaFileRepository, MediaFileRow } from '../ports/media-file-repository.js';
 import { errorMessage } from '../run-support.js';
@@ -27,9 +32,9 @@ export const MEDIA_REEXTRACT_DEFAULT_CONCURRENCY = 2;
  * - `throttle_ms`: pause between batches, 0..60000, default 0.
  */
 export const mediaReextractParamsSchema = z.strictObject({
-  batch_size: batchSizeField,
+  batch_size: batchSizeField.default(BATCH_LIMITS.batchSize.defaultValue),
   concurrency: concurrencyField(MEDIA_REEXTRACT_DEFAULT_CONCURRENCY),
-  throttle_ms: throttleMsField,
+  throttle_ms: throttleMsField.default(BATCH_LIMITS.throttleMs.defaultValue),
 });
 
 /** Validated re-extraction params, defaults filled in. */
@@ -162,20 +167,25 @@ export function createMediaReextractJob<Metadata>(
       tally.count += 1;
     }
 
-    const outcome = await runBatchWalk<MediaFileRow>({
-      jobName: extractor.name,
+    const outcome = await runBatches({
+      name: extractor.name,
       store,
       signal,
-      cursor: uuidCursor,
-      keyOf: (file) => file.id,
-      fetchPage: (after, limit) =>
-        files.listFilesAfter({ mimePrefixes: extractor.mimePrefixes, afterId: after, limit }),
-      processItem: (file, tally) => processFile(file, tally),
-      counterNames: MEDIA_REEXTRACT_COUNTERS,
+      logger,
+      logTarget: LOG_TARGET,
       batchSize: params.batch_size,
-      concurrency: params.concurrency,
       throttleMs: params.throttle_ms,
-      ...(options.maxBatchMs === undefined ? {} : { maxBatchMs: options.maxBatchMs }),
+      maxBatchMs: options.maxBatchMs,
+      describeCursor: (cursor) => `after file id ${uuidCursor.decode(cursor)}`,
+      batch: itemBatch<MediaFileRow>({
+        codec: uuidCursor,
+        keyOf: (file) => file.id,
+        fetchPage: (after, limit) =>
+          files.listFilesAfter({ mimePrefixes: extractor.mimePrefixes, afterId: after, limit }),
+        processItem: (file, tally) => processFile(file, tally),
+        counterNames: MEDIA_REEXTRACT_COUNTERS,
+        concurrency: params.concurrency,
+      }),
     });
     logger.info(
       { ...base, event: `${extractor.name}.finished`, outcome: outcome.kind },

@@ -1,4 +1,4 @@
-import { toReadable } from '../batch-walk/blob-stream.js';
+import { toReadable } from '../blob-stream.js';
 import {
   createMediaReextractJob,
   type MediaReextractJob,

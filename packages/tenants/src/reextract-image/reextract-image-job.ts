@@ -1,4 +1,4 @@
-import { readPrefix, toReadable } from '../batch-walk/blob-stream.js';
+import { readPrefix, toReadable } from '../blob-stream.js';
 import {
   createMediaReextractJob,
   type MediaReextractJob,

@@ -36,7 +36,7 @@
  *    rows by `created_at`): an upload whose row lands a moment after its
  *    bytes is neither orphan nor missing. Deep re-hashing only looks at bytes
  *    older than 24 h (a partial upload is never hashed). `force` makes both 0.
- * 5. Batch. N = 1000 keys or 30 s (`runBatches`), checkpoint + status poll
+ * 5. Batch. N = 1000 keys or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
  *    between batches. Pass 2 re-reads the other side before recording:
  *    orphan → re-read the row (landed → drop) and re-head the bytes (collected
  *    → drop); missing → re-head the bytes (landed → drop) and re-read the row
@@ -44,25 +44,26 @@
  *    mime mismatch → re-read the recorded type.
  */
 import {
-  addTallies,
-  type Batch,
-  bytesToHashHex,
   type CheckOptions,
   type CheckStore,
+  CONSISTENCY_LOG_TARGET,
   type ConsistencyCheck,
   DEEP_GRACE_WINDOW_MS,
   DEFAULT_GRACE_WINDOW_MS,
-  decodePhaseCursor,
   effectiveGraceMs,
-  encodePhaseCursor,
-  type FindingTally,
   graceBoundary,
-  hashHexToBytes,
   type Inconsistency,
-  runBatches,
   twoPass,
 } from '@oxicloud/consistency';
-import type { RunOutcome } from '@oxicloud/recoverable';
+import {
+  decodePhaseCursor,
+  encodePhaseCursor,
+  hashCursor,
+  type RunOutcome,
+  runBatches,
+  type ScanBatch,
+  scanBatch,
+} from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import { TenantsError } from '../errors.js';
 import type { BlobHasher, StoredBlobDigest } from '../ports/blob-hasher.js';
@@ -228,9 +229,13 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     return { items, firstUndone };
   }
 
-  async function fetchBatch(cursor: Uint8Array | null, limit: number, ctx: RunContext): Promise<Batch<Item>> {
+  async function fetchBatch(
+    cursor: Uint8Array | null,
+    limit: number,
+    ctx: RunContext,
+  ): Promise<ScanBatch<Item>> {
     const at = cursor === null ? { key: new Uint8Array() } : decodePhaseCursor(cursor, KEY_LENGTHS);
-    const after = at.key.length === 0 ? null : bytesToHashHex(at.key);
+    const after = at.key.length === 0 ? null : hashCursor.decode(at.key);
     const listed = await blobs.list({ startAfter: after, limit });
     const upTo = listed.length < limit ? null : (listed[listed.length - 1] as BlobEntry).hash;
     const range = await index.scanRange({
@@ -295,7 +300,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
       cursor:
         cursorKey === null
           ? encodePhaseCursor(PHASE_MERGE)
-          : encodePhaseCursor(PHASE_MERGE, hashHexToBytes(cursorKey)),
+          : encodePhaseCursor(PHASE_MERGE, hashCursor.encode(cursorKey)),
       done,
     };
   }
@@ -433,11 +438,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     return out;
   }
 
-  async function processBatch(
-    store: CheckStore,
-    items: readonly Item[],
-    ctx: RunContext,
-  ): Promise<FindingTally> {
+  async function processBatch(store: CheckStore, items: readonly Item[], ctx: RunContext): Promise<void> {
     const of = <K extends Item['kind']>(kind: K) =>
       items.filter((i): i is Extract<Item, { kind: K }> => i.kind === kind);
     const candidates = <T extends Item>(list: readonly T[], kind: string, key: (t: T) => string) =>
@@ -446,22 +447,20 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     const missing = candidates(of(MISSING_BLOB_BYTES), MISSING_BLOB_BYTES, (i) => i.row.hash);
     const hashes = candidates(of(BLOB_HASH_MISMATCH), BLOB_HASH_MISMATCH, (i) => i.entry.hash);
     const mimes = candidates(of(BLOB_MIME_MISMATCH), BLOB_MIME_MISMATCH, (i) => i.entry.hash);
-    return addTallies(
-      await twoPass(store, missing, (cs) =>
-        confirmMissing(
-          cs.map((c) => c.item),
-          ctx,
-        ),
+    await twoPass(store, missing, (cs) =>
+      confirmMissing(
+        cs.map((c) => c.item),
+        ctx,
       ),
-      await twoPass(store, hashes, (cs) =>
-        confirmHashMismatches(
-          cs.map((c) => c.item),
-          ctx,
-        ),
-      ),
-      await twoPass(store, orphans, (cs) => confirmOrphans(cs.map((c) => c.item))),
-      await twoPass(store, mimes, (cs) => confirmMimeMismatches(cs.map((c) => c.item))),
     );
+    await twoPass(store, hashes, (cs) =>
+      confirmHashMismatches(
+        cs.map((c) => c.item),
+        ctx,
+      ),
+    );
+    await twoPass(store, orphans, (cs) => confirmOrphans(cs.map((c) => c.item)));
+    await twoPass(store, mimes, (cs) => confirmMimeMismatches(cs.map((c) => c.item)));
   }
 
   const check: ConsistencyCheck = {
@@ -477,15 +476,18 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
         deepBoundary: graceBoundary(store.startedAt, runOptions.force ? 0 : deepGraceMs),
         signal,
       };
-      return runBatches<Item>({
+      return runBatches({
+        logTarget: CONSISTENCY_LOG_TARGET,
         store,
         signal,
         name: STORAGE_CONSISTENCY_CHECK_NAME,
         logger,
         batchSize: runOptions.batchSize,
         throttleMs: runOptions.throttleMs,
-        fetchBatch: (cursor, limit) => fetchBatch(cursor, limit, ctx),
-        processBatch: (items) => processBatch(store, items, ctx),
+        batch: scanBatch(
+          (cursor, limit) => fetchBatch(cursor, limit, ctx),
+          (items) => processBatch(store, items, ctx),
+        ),
       });
     },
   };

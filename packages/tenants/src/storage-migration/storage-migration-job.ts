@@ -1,11 +1,21 @@
-import type { FindingSink, Inconsistency } from '@oxicloud/consistency';
-import type { JobStore, RecoverableJobHandler, RunOutcome } from '@oxicloud/recoverable';
-import { completed, failed } from '@oxicloud/recoverable';
+import { FindingBatch, type FindingWriter, type Inconsistency } from '@oxicloud/consistency';
+import {
+  type BatchTally,
+  type CursorCodec,
+  completed,
+  failed,
+  hashCursor,
+  itemBatch,
+  type JobStore,
+  type ParamsValidation,
+  parseParams,
+  type RecoverableJobHandler,
+  type RunOutcome,
+  runBatches,
+  withoutEngineKeys,
+} from '@oxicloud/recoverable';
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
-import { type BatchTally, type ItemContext, runBatchWalk } from '../batch-walk/batch-walk.js';
-import { destroyStream, errorCode } from '../batch-walk/blob-stream.js';
-import { type CursorCodec, hashCursor } from '../batch-walk/cursor-codec.js';
-import { type ParamsValidation, parseParams, withoutEngineKeys } from '../batch-walk/walk-params.js';
+import { destroyStream, errorCode } from '../blob-stream.js';
 import { TenantsError } from '../errors.js';
 import type { BlobStorage } from '../ports/blob-storage.js';
 import type { BlobRow, BlobWalkRepository } from '../ports/blob-walk-repository.js';
@@ -69,7 +79,7 @@ export interface StorageMigrationJobOptions {
    * Where failed copies are recorded (`jobs.run_findings`, kind
    * `migration_failed`). Without it failures are only counted and logged.
    */
-  readonly findings?: (run: { readonly runId: string; readonly checkName: string }) => FindingSink;
+  readonly findings?: FindingWriter;
   readonly logger?: Logger;
   /** Longest batch before a checkpoint, in ms. @defaultValue 30000 */
   readonly maxBatchMs?: number;
@@ -104,32 +114,14 @@ const catchUpCursor: CursorCodec = {
   encode: (key) => Uint8Array.of(CATCH_UP_PHASE, ...hashCursor.encode(key)),
   decode(bytes) {
     if (bytes.length !== 33 || bytes[0] !== CATCH_UP_PHASE) {
-      throw new Error(`a catch-up cursor is 33 bytes starting with ${CATCH_UP_PHASE}, got ${bytes.length}`);
+      throw new TenantsError(
+        'INVALID_CONFIG',
+        `a catch-up cursor is 33 bytes starting with ${CATCH_UP_PHASE}, got ${bytes.length}`,
+      );
     }
     return hashCursor.decode(bytes.subarray(1));
   },
 };
-
-/** The run's store as the catch-up pass sees it: a main-pass cursor (or a bare phase byte) reads as "from the start". */
-function catchUpStore(store: JobStore): JobStore {
-  return {
-    get runId() {
-      return store.runId;
-    },
-    get startedAt() {
-      return store.startedAt;
-    },
-    get params() {
-      return store.params;
-    },
-    status: () => store.status(),
-    loadCursor: async () => {
-      const cursor = await store.loadCursor();
-      return cursor !== null && cursor.length === 33 && cursor[0] === CATCH_UP_PHASE ? cursor : null;
-    },
-    checkpoint: (cursor, deltaCount, progress) => store.checkpoint(cursor, deltaCount, progress),
-  };
-}
 
 /** Severity of a failed copy; see {@link createStorageMigrationJob}. */
 const FAILURE_SEVERITY = 'DataLoss' as const;
@@ -243,7 +235,16 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
         `storage_migration: target backend ${params.target} health check failed: ${errorMessage(error)}`,
       );
     }
-    const sink = options.findings?.({ runId: store.runId, checkName: STORAGE_MIGRATION_JOB_NAME });
+    const sink =
+      options.findings === undefined
+        ? undefined
+        : new FindingBatch({
+            runId: store.runId,
+            checkName: STORAGE_MIGRATION_JOB_NAME,
+            writer: options.findings,
+            logger,
+            tally: false,
+          });
     const base = { target: LOG_TARGET, job: STORAGE_MIGRATION_JOB_NAME, run_id: store.runId };
     logger.info(
       { ...base, event: 'storage_migration.started', source: sourceBackend, destination: params.target },
@@ -296,12 +297,7 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
       return 'copied';
     }
 
-    async function processBlob(
-      blob: BlobRow,
-      tally: BatchTally,
-      context: ItemContext,
-      catchUp: boolean,
-    ): Promise<void> {
+    async function processBlob(blob: BlobRow, tally: BatchTally, catchUp: boolean): Promise<void> {
       const result = await copy(blob);
       if (result === 'copied' || result === 'skipped') {
         consecutiveFailures = 0;
@@ -315,8 +311,6 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
           tally.count += 1;
           tally.add('skipped_blobs');
         }
-        // A blob of a replayed batch may have failed before the pause; it is fine now.
-        if (context.replay && sink) await sink.dropFinding(MIGRATION_FAILED_KIND, blob.hash);
         return;
       }
       consecutiveFailures += 1;
@@ -344,9 +338,12 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
             ...(result.actualSize === undefined ? {} : { actual_size: result.actualSize }),
           },
         };
-        const isNew = await sink.recordFinding(finding);
         // The catch-up pass revisits blobs the main pass saw: a blob fails once in the stats.
-        if (isNew || !catchUp) tally.add('failed_blobs');
+        if (catchUp) sink.recordFinding(finding, { countIfNew: 'failed_blobs' });
+        else {
+          sink.recordFinding(finding);
+          tally.add('failed_blobs');
+        }
       } else {
         tally.add('failed_blobs');
       }
@@ -358,38 +355,54 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
       }
     }
 
-    const walkOptions = {
-      jobName: STORAGE_MIGRATION_JOB_NAME,
+    const loop = {
+      name: STORAGE_MIGRATION_JOB_NAME,
+      store,
       signal,
-      keyOf: (blob: BlobRow) => blob.hash,
-      counterNames: STORAGE_MIGRATION_COUNTERS,
+      logger,
+      logTarget: LOG_TARGET,
       batchSize: params.batch_size,
-      concurrency: params.concurrency,
       throttleMs: params.throttle_ms,
-      ...(options.maxBatchMs === undefined ? {} : { maxBatchMs: options.maxBatchMs }),
+      maxBatchMs: options.maxBatchMs,
     };
-    const stored = await store.loadCursor().catch(() => null);
+    // The batch's failed-copy findings commit with its checkpoint.
+    const finish = () => (sink?.pending ? { writes: sink.writes, committed: () => sink.committed() } : {});
+    const stored = store.facts.cursor;
     let outcome: RunOutcome = completed();
     if (!isCatchUpCursor(stored)) {
-      outcome = await runBatchWalk<BlobRow>({
-        ...walkOptions,
-        store,
-        cursor: hashCursor,
-        fetchPage: (after, limit) => blobs.listBlobsAfter(after, limit),
-        processItem: (blob, tally, context) => processBlob(blob, tally, context, false),
+      outcome = await runBatches({
+        ...loop,
+        describeCursor: (cursor) => `after blob hash ${hashCursor.decode(cursor)}`,
+        batch: itemBatch<BlobRow>({
+          codec: hashCursor,
+          keyOf: (blob) => blob.hash,
+          fetchPage: (after, limit) => blobs.listBlobsAfter(after, limit),
+          processItem: (blob, tally) => processBlob(blob, tally, false),
+          counterNames: STORAGE_MIGRATION_COUNTERS,
+          concurrency: params.concurrency,
+          finish,
+        }),
       });
     }
     if (outcome.kind === 'completed') {
       // Blobs written since the run started may sit below the cursor: one more pass over just those.
       const since = new Date(store.startedAt.getTime() - CATCH_UP_MARGIN_MS);
-      outcome = await runBatchWalk<BlobRow>({
-        ...walkOptions,
-        store: catchUpStore(store),
-        cursor: catchUpCursor,
+      outcome = await runBatches({
+        ...loop,
+        // A main-pass cursor (or the bare phase byte) means: the catch-up pass starts from its beginning.
+        from: stored !== null && stored.length === 33 && stored[0] === CATCH_UP_PHASE ? stored : null,
         emptyCursor: Uint8Array.of(CATCH_UP_PHASE),
-        scannedAs: 'catch_up_scanned_blobs',
-        fetchPage: (after, limit) => blobs.listBlobsCreatedSince(since, after, limit),
-        processItem: (blob, tally, context) => processBlob(blob, tally, context, true),
+        describeCursor: (cursor) => `after blob hash ${catchUpCursor.decode(cursor)} (catch-up pass)`,
+        batch: itemBatch<BlobRow>({
+          codec: catchUpCursor,
+          keyOf: (blob) => blob.hash,
+          fetchPage: (after, limit) => blobs.listBlobsCreatedSince(since, after, limit),
+          processItem: (blob, tally) => processBlob(blob, tally, true),
+          counterNames: STORAGE_MIGRATION_COUNTERS,
+          concurrency: params.concurrency,
+          scannedAs: 'catch_up_scanned_blobs',
+          finish,
+        }),
       });
     }
     logger.info(

@@ -1,5 +1,5 @@
+import { BATCH_LIMITS, batchSizeField, concurrencyField, throttleMsField } from '@oxicloud/recoverable';
 import { z } from 'zod';
-import { batchSizeField, concurrencyField, throttleMsField } from '../batch-walk/walk-params.js';
 
 /** The blob backends a migration can copy between. */
 export const BLOB_BACKEND_NAMES = ['local', 's3'] as const;
@@ -33,9 +33,9 @@ export const storageMigrationParamsSchema = z.strictObject({
         ? `required; one of ${BLOB_BACKEND_NAMES.map((n) => `"${n}"`).join(', ')}`
         : `${JSON.stringify(issue.input)} is not a backend; one of ${BLOB_BACKEND_NAMES.map((n) => `"${n}"`).join(', ')}`,
   }),
-  batch_size: batchSizeField,
+  batch_size: batchSizeField.default(BATCH_LIMITS.batchSize.defaultValue),
   concurrency: concurrencyField(STORAGE_MIGRATION_DEFAULTS.concurrency),
-  throttle_ms: throttleMsField,
+  throttle_ms: throttleMsField.default(BATCH_LIMITS.throttleMs.defaultValue),
   max_consecutive_failures: z
     .number()
     .int()

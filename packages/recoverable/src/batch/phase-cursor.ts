@@ -1,4 +1,4 @@
-import { ConsistencyError } from './consistency-error.js';
+import { RecoverableError } from '../recoverable-error.js';
 
 /** A decoded cursor: the phase byte and the key bytes that follow it (empty at a phase's start). */
 export interface PhaseCursor {
@@ -7,16 +7,16 @@ export interface PhaseCursor {
 }
 
 /**
- * Encodes a cursor as one phase byte followed by the key bytes (trap 7: a
- * check with several phases, or directions, encodes which one it is in).
- * Several key parts are concatenated: `encodePhaseCursor(1, hashBytes, idBytes)`.
- * An empty key means "at the start of this phase".
+ * Encodes a cursor as one phase byte followed by the key bytes (a walk with
+ * several phases, or directions, encodes which one it is in). Several key
+ * parts are concatenated: `encodePhaseCursor(1, hashBytes, idBytes)`. An
+ * empty key means "at the start of this phase".
  *
- * @throws {ConsistencyError} `INVALID_CURSOR` when `phase` is not an integer in 0..255.
+ * @throws {RecoverableError} `INVALID_CURSOR` when `phase` is not an integer in 0..255.
  */
 export function encodePhaseCursor(phase: number, ...keyParts: Uint8Array[]): Uint8Array {
   if (!Number.isInteger(phase) || phase < 0 || phase > 255) {
-    throw new ConsistencyError('INVALID_CURSOR', `a cursor phase is an integer in 0..255, got ${phase}`);
+    throw new RecoverableError('INVALID_CURSOR', `a cursor phase is an integer in 0..255, got ${phase}`);
   }
   const length = keyParts.reduce((sum, part) => sum + part.length, 0);
   const out = new Uint8Array(1 + length);
@@ -31,10 +31,11 @@ export function encodePhaseCursor(phase: number, ...keyParts: Uint8Array[]): Uin
 
 /**
  * Decodes a cursor written by {@link encodePhaseCursor}. When `keyLengths`
- * is given for the cursor's phase, the key must be empty or exactly that
- * long, which catches a cursor written by another check or version.
+ * is given, the cursor's phase must be listed and its key must be empty or
+ * one of the listed lengths, which catches a cursor written by another job
+ * or version.
  *
- * @throws {ConsistencyError} `INVALID_CURSOR` when the cursor is empty, its
+ * @throws {RecoverableError} `INVALID_CURSOR` when the cursor is empty, its
  * phase is not listed in `keyLengths`, or its key has the wrong length.
  */
 export function decodePhaseCursor(
@@ -42,29 +43,24 @@ export function decodePhaseCursor(
   keyLengths?: Readonly<Record<number, number>>,
 ): PhaseCursor {
   if (cursor.length === 0) {
-    throw new ConsistencyError('INVALID_CURSOR', 'an empty cursor has no phase byte');
+    throw new RecoverableError('INVALID_CURSOR', 'an empty cursor has no phase byte');
   }
   const phase = cursor[0] as number;
   const key = cursor.subarray(1);
   if (keyLengths) {
     const expected = keyLengths[phase];
     if (expected === undefined) {
-      throw new ConsistencyError(
+      throw new RecoverableError(
         'INVALID_CURSOR',
         `cursor phase ${phase} is unknown; allowed phases: ${Object.keys(keyLengths).join(', ')}`,
       );
     }
     if (key.length !== 0 && key.length !== expected) {
-      throw new ConsistencyError(
+      throw new RecoverableError(
         'INVALID_CURSOR',
         `cursor key of phase ${phase} must be empty or ${expected} bytes, got ${key.length}`,
       );
     }
   }
   return { phase, key };
-}
-
-/** Hex of a cursor, for log lines and the `cursor_hex` the engine reports. */
-export function cursorHex(cursor: Uint8Array | null): string | null {
-  return cursor === null ? null : Buffer.from(cursor).toString('hex');
 }
