@@ -27,7 +27,7 @@ export const RUN_LIST_ENTRY_BUDGET = {
 /**
  * The listing entry of a run: its fields, with `params` replaced by a bounded
  * `params_summary`, `stats`, `error_message`, `cursor_hex` and the pause
- * history (the last pause, reasons cut to 60 characters) bounded, and
+ * history (the last pause, reasons cut to 80 characters) bounded, and
  * `truncated` = whether anything was cut.
  */
 export function runListEntry(run: RunSummary): RunListEntryJson {
