@@ -1,4 +1,13 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The private test harness, by path: published packages do not list it in
+ * their devDependencies (nothing private in a packed package.json, and no
+ * cycle through @oxicloud/migrations, which applies their schemas).
+ */
+const testSupport = (file: string) =>
+  fileURLToPath(new URL(`./packages/test-support/src/${file}`, import.meta.url));
 
 /**
  * The vitest config every package shares: sources of sibling packages are
@@ -10,7 +19,10 @@ export function packageTestConfig(
   options: { withDatabase?: boolean; testTimeout?: number; typecheck?: boolean } = {},
 ) {
   return defineConfig({
-    resolve: { conditions: ['@oxicloud/source'] },
+    resolve: {
+      conditions: ['@oxicloud/source'],
+      alias: [{ find: /^@oxicloud\/test-support$/, replacement: testSupport('index.ts') }],
+    },
     ssr: { resolve: { conditions: ['@oxicloud/source'] } },
     test: {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
@@ -18,7 +30,7 @@ export function packageTestConfig(
       reporters: ['default', 'json'],
       outputFile: { json: './.test-results/vitest.json' },
       server: { deps: { inline: [/@oxicloud\//] } },
-      globalSetup: options.withDatabase ? ['@oxicloud/test-support/global-setup'] : [],
+      globalSetup: options.withDatabase ? [testSupport('global-setup.ts')] : [],
       testTimeout: options.testTimeout ?? 30_000,
       hookTimeout: 180_000,
       typecheck: {

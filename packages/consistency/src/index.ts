@@ -24,6 +24,14 @@ export type { CheckOptions, CheckStore, ConsistencyCheck } from './consistency-c
 export type { ConsistencyErrorCode } from './consistency-error.js';
 export { ConsistencyError } from './consistency-error.js';
 export { ConsistencyRegistry } from './consistency-registry.js';
+export {
+  CONSISTENCY_SCHEMA,
+  CONSISTENCY_SCHEMA_VERSION,
+  checkConsistencySchema,
+  consistencySchemaStatus,
+  consistencySqlFolder,
+  migrate,
+} from './consistency-schema.js';
 export type { FindingSink, FindingSinkFactory } from './finding-sink.js';
 export type { FindingTally } from './finding-tally.js';
 export { addTallies, EMPTY_TALLY, tallyCounters } from './finding-tally.js';

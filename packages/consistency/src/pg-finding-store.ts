@@ -1,5 +1,7 @@
 import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
 import { ConsistencyError } from './consistency-error.js';
+import { checkConsistencySchema } from './consistency-schema.js';
 import type { FindingSink, FindingSinkFactory } from './finding-sink.js';
 import type { Inconsistency } from './inconsistency.js';
 import type { FindingsDatabase } from './run-findings-table.js';
@@ -29,7 +31,26 @@ export interface ListFindingsOptions {
   readonly offset?: number;
 }
 
-function databaseError(action: string, cause: unknown): ConsistencyError {
+/** pg's undefined_table / undefined_column: the schema is missing or older than this build. */
+const SCHEMA_SQLSTATES = new Set(['42P01', '42703']);
+
+/**
+ * The error for a failed statement: `SCHEMA_MISSING` / `SCHEMA_OUTDATED`
+ * ("call migrate() from @oxicloud/consistency") when the table or a column is
+ * missing, else `DATABASE` with pg's message.
+ */
+async function databaseError(
+  db: Kysely<FindingsDatabase>,
+  action: string,
+  cause: unknown,
+): Promise<ConsistencyError> {
+  if (SCHEMA_SQLSTATES.has(String((cause as { code?: unknown } | null)?.code))) {
+    const problem = await checkConsistencySchema(db).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    if (problem instanceof ConsistencyError) return problem;
+  }
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new ConsistencyError('DATABASE', `could not ${action} in jobs.run_findings: ${reason}`, { cause });
 }
@@ -75,7 +96,7 @@ export class PgFindingSink implements FindingSink {
       const row = await this.#db
         .insertInto('jobs.run_findings')
         .values({
-          id: sql<string>`public.oxicloud_uuid_v7()`,
+          id: uuidv7(),
           run_id: this.#runId,
           kind: finding.kind,
           severity: finding.severity,
@@ -104,7 +125,7 @@ export class PgFindingSink implements FindingSink {
         .executeTakeFirstOrThrow();
       return row.inserted;
     } catch (cause) {
-      throw databaseError(`record ${finding.kind} finding on ${finding.resourceId}`, cause);
+      throw await databaseError(this.#db, `record ${finding.kind} finding on ${finding.resourceId}`, cause);
     }
   }
 
@@ -118,7 +139,7 @@ export class PgFindingSink implements FindingSink {
         .executeTakeFirst();
       return result.numDeletedRows > 0n;
     } catch (cause) {
-      throw databaseError(`drop ${kind} finding on ${resourceId}`, cause);
+      throw await databaseError(this.#db, `drop ${kind} finding on ${resourceId}`, cause);
     }
   }
 }
@@ -185,7 +206,7 @@ export class PgFindingStore {
         foundAt: r.found_at,
       }));
     } catch (cause) {
-      throw databaseError(`list the findings of run ${runId}`, cause);
+      throw await databaseError(this.#db, `list the findings of run ${runId}`, cause);
     }
   }
 
@@ -202,7 +223,7 @@ export class PgFindingStore {
         .execute();
       return rows.map((r) => ({ kind: r.kind, severity: toSeverity(r.severity), count: Number(r.count) }));
     } catch (cause) {
-      throw databaseError(`count the findings of run ${runId}`, cause);
+      throw await databaseError(this.#db, `count the findings of run ${runId}`, cause);
     }
   }
 }
