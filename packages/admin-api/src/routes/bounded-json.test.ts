@@ -17,6 +17,10 @@ function run(overrides: Partial<RunSummary>): RunSummary {
     stats: {},
     params: {},
     error_message: null,
+    pause_reason: null,
+    pauses: [],
+    active_ms: 0,
+    wall_ms: 0,
     progress: {
       processed: 1e15,
       total: 1e15,
@@ -75,6 +79,11 @@ describe('bounded listing values', () => {
       stats: { ...keys(1000, 1), count: 1, deep: { a: { b: { c: hostile.repeat(1000) } } } },
       params: { ...keys(1000, 50), x: [hostile.repeat(5000)] },
       error_message: hostile.repeat(100_000),
+      pause_reason: hostile.repeat(100_000),
+      pauses: Array.from({ length: 32 }, () => ({
+        at: '2026-12-01T00:00:00.000Z',
+        reason: hostile.repeat(1000),
+      })),
     });
     const tiny = run({
       stats: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [String(i), 0])),

@@ -24,8 +24,9 @@ export const RUN_LIST_ENTRY_BUDGET = {
 
 /**
  * The listing entry of a run: its fields, with `params` replaced by a bounded
- * `params_summary`, `stats`, `error_message` and `cursor_hex` bounded, and
- * `truncated` = whether anything was cut.
+ * `params_summary`, `stats`, `error_message`, `pause_reason` and `cursor_hex`
+ * bounded, the pause history left to the run detail, and `truncated` =
+ * whether anything was cut.
  */
 export function runListEntry(run: RunSummary): RunListEntryJson {
   const budget = RUN_LIST_ENTRY_BUDGET;
@@ -33,6 +34,8 @@ export function runListEntry(run: RunSummary): RunListEntryJson {
   const stats = boundedJsonObject(run.stats, budget.statsBytes);
   const error =
     run.error_message === null ? null : fitString(run.error_message, 200, budget.errorMessageBytes);
+  const pauseReason =
+    run.pause_reason === null ? null : fitString(run.pause_reason, 200, budget.errorMessageBytes);
   const cursorCut = run.cursor_hex !== null && run.cursor_hex.length > budget.cursorHexChars;
   return {
     run_id: run.run_id,
@@ -45,7 +48,15 @@ export function runListEntry(run: RunSummary): RunListEntryJson {
     stats: stats.value,
     params_summary: params.value,
     error_message: error === null ? null : error.text,
+    pause_reason: pauseReason === null ? null : pauseReason.text,
+    active_ms: run.active_ms,
+    wall_ms: run.wall_ms,
     progress: { ...run.progress },
-    truncated: params.truncated || stats.truncated || (error?.cut ?? false) || cursorCut,
+    truncated:
+      params.truncated ||
+      stats.truncated ||
+      (error?.cut ?? false) ||
+      (pauseReason?.cut ?? false) ||
+      cursorCut,
   };
 }

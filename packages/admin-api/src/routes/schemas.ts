@@ -86,9 +86,10 @@ export const RunSummarySchema = z
 
 /**
  * One run in a listing (`GET /api/admin/jobs` `latest_run`, `GET …/runs`):
- * bounded, so a page of 500 stays under 1 MiB. The run detail has the rest.
+ * bounded, so a page of 500 stays under 1 MiB. The run detail has the rest
+ * (the full params and the pause history).
  */
-export const RunListEntrySchema = RunSummarySchema.omit({ params: true })
+export const RunListEntrySchema = RunSummarySchema.omit({ params: true, pauses: true })
   .extend({
     params_summary: z.record(z.string(), z.unknown()).openapi({
       description:
@@ -106,6 +107,10 @@ export const RunListEntrySchema = RunSummarySchema.omit({ params: true })
       .string()
       .nullable()
       .openapi({ description: 'the stored cursor as hex, at most 160 characters' }),
+    pause_reason: z
+      .string()
+      .nullable()
+      .openapi({ description: 'why the run is paused, while Paused; at most 200 characters' }),
     truncated: z.boolean().openapi({
       description:
         'whether params_summary, stats, error_message or cursor_hex were cut; GET …/runs/{id} has them whole',
