@@ -158,10 +158,15 @@ export class PgFindingSink implements FindingSink {
 export class PgFindingStore {
   readonly #db: Kysely<FindingsDatabase>;
 
-  constructor(options: { readonly pool: PostgresPool } | { readonly db: Kysely<FindingsDatabase> }) {
+  /**
+   * `pool`: a pg `Pool` (never ended here); or `db`: your own `Kysely` on
+   * Postgres, whatever database type it carries (it needs `jobs.run_findings`).
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: a consumer's Kysely has its own database type
+  constructor(options: { readonly pool: PostgresPool } | { readonly db: Kysely<any> }) {
     this.#db =
       'db' in options
-        ? options.db
+        ? (options.db as Kysely<FindingsDatabase>)
         : new Kysely<FindingsDatabase>({ dialect: new PostgresDialect({ pool: options.pool }) });
   }
 
