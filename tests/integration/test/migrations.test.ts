@@ -19,7 +19,7 @@ describe('migrations', () => {
     expect(result.alreadyApplied).toEqual(readMigrationFiles().map((f) => f.name));
   });
 
-  it("every migration file and every package schema file applies twice in a row without error", async () => {
+  it('every migration file and every package schema file applies twice in a row without error', async () => {
     const fresh = await createTestDatabase();
     const client = new pg.Client({ connectionString: fresh.url });
     await client.connect();
