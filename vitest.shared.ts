@@ -10,6 +10,14 @@ import { pageBundleVitePlugin } from './packages/admin-api/build/page-bundle.ts'
 const GLOBAL_SETUP = fileURLToPath(new URL('./packages/test-support/src/global-setup.ts', import.meta.url));
 
 /**
+ * The private test harness, by path: published packages do not list it in
+ * their devDependencies (nothing private in a packed package.json, and no
+ * cycle through @oxicloud/migrations, which applies their schemas).
+ */
+const testSupport = (file: string) =>
+  fileURLToPath(new URL(`./packages/test-support/src/${file}`, import.meta.url));
+
+/**
  * The vitest config every package shares: sources of sibling packages are
  * resolved through the `@oxicloud/source` export condition (no build needed
  * for in-repo tests), and one Postgres server is started per run by the
@@ -21,7 +29,10 @@ export function packageTestConfig(
   return defineConfig({
     // The admin page's script is imported as its bundled text (`?page-bundle`), as the build does.
     plugins: [pageBundleVitePlugin()],
-    resolve: { conditions: ['@oxicloud/source'] },
+    resolve: {
+      conditions: ['@oxicloud/source'],
+      alias: [{ find: /^@oxicloud\/test-support$/, replacement: testSupport('index.ts') }],
+    },
     ssr: { resolve: { conditions: ['@oxicloud/source'] } },
     test: {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MigrationError } from './errors.js';
+import { RETIRED_MIGRATIONS } from './package-schemas.js';
 
 /** One SQL migration file, in the order it is applied. */
 export interface MigrationFile {
@@ -17,10 +18,10 @@ const NAME = /^\d{4}_[a-z0-9_]+\.sql$/;
 /** The folder holding this package's SQL files. */
 export const migrationsFolder: string = fileURLToPath(new URL('../sql/', import.meta.url));
 
-/** Reads every `NNNN_name.sql` in `folder`, sorted by name. */
+/** Reads every `NNNN_name.sql` in `folder`, sorted by name, except the retired ones (their SQL lives in a package). */
 export function readMigrationFiles(folder: string = migrationsFolder): MigrationFile[] {
   const names = readdirSync(folder)
-    .filter((n) => n.endsWith('.sql'))
+    .filter((n) => n.endsWith('.sql') && !RETIRED_MIGRATIONS.has(n))
     .sort();
   return names.map((name) => {
     if (!NAME.test(name)) {

@@ -11,5 +11,6 @@ export type { MigrationFile } from './files.js';
 export { migrationsFolder, readMigrationFiles } from './files.js';
 export type { MigrateOptions, MigrationClient, MigrationPool, MigrationResult } from './migrate.js';
 export { migrate } from './migrate.js';
+export { PACKAGE_SCHEMAS, RETIRED_MIGRATIONS } from './package-schemas.js';
 export type { MigrationStatus } from './status.js';
 export { migrationStatus } from './status.js';

@@ -1,5 +1,7 @@
+import { applySchema } from '@oxicloud/recoverable';
 import { MigrationError } from './errors.js';
 import { type MigrationFile, readMigrationFiles } from './files.js';
+import { PACKAGE_SCHEMAS } from './package-schemas.js';
 
 /** The subset of `pg`'s Client / PoolClient this runner needs. */
 export interface MigrationClient {
@@ -23,6 +25,11 @@ export interface MigrationResult {
 export interface MigrateOptions {
   /** Defaults to this package's own SQL files. */
   readonly files?: MigrationFile[];
+  /**
+   * Apply the packages' `jobs` schemas after the files (`@oxicloud/recoverable`,
+   * then `@oxicloud/consistency`). @defaultValue true
+   */
+  readonly packageSchemas?: boolean;
 }
 
 /** Advisory-lock key: one migration run at a time per database, across processes. */
@@ -30,7 +37,9 @@ const LOCK_KEY = 7_420_113_001;
 
 /**
  * Applies every migration not yet recorded in `public.oxicloud_migrations`,
- * each in its own transaction, under an advisory lock. Never throws for a
+ * each in its own transaction, under an advisory lock, then the schemas the
+ * packages own (their own runner and version rows in `jobs.schema_versions`;
+ * applied names read `@oxicloud/recoverable/003_run_attempts.sql`). Never throws for a
  * failing migration: the result carries `error` (kysely's Migrator does the same).
  *
  * @example
@@ -93,6 +102,27 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
             { cause },
           ),
         };
+      }
+    }
+    if (options.packageSchemas !== false) {
+      for (const schema of PACKAGE_SCHEMAS) {
+        try {
+          // The same session: a pool of one connection must not wait for a second one.
+          const result = await applySchema(client, schema);
+          applied.push(...result.applied.map((name) => `${schema.package}/${name}`));
+        } catch (cause) {
+          return {
+            applied,
+            alreadyApplied,
+            error: new MigrationError(
+              'MIGRATION_FAILED',
+              `schema of ${schema.package} failed: ${(cause as Error).message}`,
+              {
+                cause,
+              },
+            ),
+          };
+        }
       }
     }
     return { applied, alreadyApplied };

@@ -1,6 +1,8 @@
+import { schemaStatus } from '@oxicloud/recoverable';
 import type { MigrationFile } from './files.js';
 import { readMigrationFiles } from './files.js';
 import type { MigrationClient } from './migrate.js';
+import { PACKAGE_SCHEMAS, RETIRED_MIGRATIONS } from './package-schemas.js';
 
 /** Where a database stands against the migrations this build carries. */
 export interface MigrationStatus {
@@ -8,7 +10,10 @@ export interface MigrationStatus {
   readonly expected: string | null;
   /** The newest migration recorded in the database (`null` when none is). */
   readonly current: string | null;
-  /** Migrations of this build not yet applied, in order. */
+  /**
+   * Migrations of this build not yet applied, in order; then package schema
+   * versions not yet applied, as `@oxicloud/recoverable@3`.
+   */
   readonly pending: string[];
   /** Applied migrations whose file changed since (checksum differs). */
   readonly changed: string[];
@@ -40,11 +45,16 @@ export async function migrationStatus(
     for (const row of rows) recorded.set(String(row['name']), String(row['checksum']));
   }
   const known = new Set(files.map((f) => f.name));
-  const names = [...recorded.keys()].sort();
+  const names = [...recorded.keys()].filter((n) => !RETIRED_MIGRATIONS.has(n)).sort();
+  const pendingSchemas: string[] = [];
+  for (const schema of PACKAGE_SCHEMAS) {
+    const status = await schemaStatus(client, schema);
+    for (let v = status.found + 1; v <= status.needed; v++) pendingSchemas.push(`${schema.package}@${v}`);
+  }
   return {
     expected: files.at(-1)?.name ?? null,
     current: names.at(-1) ?? null,
-    pending: files.filter((f) => !recorded.has(f.name)).map((f) => f.name),
+    pending: [...files.filter((f) => !recorded.has(f.name)).map((f) => f.name), ...pendingSchemas],
     changed: files
       .filter((f) => recorded.has(f.name) && recorded.get(f.name) !== f.checksum)
       .map((f) => f.name),

@@ -5,7 +5,13 @@ export type ConsistencyErrorCode =
   /** A factory got options outside their allowed range. */
   | 'INVALID_OPTIONS'
   /** Reading or writing `jobs.run_findings` failed. */
-  | 'DATABASE';
+  | 'DATABASE'
+  /** `jobs.run_findings` (or the `jobs.recoverable_runs` it needs) does not exist: call `migrate()`. */
+  | 'SCHEMA_MISSING'
+  /** `jobs.run_findings` is older than this build needs: call `migrate()`. */
+  | 'SCHEMA_OUTDATED'
+  /** A schema file failed to apply; nothing was applied. */
+  | 'SCHEMA_MIGRATION_FAILED';
 
 /**
  * The one error class of `@oxicloud/consistency`. Messages say what was wrong

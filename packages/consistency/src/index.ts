@@ -24,6 +24,14 @@ export { ConsistencyRegistry } from './consistency-registry.js';
 export type { FindingBatchOptions } from './finding-batch.js';
 export { CONSISTENCY_LOG_TARGET, FindingBatch, findingCount } from './finding-batch.js';
 export type { FindingKey, FindingSink, FindingWriteResult, FindingWriter } from './finding-sink.js';
+export {
+  CONSISTENCY_SCHEMA,
+  CONSISTENCY_SCHEMA_VERSION,
+  checkConsistencySchema,
+  consistencySchemaStatus,
+  consistencySqlFolder,
+  migrate,
+} from './consistency-schema.js';
 export { DEEP_GRACE_WINDOW_MS, DEFAULT_GRACE_WINDOW_MS, effectiveGraceMs, graceBoundary } from './grace.js';
 export type { Inconsistency } from './inconsistency.js';
 export type { FindingCount, ListFindingsOptions, StoredFinding } from './pg-finding-store.js';

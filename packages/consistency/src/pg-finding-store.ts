@@ -2,6 +2,7 @@ import type { RunTransaction } from '@oxicloud/recoverable';
 import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { ConsistencyError } from './consistency-error.js';
+import { checkConsistencySchema } from './consistency-schema.js';
 import type { FindingKey, FindingWriteResult, FindingWriter } from './finding-sink.js';
 import type { Inconsistency } from './inconsistency.js';
 import type { FindingsDatabase } from './run-findings-table.js';
@@ -31,7 +32,26 @@ export interface ListFindingsOptions {
   readonly offset?: number;
 }
 
-function databaseError(action: string, cause: unknown): ConsistencyError {
+/** pg's undefined_table / undefined_column: the schema is missing or older than this build. */
+const SCHEMA_SQLSTATES = new Set(['42P01', '42703']);
+
+/**
+ * The error for a failed statement: `SCHEMA_MISSING` / `SCHEMA_OUTDATED`
+ * ("call migrate() from @oxicloud/consistency") when the table or a column is
+ * missing, else `DATABASE` with pg's message.
+ */
+async function databaseError(
+  db: Kysely<FindingsDatabase>,
+  action: string,
+  cause: unknown,
+): Promise<ConsistencyError> {
+  if (SCHEMA_SQLSTATES.has(String((cause as { code?: unknown } | null)?.code))) {
+    const problem = await checkConsistencySchema(db).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    if (problem instanceof ConsistencyError) return problem;
+  }
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new ConsistencyError('DATABASE', `could not ${action} in jobs.run_findings: ${reason}`, { cause });
 }
@@ -67,10 +87,15 @@ const bytesRank = sql<number>`COALESCE((detail->>'total_bytes')::numeric, 0)`;
 export class PgFindingStore implements FindingWriter {
   readonly #db: Kysely<FindingsDatabase>;
 
-  constructor(options: { readonly pool: PostgresPool } | { readonly db: Kysely<FindingsDatabase> }) {
+  /**
+   * `pool`: a pg `Pool` (never ended here); or `db`: your own `Kysely` on
+   * Postgres, whatever database type it carries (it needs `jobs.run_findings`).
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: a consumer's Kysely has its own database type
+  constructor(options: { readonly pool: PostgresPool } | { readonly db: Kysely<any> }) {
     this.#db =
       'db' in options
-        ? options.db
+        ? (options.db as Kysely<FindingsDatabase>)
         : new Kysely<FindingsDatabase>({ dialect: new PostgresDialect({ pool: options.pool }) });
   }
 
@@ -178,7 +203,7 @@ export class PgFindingStore implements FindingWriter {
         foundAt: r.found_at,
       }));
     } catch (cause) {
-      throw databaseError(`list the findings of run ${runId}`, cause);
+      throw await databaseError(this.#db, `list the findings of run ${runId}`, cause);
     }
   }
 
@@ -195,7 +220,7 @@ export class PgFindingStore implements FindingWriter {
         .execute();
       return rows.map((r) => ({ kind: r.kind, severity: toSeverity(r.severity), count: Number(r.count) }));
     } catch (cause) {
-      throw databaseError(`count the findings of run ${runId}`, cause);
+      throw await databaseError(this.#db, `count the findings of run ${runId}`, cause);
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 
-/** Kysely row type of `jobs.run_findings` (migration 0005). */
+/** Kysely row type of `jobs.run_findings` (this package's `sql/001_run_findings.sql`). */
 export interface RunFindingsTable {
   id: ColumnType<string, string | undefined, never>;
   run_id: string;

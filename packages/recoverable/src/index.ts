@@ -95,3 +95,28 @@ export type { RunStatus } from './run-status.js';
 export { ACTIVE_STATUSES, isRunStatus, RUN_STATUSES, TERMINAL_STATUSES } from './run-status.js';
 export type { RunSummary } from './run-summary.js';
 export { toRunSummary } from './run-summary.js';
+export type {
+  PackageSchema,
+  SchemaClient,
+  SchemaDatabase,
+  SchemaErrorCode,
+  SchemaMigrationResult,
+  SchemaPool,
+  SchemaStatus,
+  SchemaStep,
+} from './schema/index.js';
+export {
+  applySchema,
+  assertSchema,
+  checkRecoverableSchema,
+  migrate,
+  packageRoot,
+  RECOVERABLE_SCHEMA,
+  RECOVERABLE_SCHEMA_VERSION,
+  readSchemaSteps,
+  recoverableSchemaStatus,
+  recoverableSqlFolder,
+  schemaProblem,
+  schemaStatus,
+  VERSION_TABLE,
+} from './schema/index.js';

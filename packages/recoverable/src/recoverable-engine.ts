@@ -21,11 +21,15 @@ import {
 } from './run-or-resume.js';
 import type { RunStatus } from './run-status.js';
 import { type RunSummary, toRunSummary } from './run-summary.js';
+import { checkRecoverableSchema } from './schema/recoverable-schema.js';
 
 /** Options of {@link RecoverableEngine}. */
 export interface RecoverableEngineOptions {
-  /** A pg `Pool` (or anything kysely's `PostgresDialect` accepts). The engine never ends it. */
-  readonly pool: PostgresPool;
+  /** A pg `Pool` (or anything kysely's `PostgresDialect` accepts). The engine never ends it. Give this or `db`. */
+  readonly pool?: PostgresPool;
+  /** A consumer's own `Kysely` instance on Postgres, instead of `pool`. The engine never destroys it. */
+  // biome-ignore lint/suspicious/noExplicitAny: a consumer's Kysely has its own database type
+  readonly db?: Kysely<any>;
   /** @defaultValue a logger that drops everything */
   readonly logger?: Logger;
   /** Called after each terminal write (alerts and findings mails hook here); contained if it throws. */
@@ -122,6 +126,9 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
  */
 export class RecoverableEngine {
   readonly #factory: PgJobStoreFactory;
+  readonly #db: Kysely<RecoverableTables>;
+  /** Settles once the schema check passed (cleared when it fails, so the next call checks again). */
+  #schemaReady: Promise<void> | undefined;
   readonly #log: Logger;
   readonly #onRunFinished: RunFinishedListener | undefined;
   readonly #jobs = new Map<string, RecoverableJobHandler>();
@@ -137,12 +144,21 @@ export class RecoverableEngine {
   #closing = false;
 
   constructor(options: RecoverableEngineOptions) {
-    if (!options?.pool) throw new TypeError('RecoverableEngine needs a pg pool (options.pool)');
+    if (!options?.pool && !options?.db) {
+      throw new TypeError(
+        'RecoverableEngine needs a pg pool (options.pool) or a Kysely instance (options.db)',
+      );
+    }
     const retry = options.connectionRetryMs;
     if (retry !== undefined && (!Number.isFinite(retry) || retry < 0)) {
       throw new TypeError(`connectionRetryMs must be a non-negative number of milliseconds, got ${retry}`);
     }
-    const db = new Kysely<RecoverableTables>({ dialect: new PostgresDialect({ pool: options.pool }) });
+    const db: Kysely<RecoverableTables> = options.db
+      ? (options.db as Kysely<RecoverableTables>)
+      : new Kysely<RecoverableTables>({
+          dialect: new PostgresDialect({ pool: options.pool as PostgresPool }),
+        });
+    this.#db = db;
     this.#factory = new PgJobStoreFactory(db, retry === undefined ? {} : { connectionRetryMs: retry });
     this.#log = options.logger ?? silentLogger;
     this.#onRunFinished = options.onRunFinished;
@@ -271,6 +287,7 @@ export class RecoverableEngine {
   }
 
   async #cancel(name: string): Promise<CancelResult> {
+    await this.#schema();
     for (let attempt = 0; attempt < 3; attempt++) {
       const runId = await this.#factory.requestCancel(name);
       if (runId !== null) {
@@ -308,6 +325,7 @@ export class RecoverableEngine {
     if (!Number.isInteger(offset) || offset < 0) {
       throw new RecoverableError('INVALID_PAGINATION', 'offset must be a non-negative integer');
     }
+    await this.#schema();
     const records = await this.#factory.listRuns(name, limit, offset);
     return records.map((r) => toRunSummary(r));
   }
@@ -318,6 +336,7 @@ export class RecoverableEngine {
     if (typeof runId !== 'string' || !UUID.test(runId)) {
       throw new RecoverableError('INVALID_RUN_ID', `run id ${JSON.stringify(runId)} is not a UUID`);
     }
+    await this.#schema();
     const record = await this.#factory.getRun(name, runId.toLowerCase());
     if (!record) throw new RecoverableError('RUN_NOT_FOUND', `${name} has no run ${runId}`);
     return toRunSummary(record);
@@ -326,6 +345,7 @@ export class RecoverableEngine {
   /** The job's active run if any, else its newest run, else `null` (the jobs listing's "last run"). */
   async latestRun(name: string): Promise<RunSummary | null> {
     this.#job(name);
+    await this.#schema();
     const record = await this.#factory.latestRun(name);
     return record ? toRunSummary(record) : null;
   }
@@ -335,6 +355,7 @@ export class RecoverableEngine {
    * Paused, with 'server restart mid-run' in its pause history. Never resumes. Call once at boot, before anything triggers. Returns the count.
    */
   async sweep(): Promise<number> {
+    await this.#schema();
     const swept = await this.#factory.sweep();
     if (swept.length > 0) {
       this.#log.warn(
@@ -403,6 +424,19 @@ export class RecoverableEngine {
     return job;
   }
 
+  /**
+   * Checks once that `jobs.recoverable_runs` exists at the version this build
+   * needs: `SCHEMA_MISSING` / `SCHEMA_OUTDATED` say to call `migrate()`
+   * instead of a raw pg error. A failed check is retried on the next call.
+   */
+  #schema(): Promise<void> {
+    this.#schemaReady ??= checkRecoverableSchema(this.#db).catch((error: unknown) => {
+      this.#schemaReady = undefined;
+      throw error;
+    });
+    return this.#schemaReady;
+  }
+
   async #acquire(
     name: string,
     args: RunArgs,
@@ -412,6 +446,7 @@ export class RecoverableEngine {
     if (this.#closing) {
       throw new RecoverableError('SHUTTING_DOWN', `the server is shutting down; ${name} was not started`);
     }
+    await this.#schema();
     // Invalid params refuse only a fresh run (acquireRun throws INVALID_PARAMS then):
     // a Paused run resumes with its stored params, an active one is returned as is.
     const acquired = await acquireRun(

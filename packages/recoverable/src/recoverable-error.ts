@@ -12,6 +12,9 @@
  * - `INVALID_CHECKPOINT`: a checkpoint with counts that are not finite non-negative numbers.
  * - `INVALID_CURSOR`: cursor bytes that are not a cursor of this walk (another job's, another version's).
  * - `SHUTTING_DOWN`: the engine is shutting down and starts no run.
+ * - `SCHEMA_MISSING`: `jobs.recoverable_runs` does not exist (call `migrate()`).
+ * - `SCHEMA_OUTDATED`: the schema is older than this build needs (call `migrate()`).
+ * - `SCHEMA_MIGRATION_FAILED`: a schema file failed to apply; nothing was applied.
  */
 export type RecoverableErrorCode =
   | 'UNKNOWN_JOB'
@@ -24,7 +27,10 @@ export type RecoverableErrorCode =
   | 'NO_ACTIVE_RUN'
   | 'INVALID_CHECKPOINT'
   | 'INVALID_CURSOR'
-  | 'SHUTTING_DOWN';
+  | 'SHUTTING_DOWN'
+  | 'SCHEMA_MISSING'
+  | 'SCHEMA_OUTDATED'
+  | 'SCHEMA_MIGRATION_FAILED';
 
 /** The one error class of `@oxicloud/recoverable`; branch on {@link RecoverableError.code}. */
 export class RecoverableError extends Error {

@@ -68,7 +68,9 @@ export async function prepareTemplate(url: string): Promise<void> {
 
 /**
  * Creates a fresh database for the calling test file, copied from the
- * migrated template, and returns a pool on it.
+ * migrated template (or, with `empty: true`, from Postgres' empty
+ * `template0`: no schema at all, what a consumer of a package starts from),
+ * and returns a pool on it.
  *
  * @example
  * ```ts
@@ -77,13 +79,16 @@ export async function prepareTemplate(url: string): Promise<void> {
  * afterAll(async () => { await db.drop(); });
  * ```
  */
-export async function createTestDatabase(options: { max?: number } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(
+  options: { max?: number; empty?: boolean } = {},
+): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;
+  const template = options.empty ? 'template0' : TEMPLATE_DATABASE;
   await withAdmin(async (c) => {
     // CREATE DATABASE ... TEMPLATE needs no other session on the template; retry briefly if one is there.
     for (let attempt = 0; ; attempt++) {
       try {
-        await c.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
+        await c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
         return;
       } catch (err) {
         if (attempt >= 50 || !/being accessed by other users/.test((err as Error).message)) throw err;

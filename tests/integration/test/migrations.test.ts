@@ -1,4 +1,4 @@
-import { migrate, readMigrationFiles } from '@oxicloud/migrations';
+import { migrate, PACKAGE_SCHEMAS, readMigrationFiles } from '@oxicloud/migrations';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +19,7 @@ describe('migrations', () => {
     expect(result.alreadyApplied).toEqual(readMigrationFiles().map((f) => f.name));
   });
 
-  it('every migration file applies twice in a row without error', async () => {
+  it('every migration file and every package schema file applies twice in a row without error', async () => {
     const fresh = await createTestDatabase();
     const client = new pg.Client({ connectionString: fresh.url });
     await client.connect();
@@ -27,7 +27,7 @@ describe('migrations', () => {
       await client.query(
         'DROP SCHEMA storage CASCADE; DROP SCHEMA jobs CASCADE; DROP SCHEMA auth CASCADE; DROP TABLE public.oxicloud_migrations',
       );
-      for (const file of readMigrationFiles()) {
+      for (const file of [...readMigrationFiles(), ...PACKAGE_SCHEMAS.flatMap((s) => s.steps)]) {
         await client.query(file.sql);
         await client.query(file.sql);
       }

@@ -36,6 +36,8 @@ export function runListEntry(run: RunSummary): RunListEntryJson {
   const stats = boundedJsonObject(run.stats, budget.statsBytes);
   const error =
     run.error_message === null ? null : fitString(run.error_message, 200, budget.errorMessageBytes);
+  const pauseReason =
+    run.pause_reason === null ? null : fitString(run.pause_reason, 200, budget.errorMessageBytes);
   const cursorCut = run.cursor_hex !== null && run.cursor_hex.length > budget.cursorHexChars;
   const reason = (text: string) => fitString(text, 80, budget.pauseReasonBytes);
   const pauseReason = run.pause_reason === null ? null : reason(run.pause_reason);

@@ -1,6 +1,6 @@
 import type { ColumnType } from 'kysely';
 
-/** The columns of `jobs.recoverable_runs` as kysely sees them (migrations/sql/0005_jobs.sql, 0008_run_history.sql). */
+/** The columns of `jobs.recoverable_runs` as kysely sees them (this package's `sql/001_recoverable_runs.sql`, `002_run_history.sql`). */
 export interface RecoverableRunsTable {
   id: string;
   job_name: string;

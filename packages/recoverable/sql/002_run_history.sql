@@ -1,3 +1,4 @@
+-- @oxicloud/recoverable schema version 2 (the server's former migrations/sql/0008_run_history.sql).
 -- A run's history beside its status (issue: honest progress and history).
 --
 -- pauses         why and when a run was paused, oldest first, the last 32:

@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, migrationStatus } from '../src/index.js';
+
+/** A dump of a database migrated by the migrations before the jobs tables moved into their packages. */
+const dump = readFileSync(new URL('./fixtures/schema-before-issue-16.sql', import.meta.url), 'utf8');
+
+const snapshot = async (db: TestDatabase) => ({
+  runs: (
+    await db.pool.query(
+      `SELECT id, job_name, status, started_at, last_progress_at, completed_at, cursor, stats, params,
+              error_message, pauses, active_ms, running_since FROM jobs.recoverable_runs ORDER BY id`,
+    )
+  ).rows,
+  findings: (await db.pool.query('SELECT * FROM jobs.run_findings ORDER BY id')).rows,
+  registrations: (await db.pool.query('SELECT * FROM jobs.job_registrations ORDER BY job_name')).rows,
+  migrations: (await db.pool.query('SELECT name, checksum FROM public.oxicloud_migrations ORDER BY name'))
+    .rows,
+});
+
+describe('a database migrated before the packages owned their schemas', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase({ empty: true });
+    await db.pool.query(dump);
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('upgrades without error and without changing a row, and is then up to date', async () => {
+    const before = await snapshot(db);
+    expect(before.runs).toHaveLength(3);
+    expect(before.findings).toHaveLength(2);
+    expect(before.migrations.map((m) => m.name)).toContain('0005_jobs.sql');
+
+    const status = await migrationStatus(db.pool);
+    expect(status.unknown).toEqual([]); // 0005 and 0008 are retired, not "from a newer build"
+    expect(status.pending).toEqual([
+      '@oxicloud/recoverable@1',
+      '@oxicloud/recoverable@2',
+      '@oxicloud/recoverable@3',
+      '@oxicloud/consistency@1',
+    ]);
+
+    const result = await migrate(db.pool);
+    expect(result.error).toBeUndefined();
+    expect(result.applied).toEqual([
+      '@oxicloud/recoverable/001_recoverable_runs.sql',
+      '@oxicloud/recoverable/002_run_history.sql',
+      '@oxicloud/recoverable/003_run_attempts.sql',
+      '@oxicloud/consistency/001_run_findings.sql',
+    ]);
+    expect(await snapshot(db)).toEqual(before);
+    const { rows } = await db.pool.query(
+      'SELECT id, attempt, attempt_started_at = started_at AS same FROM jobs.recoverable_runs ORDER BY id',
+    );
+    expect(rows.every((r) => r.attempt === 1 && r.same === true)).toBe(true);
+
+    expect(await migrationStatus(db.pool)).toMatchObject({ pending: [], changed: [], unknown: [] });
+    expect((await migrate(db.pool)).applied).toEqual([]);
+  });
+});
+
+describe('a fresh database', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase({ empty: true });
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("gets the server's files and the packages' schemas, and the same columns as an upgraded one", async () => {
+    const result = await migrate(db.pool);
+    expect(result.error).toBeUndefined();
+    expect(result.applied).not.toContain('0005_jobs.sql');
+    expect(result.applied.slice(-4)).toEqual([
+      '@oxicloud/recoverable/001_recoverable_runs.sql',
+      '@oxicloud/recoverable/002_run_history.sql',
+      '@oxicloud/recoverable/003_run_attempts.sql',
+      '@oxicloud/consistency/001_run_findings.sql',
+    ]);
+    const { rows } = await db.pool.query(
+      `SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns
+        WHERE table_schema = 'jobs' AND table_name IN ('recoverable_runs', 'run_findings')
+        ORDER BY table_name, column_name`,
+    );
+    const upgraded = await createTestDatabase({ empty: true });
+    try {
+      await upgraded.pool.query(dump);
+      expect((await migrate(upgraded.pool)).error).toBeUndefined();
+      const { rows: theirs } = await upgraded.pool.query(
+        `SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns
+          WHERE table_schema = 'jobs' AND table_name IN ('recoverable_runs', 'run_findings')
+          ORDER BY table_name, column_name`,
+      );
+      expect(theirs).toEqual(rows);
+    } finally {
+      await upgraded.drop();
+    }
+  });
+});
