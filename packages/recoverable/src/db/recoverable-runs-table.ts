@@ -13,7 +13,7 @@ export interface RecoverableRunsTable {
   stats: ColumnType<unknown, string, string>;
   params: ColumnType<unknown, string, string>;
   error_message: string | null;
-  /** 1 on start, +1 on every resume (migrations/sql/0009_run_kit.sql). */
+  /** 1 on start, +1 on every resume (packages/recoverable/sql/003_run_attempts.sql). */
   attempt: ColumnType<number, number | undefined, number>;
   attempt_started_at: ColumnType<Date, Date | string | undefined, Date | string>;
   /** JSONB list of `{ at, reason }`, oldest first (0008). */
