@@ -10,6 +10,7 @@ import {
   LocalFsBlobStorage,
   PgAdminRecipients,
   PgBlobIndexScan,
+  PgBlobRowScan,
   PgBlobWalkRepository,
   PgDriveUsageScan,
   PgFileBlobScan,
@@ -193,6 +194,7 @@ export function createRecoverableJobs(deps: {
     .register(new PgDriveUsageScan(db))
     .register(new PgFolderTreeScan(db))
     .register(new PgFileBlobScan(db))
+    .register(new PgBlobRowScan(db))
     .register(backends.source);
   for (const check of consistency.allChecks()) {
     engine.register(checkJob(check, { findings, logger }));

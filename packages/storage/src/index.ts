@@ -16,6 +16,8 @@ export { PgAdminRecipients } from './postgres/admin-recipients.js';
 export type { StorageDatabase } from './postgres/database.js';
 export { bigintToNumber } from './postgres/database.js';
 export { PgBlobIndexScan } from './postgres/pg-blob-index-scan.js';
+export type { PgBlobRowScanOptions } from './postgres/pg-blob-row-scan.js';
+export { PgBlobRowScan } from './postgres/pg-blob-row-scan.js';
 export { PgBlobWalkRepository } from './postgres/pg-blob-walk-repository.js';
 export type { PgDriveUsageScanOptions } from './postgres/pg-drive-usage-scan.js';
 export { PgDriveUsageScan } from './postgres/pg-drive-usage-scan.js';

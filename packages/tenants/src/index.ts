@@ -6,6 +6,14 @@
  * @packageDocumentation
  */
 
+export type { BlobsConsistencyCheckOptions } from './blobs-consistency/index.js';
+export {
+  BLOBS_CONSISTENCY_CHECK_NAME,
+  blobRowFindings,
+  createBlobsConsistencyCheck,
+  ORPHANED_AT_MISMATCH,
+  REF_COUNT_MISMATCH,
+} from './blobs-consistency/index.js';
 export type {
   ConsistencyBatchJobOptions,
   ConsistencyBatchRunArgs,
@@ -69,6 +77,7 @@ export type {
   BlobRangeQuery,
   BlobRangeScan,
 } from './ports/blob-index-scan.js';
+export type { BlobRowAnomaly, BlobRowScan, BlobRowScanOptions } from './ports/blob-row-scan.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';
 export type { BlobRow, BlobWalkRepository } from './ports/blob-walk-repository.js';
 export type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from './ports/drive-usage-scan.js';
