@@ -12,6 +12,7 @@ export default defineConfig({
     'src/files-consistency/index.ts',
     'src/storage-consistency/index.ts',
     'src/blobs-consistency/index.ts',
+    'src/grants-consistency/index.ts',
     'src/consistency-batch/index.ts',
     'src/storage-migration/index.ts',
     'src/reextract-audio/index.ts',

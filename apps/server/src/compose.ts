@@ -16,6 +16,7 @@ import {
   PgFileBlobScan,
   PgFolderTreeScan,
   PgGrantRepository,
+  PgGrantScan,
   PgMediaFileRepository,
   PgOrphanBlobRepository,
   PgTrashRepository,
@@ -182,9 +183,10 @@ export function createRecoverableJobs(deps: {
   readonly sourceBackend: 'local' | 's3';
   readonly findings: PgFindingStore;
   readonly alerts: JobAlerts;
+  readonly tenants: TenantConfigs;
   readonly logger: Logger;
 }): { readonly engine: RecoverableEngine; readonly consistency: ConsistencyRegistry } {
-  const { registry, pool, db, backends, findings, alerts, logger } = deps;
+  const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
   const engine = new RecoverableEngine({
     pool,
     logger,
@@ -195,6 +197,9 @@ export function createRecoverableJobs(deps: {
     .register(new PgFolderTreeScan(db))
     .register(new PgFileBlobScan(db))
     .register(new PgBlobRowScan(db))
+    .register(
+      new PgGrantScan(db, { cleanupGraceMs: tenants.grantCleanup.graceMs, ...tenants.grantsConsistency }),
+    )
     .register(backends.source);
   for (const check of consistency.allChecks()) {
     engine.register(checkJob(check, { findings, logger }));
@@ -325,6 +330,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     sourceBackend: config.storage.backend,
     findings,
     alerts,
+    tenants: input.tenants,
     logger,
   });
   const app = createAdminApp({

@@ -26,6 +26,8 @@ export { PgFileBlobScan } from './postgres/pg-file-blob-scan.js';
 export type { PgFolderTreeScanOptions } from './postgres/pg-folder-tree-scan.js';
 export { PgFolderTreeScan } from './postgres/pg-folder-tree-scan.js';
 export { PgGrantRepository } from './postgres/pg-grant-repository.js';
+export type { PgGrantScanOptions } from './postgres/pg-grant-scan.js';
+export { PgGrantScan } from './postgres/pg-grant-scan.js';
 export { PgMediaFileRepository } from './postgres/pg-media-file-repository.js';
 export { PgOrphanBlobRepository } from './postgres/pg-orphan-blob-repository.js';
 export { PgTrashRepository } from './postgres/pg-trash-repository.js';

@@ -69,6 +69,17 @@ export {
   GRANT_CLEANUP_JOB_NAME,
   grantCleanupConfigFromEnv,
 } from './grant-cleanup/index.js';
+export type { GrantsConsistencyCheckOptions, GrantsConsistencyConfig } from './grants-consistency/index.js';
+export {
+  createGrantsConsistencyCheck,
+  DANGLING_GRANT,
+  EXPIRED_GRANT_LINGERING,
+  GRANTS_CONSISTENCY_CHECK_NAME,
+  GRANTS_CONSISTENCY_DEFAULTS,
+  GRANTS_CONSISTENCY_ENV,
+  grantFindings,
+  grantsConsistencyConfigFromEnv,
+} from './grants-consistency/index.js';
 export type { BlobHasher, StoredBlobDigest } from './ports/blob-hasher.js';
 export type {
   BlobFileImpact,
@@ -91,6 +102,7 @@ export type {
 } from './ports/file-blob-scan.js';
 export type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from './ports/folder-tree-scan.js';
 export type { DeletedGrant, GrantRepository } from './ports/grant-repository.js';
+export type { GrantAnomaly, GrantScan, GrantScanOptions } from './ports/grant-scan.js';
 export type {
   AudioMetadata,
   ImageMetadata,

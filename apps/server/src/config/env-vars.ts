@@ -75,5 +75,5 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
 export function envVarsHelp(): string {
   const width = Math.max(...ENV_VARS.map((v) => v.name.length));
   const lines = ENV_VARS.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} [default: ${v.default}]`);
-  return `\nEnvironment:\n${lines.join('\n')}\n\nJobs read their own knobs (OXICLOUD_TRASH_CLEANUP_*, OXICLOUD_TRASH_RETENTION_DAYS,\nOXICLOUD_STORAGE_USAGE_RECONCILE_*, OXICLOUD_DEDUP_GC_*, OXICLOUD_GRANT_CLEANUP_*, OXICLOUD_JOB_<NAME>_*);\nalerts read OXICLOUD_SMTP_*. The README lists them all.\n`;
+  return `\nEnvironment:\n${lines.join('\n')}\n\nJobs read their own knobs (OXICLOUD_TRASH_CLEANUP_*, OXICLOUD_TRASH_RETENTION_DAYS,\nOXICLOUD_STORAGE_USAGE_RECONCILE_*, OXICLOUD_DEDUP_GC_*, OXICLOUD_GRANT_CLEANUP_*, OXICLOUD_GRANTS_CONSISTENCY_*,\nOXICLOUD_JOB_<NAME>_*);\nalerts read OXICLOUD_SMTP_*. The README lists them all.\n`;
 }
