@@ -47,17 +47,22 @@ export type { FilesConsistencyCheckOptions } from './files-consistency/index.js'
 export {
   BLOB_SIZE_MISMATCH,
   createFilesConsistencyCheck,
+  FILE_DRIVE_ID_PARENT_MISMATCH,
   FILES_CONSISTENCY_CHECK_NAME,
+  fileRowFindings,
   MAX_AFFECTED_FILE_IDS,
+  MIME_MISMATCH,
   MISSING_BLOB,
   PARENT_FOLDER_TRASHED,
 } from './files-consistency/index.js';
 export type { FoldersConsistencyCheckOptions } from './folders-consistency/index.js';
 export {
   createFoldersConsistencyCheck,
+  DRIVE_ID_PARENT_MISMATCH,
   FOLDERS_CONSISTENCY_CHECK_NAME,
   folderFindings,
   LPATH_MISMATCH,
+  ORPHAN_ROOT,
   PARENT_TRASHED_MISMATCH,
   PATH_MISMATCH,
 } from './folders-consistency/index.js';
@@ -96,6 +101,7 @@ export type {
   FileBlobAnomaly,
   FileBlobKey,
   FileBlobScan,
+  FileRowAnomaly,
   FileScanOptions,
   LiveFileInTrashedFolder,
   MissingBlob,
