@@ -5,6 +5,7 @@ import {
   type DatasetOptions,
   datasetOptionsFromFlags,
   describeDatasetReport,
+  describeExpectedFindings,
   generateDataset,
   isDatasetError,
 } from '@oxicloud/dataset';
@@ -72,6 +73,7 @@ export async function seedCommand(config: ServerConfig, options: DatasetOptions)
     });
     if (showProgress) process.stderr.write('\n');
     process.stdout.write(`${describeDatasetReport(report)}\n`);
+    if (report.faults.length > 0) process.stdout.write(`${describeExpectedFindings(report)}\n`);
   } catch (error) {
     if (isDatasetError(error)) throw new ServerError('BAD_ARGUMENT', error.message, { cause: error });
     throw error;
