@@ -582,11 +582,17 @@ async function insertFaultGrants(
       ctx.client,
       `WITH s AS (SELECT id, username FROM ds_users WHERE user_no = $1::int)
        INSERT INTO storage.role_grants (subject_id, resource_type, resource_id, role, created_at, expires_at)
-       SELECT s.id, $2, COALESCE($3::uuid, gen_random_uuid()), 'viewer', now() - interval '40 days',
+       SELECT s.id, $2, COALESCE($3::uuid, md5($5::text)::uuid), 'viewer', now() - interval '40 days',
               CASE WHEN $4::interval IS NULL THEN NULL ELSE now() - $4::interval END
          FROM s
        RETURNING id, resource_id, (SELECT username FROM s) AS subject`,
-      [(i * 5 + 3) % ctx.options.users, v.type, v.resourceId, v.expiresAgo],
+      [
+        (i * 5 + 3) % ctx.options.users,
+        v.type,
+        v.resourceId,
+        v.expiresAgo,
+        `${ctx.options.seed}:${fault}:${i}`,
+      ],
     );
     if (!g) throw new Error('internal: grant insert returned nothing');
     out.push({
@@ -599,7 +605,7 @@ async function insertFaultGrants(
   return out;
 }
 
-// A file id nobody has: gen_random_uuid() is v4, the schema's ids are v7.
+// A file id nobody has: an md5 of (seed, fault, i) as a UUID (deterministic per seed; the schema's ids are v7).
 const danglingGrant: Injector = (ctx) =>
   insertFaultGrants(ctx, 'dangling_grant', () => ({ type: 'file', resourceId: null, expiresAgo: null }));
 
@@ -622,9 +628,9 @@ const folderUnderOtherDrive: Injector = async (ctx) => {
   for (const [i, p] of picks.entries()) {
     const [target] = await rows<{ id: string; drive_id: string; path: string }>(
       ctx.client,
-      `SELECT f.id, f.drive_id, f.path FROM storage.folders f
+      `SELECT f.id, f.drive_id, f.path FROM storage.folders f JOIN ds_drives dd ON dd.id = f.drive_id
         WHERE f.parent_id IS NULL AND NOT f.is_trashed AND f.drive_id <> $1 AND NOT (f.drive_id = ANY($2::uuid[]))
-        ORDER BY hashtextextended(f.id::text, $3::bigint + $4::bigint) LIMIT 1`,
+        ORDER BY hashtextextended(dd.drive_no || ':' || f.path, $3::bigint + $4::bigint) LIMIT 1`,
       [p.drive_id, excluded(ctx), ctx.options.seed, i],
     );
     if (!target) notApplicable('folder_under_other_drive', n(ctx), i, 'raise users');
@@ -672,9 +678,9 @@ const fileInOtherDriveFolder: Injector = async (ctx) => {
     if (p.path === null) continue; // at a drive root: no folder to disagree with
     const [target] = await rows<{ id: string; owner_id: string }>(
       ctx.client,
-      `SELECT d.id, d.owner_id FROM storage.drives d
+      `SELECT d.id, d.owner_id FROM storage.drives d JOIN ds_drives dd ON dd.id = d.id
         WHERE d.id <> $1 AND NOT (d.id = ANY($2::uuid[]))
-        ORDER BY hashtextextended(d.id::text, $3::bigint + $4::bigint) LIMIT 1`,
+        ORDER BY hashint8extended(dd.drive_no, $3::bigint + $4::bigint) LIMIT 1`,
       [p.drive_id, excluded(ctx), ctx.options.seed, i],
     );
     if (!target) notApplicable('file_in_other_drive_folder', n(ctx), i, 'raise users');
