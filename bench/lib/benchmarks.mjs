@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import { completed, RecoverableEngine } from '@oxicloud/recoverable';
 import {
   LocalFsBlobStorage,
+  PgBlobRowScan,
   PgBlobWalkRepository,
   PgDriveUsageScan,
   PgFileBlobScan,
   PgFolderTreeScan,
+  PgGrantScan,
 } from '@oxicloud/storage';
 import { createStorageMigrationJob } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -20,16 +22,43 @@ import { median, sleep } from './stats.mjs';
 export const YARDSTICKS = {
   files_consistency: `
     SELECT count(*) AS n,
-           count(*) FILTER (WHERE b.hash IS NULL OR b.size <> f.size OR (NOT f.is_trashed AND d.is_trashed)) AS bad
+           count(*) FILTER (WHERE b.hash IS NULL OR b.size <> f.size OR (NOT f.is_trashed AND d.is_trashed)
+             OR d.drive_id <> f.drive_id
+             OR NULLIF(NULLIF(lower(btrim(split_part(f.mime_type, ';', 1))), ''), 'application/octet-stream')
+                <> NULLIF(NULLIF(lower(btrim(split_part(COALESCE(b.content_type, ''), ';', 1))), ''), 'application/octet-stream')) AS bad
       FROM storage.files f
       LEFT JOIN storage.blobs b ON b.hash = f.blob_hash
       LEFT JOIN storage.folders d ON d.id = f.folder_id`,
+  // The chain to a root (orphan_root) as one recursive statement over every folder.
+  folders_consistency_chain: `
+    WITH RECURSIVE up (start_id, drive_id, cur) AS (
+      SELECT c.id, c.drive_id, c.parent_id FROM storage.folders c
+      UNION ALL
+      SELECT u.start_id, u.drive_id, f.parent_id FROM up u JOIN storage.folders f ON f.id = u.cur AND f.drive_id = u.drive_id
+    ) CYCLE cur SET is_cycle USING visited
+    SELECT count(DISTINCT start_id) AS n,
+           (SELECT count(*) FROM (SELECT start_id FROM up GROUP BY start_id HAVING NOT bool_or(cur IS NULL)) o) AS bad
+      FROM up`,
+  blobs_consistency: `
+    WITH c AS (SELECT blob_hash, count(*) AS n FROM storage.files GROUP BY blob_hash)
+    SELECT count(*) AS n,
+           count(*) FILTER (WHERE b.ref_count <> COALESCE(c.n, 0) OR (b.ref_count > 0) = (b.orphaned_at IS NOT NULL)) AS bad
+      FROM storage.blobs b LEFT JOIN c ON c.blob_hash = b.hash`,
+  grants_consistency: `
+    SELECT count(*) AS n,
+           count(*) FILTER (WHERE g.expires_at <= now() - interval '8 days'
+             OR ((g.expires_at IS NULL OR g.expires_at > now()) AND CASE g.resource_type
+                   WHEN 'drive' THEN NOT EXISTS (SELECT 1 FROM storage.drives x WHERE x.id = g.resource_id)
+                   WHEN 'folder' THEN NOT EXISTS (SELECT 1 FROM storage.folders x WHERE x.id = g.resource_id)
+                   ELSE NOT EXISTS (SELECT 1 FROM storage.files x WHERE x.id = g.resource_id) END)) AS bad
+      FROM storage.role_grants g`,
   folders_consistency: `
     SELECT count(*) AS n,
            count(*) FILTER (WHERE (NOT c.is_trashed AND COALESCE(p.is_trashed, false))
              OR c.path IS DISTINCT FROM CASE WHEN c.parent_id IS NULL THEN '/' || c.name ELSE p.path || '/' || c.name END
              OR c.lpath IS DISTINCT FROM CASE WHEN c.parent_id IS NULL THEN storage.folder_label(c.id)
-                                              ELSE p.lpath || storage.folder_label(c.id) END) AS bad
+                                              ELSE p.lpath || storage.folder_label(c.id) END
+             OR p.drive_id <> c.drive_id) AS bad
       FROM storage.folders c
       LEFT JOIN storage.folders p ON p.id = c.parent_id`,
   drives_consistency: `
@@ -41,20 +70,42 @@ export const YARDSTICKS = {
          + (SELECT count(*) FROM auth.users u LEFT JOIN us ON us.owner_id = u.id
              WHERE u.storage_used_bytes <> COALESCE(us.actual, 0)) AS bad`,
 };
-export const SCAN_CHECKS = ['files_consistency', 'folders_consistency', 'drives_consistency'];
+export const SCAN_CHECKS = [
+  'files_consistency',
+  'folders_consistency',
+  'drives_consistency',
+  'blobs_consistency',
+  'grants_consistency',
+];
+/**
+ * Yardsticks a check is measured against, summed: folders_consistency's one
+ * statement is the parent join plus the recursive chain walk (orphan_root).
+ */
+export const YARDSTICK_PARTS = {
+  folders_consistency: ['folders_consistency', 'folders_consistency_chain'],
+};
 
 /** Runs a yardstick `reps` times (the first also warms the cache) and keeps the median. */
 export async function yardstick(pool, name, reps = 3) {
+  const parts = YARDSTICK_PARTS[name] ?? [name];
   const times = [];
-  let row;
+  let rows = 0;
+  let bad = 0;
   for (let i = 0; i < reps; i++) {
     const t0 = performance.now();
-    ({
-      rows: [row],
-    } = await pool.query(YARDSTICKS[name]));
+    rows = 0;
+    bad = 0;
+    for (const part of parts) {
+      const {
+        rows: [row],
+      } = await pool.query(YARDSTICKS[part]);
+      // The chain part counts the same folders again: keep the first part's row count.
+      if (part === parts[0]) rows = Number(row.n);
+      bad += Number(row.bad);
+    }
     times.push(performance.now() - t0);
   }
-  return { ms: median(times), allMs: times, rows: Number(row.n), bad: Number(row.bad) };
+  return { ms: median(times), allMs: times, rows, bad };
 }
 
 /** A check through the server (trigger → poll), with the server's RSS sampled throughout. */
@@ -107,12 +158,14 @@ export async function directScan(databaseUrl, name, batchSize) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   try {
-    const adapter =
-      name === 'files_consistency'
-        ? new PgFileBlobScan(db)
-        : name === 'folders_consistency'
-          ? new PgFolderTreeScan(db)
-          : new PgDriveUsageScan(db);
+    const adapters = {
+      files_consistency: () => new PgFileBlobScan(db),
+      folders_consistency: () => new PgFolderTreeScan(db),
+      drives_consistency: () => new PgDriveUsageScan(db),
+      blobs_consistency: () => new PgBlobRowScan(db),
+      grants_consistency: () => new PgGrantScan(db),
+    };
+    const adapter = adapters[name]();
     const check = adapter.consistencyChecks()[0];
     const store = memoryCheckStore();
     const t0 = performance.now();

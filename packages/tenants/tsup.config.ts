@@ -11,6 +11,8 @@ export default defineConfig({
     'src/folders-consistency/index.ts',
     'src/files-consistency/index.ts',
     'src/storage-consistency/index.ts',
+    'src/blobs-consistency/index.ts',
+    'src/grants-consistency/index.ts',
     'src/consistency-batch/index.ts',
     'src/storage-migration/index.ts',
     'src/reextract-audio/index.ts',

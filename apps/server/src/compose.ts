@@ -10,11 +10,13 @@ import {
   LocalFsBlobStorage,
   PgAdminRecipients,
   PgBlobIndexScan,
+  PgBlobRowScan,
   PgBlobWalkRepository,
   PgDriveUsageScan,
   PgFileBlobScan,
   PgFolderTreeScan,
   PgGrantRepository,
+  PgGrantScan,
   PgMediaFileRepository,
   PgOrphanBlobRepository,
   PgTrashRepository,
@@ -205,13 +207,14 @@ export function createRecoverableJobs(deps: {
   readonly sourceBackend: 'local' | 's3';
   readonly findings: PgFindingStore;
   readonly alerts: JobAlerts;
+  readonly tenants: TenantConfigs;
   readonly logger: Logger;
   /** Also called at each terminal write (metrics, freshness); contained like the alerts. */
   readonly onRunFinished?: (event: RunFinishedEvent) => void;
   /** `OXICLOUD_DATABASE_RETRY_SECONDS` in ms. @defaultValue the engine's (60 s) */
   readonly databaseRetryMs?: number;
 }): { readonly engine: RecoverableEngine; readonly consistency: ConsistencyRegistry } {
-  const { registry, pool, db, backends, findings, alerts, logger } = deps;
+  const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
   const engine = new RecoverableEngine({
     pool,
     logger,
@@ -225,6 +228,10 @@ export function createRecoverableJobs(deps: {
     .register(new PgDriveUsageScan(db))
     .register(new PgFolderTreeScan(db))
     .register(new PgFileBlobScan(db))
+    .register(new PgBlobRowScan(db))
+    .register(
+      new PgGrantScan(db, { cleanupGraceMs: tenants.grantCleanup.graceMs, ...tenants.grantsConsistency }),
+    )
     .register(backends.source);
   for (const check of consistency.allChecks()) {
     engine.register(checkJob(check, { findings, logger }));
@@ -376,6 +383,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     sourceBackend: config.storage.backend,
     findings,
     alerts,
+    tenants: input.tenants,
     logger,
     databaseRetryMs: config.databaseRetryMs,
     onRunFinished: (event) => {

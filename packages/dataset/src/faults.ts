@@ -19,6 +19,14 @@ export const FAULT_NAMES = [
   'blob_bytes_missing',
   'expired_grants',
   'old_trash',
+  'blob_ref_count_drift',
+  'blob_orphaned_at_unset',
+  'dangling_grant',
+  'lingering_expired_grant',
+  'folder_under_other_drive',
+  'folder_parent_cycle',
+  'file_in_other_drive_folder',
+  'file_mime_mismatch',
 ] as const;
 
 /** One of {@link FAULT_NAMES}. */
@@ -49,17 +57,66 @@ export interface FaultExpectation {
 export const FAULT_EXPECTATIONS = {
   drive_used_bytes_drift: { job: 'drives_consistency', kind: 'drive_used_bytes_drift', severity: 'Drift' },
   user_used_bytes_drift: { job: 'drives_consistency', kind: 'user_used_bytes_drift', severity: 'Drift' },
-  live_folder_under_trashed_parent: { job: 'folders_consistency', kind: 'parent_trashed_mismatch' },
-  live_file_under_trashed_folder: { job: 'files_consistency', kind: 'parent_folder_trashed' },
-  wrong_folder_path: { job: 'folders_consistency', kind: 'path_mismatch' },
-  wrong_folder_lpath: { job: 'folders_consistency', kind: 'lpath_mismatch' },
+  live_folder_under_trashed_parent: {
+    job: 'folders_consistency',
+    kind: 'parent_trashed_mismatch',
+    severity: 'DataLoss',
+  },
+  live_file_under_trashed_folder: {
+    job: 'files_consistency',
+    kind: 'parent_folder_trashed',
+    severity: 'DataLoss',
+  },
+  wrong_folder_path: { job: 'folders_consistency', kind: 'path_mismatch', severity: 'Drift' },
+  wrong_folder_lpath: { job: 'folders_consistency', kind: 'lpath_mismatch', severity: 'Drift' },
   missing_blob_row: { job: 'files_consistency', kind: 'missing_blob', severity: 'DataLoss' },
-  blob_size_mismatch: { job: 'files_consistency', kind: 'blob_size_mismatch' },
+  blob_size_mismatch: { job: 'files_consistency', kind: 'blob_size_mismatch', severity: 'Drift' },
   orphan_blob_on_disk: { job: 'storage_consistency', kind: 'orphan_blob', severity: 'Reclaimable' },
   blob_bytes_missing: { job: 'storage_consistency', kind: 'missing_blob_bytes', severity: 'DataLoss' },
   expired_grants: { job: 'grant_cleanup', kind: 'expired_grant' },
   old_trash: { job: 'trash_cleanup', kind: 'expired_trash' },
+  blob_ref_count_drift: { job: 'blobs_consistency', kind: 'ref_count_mismatch', severity: 'Drift' },
+  blob_orphaned_at_unset: { job: 'blobs_consistency', kind: 'orphaned_at_mismatch', severity: 'Drift' },
+  dangling_grant: { job: 'grants_consistency', kind: 'dangling_grant', severity: 'Reclaimable' },
+  lingering_expired_grant: { job: 'grants_consistency', kind: 'expired_grant_lingering', severity: 'Drift' },
+  folder_under_other_drive: {
+    job: 'folders_consistency',
+    kind: 'drive_id_parent_mismatch',
+    severity: 'DataLoss',
+  },
+  folder_parent_cycle: { job: 'folders_consistency', kind: 'orphan_root', severity: 'DataLoss' },
+  file_in_other_drive_folder: {
+    job: 'files_consistency',
+    kind: 'drive_id_parent_mismatch',
+    severity: 'DataLoss',
+  },
+  file_mime_mismatch: { job: 'files_consistency', kind: 'mime_mismatch', severity: 'Drift' },
 } as const satisfies Record<FaultName, FaultExpectation>;
+
+/** One finding a consistency check must record for a fault. */
+export interface ExpectedFinding {
+  readonly job: string;
+  readonly kind: string;
+  readonly severity: 'DataLoss' | 'Reclaimable' | 'Regenerable' | 'Drift';
+  readonly resourceId: string;
+}
+
+/**
+ * Every finding a fault's resources must produce, from its expectation: one
+ * per resource id, except `missing_blob`, which is one per blob hash the
+ * files were repointed to (`detail.blobHash`). Empty for the faults a Part 1
+ * job acts on (`expired_grants`, `old_trash`): those are removals, not findings.
+ */
+export function expectedFindings(
+  fault: FaultName,
+  resources: readonly { readonly id: string; readonly detail: Readonly<Record<string, unknown>> }[],
+): ExpectedFinding[] {
+  const expect: FaultExpectation = FAULT_EXPECTATIONS[fault];
+  if (!expect.job.endsWith('_consistency') || expect.severity === undefined) return [];
+  const { job, kind, severity } = expect;
+  const ids = resources.map((r) => (kind === 'missing_blob' ? String(r.detail['blobHash']) : r.id));
+  return [...new Set(ids)].map((resourceId) => ({ job, kind, severity, resourceId }));
+}
 
 /** Whether `value` is one of {@link FAULT_NAMES}. */
 export function isFaultName(value: string): value is FaultName {

@@ -293,7 +293,11 @@ describe('with every fault', () => {
 
   it('live_file_under_trashed_folder: files un-trashed inside trashed folders', () => {
     const r = record('live_file_under_trashed_folder');
-    expect(r.expect).toEqual({ job: 'files_consistency', kind: 'parent_folder_trashed' });
+    expect(r.expect).toEqual({
+      job: 'files_consistency',
+      kind: 'parent_folder_trashed',
+      severity: 'DataLoss',
+    });
     expect(anomalies.liveFileUnderTrashed).toEqual(sorted(r.resourceIds));
     // The invariant "a trashed folder's content is trashed" is broken exactly by the two faults above.
     expect(anomalies.trashNotWholeSubtree).toEqual(
@@ -357,7 +361,37 @@ describe('with every fault', () => {
   it('expired_grants: grants that expired days ago', () => {
     const r = record('expired_grants');
     expect(r.expect).toEqual({ job: 'grant_cleanup', kind: 'expired_grant' });
-    expect(anomalies.expiredGrants).toEqual(sorted(r.resourceIds));
+    // lingering_expired_grant's grants expired long ago too: grant_cleanup deletes both.
+    expect(anomalies.expiredGrants).toEqual(
+      sorted([...r.resourceIds, ...record('lingering_expired_grant').resourceIds]),
+    );
+  });
+
+  it('the blob-row, grant, drive and mime faults: each lists the finding of its check per resource', async () => {
+    const byFault = (name: Parameters<typeof record>[0]) =>
+      record(name).findings.map((x) => `${x.job} ${x.kind} ${x.severity} ${x.resourceId}`);
+    expect(byFault('blob_ref_count_drift')).toEqual(
+      record('blob_ref_count_drift').resourceIds.map(
+        (h) => `blobs_consistency ref_count_mismatch Drift ${h}`,
+      ),
+    );
+    // The blob-row check's invariant is broken exactly by its two faults.
+    expect(anomalies.refCountWrong).toEqual(
+      sorted([
+        ...record('blob_ref_count_drift').resourceIds,
+        ...record('blob_orphaned_at_unset').resourceIds,
+      ]),
+    );
+    expect(byFault('folder_parent_cycle')).toHaveLength(
+      (2 * record('folder_parent_cycle').resourceIds.length) / 2,
+    );
+    expect(record('folder_parent_cycle').findings.every((x) => x.kind === 'orphan_root')).toBe(true);
+    expect(record('dangling_grant').findings.every((x) => x.kind === 'dangling_grant')).toBe(true);
+    expect(record('file_mime_mismatch').findings.every((x) => x.severity === 'Drift')).toBe(true);
+    expect(record('missing_blob_row').findings.map((x) => x.resourceId)).toEqual(
+      record('missing_blob_row').resources.map((x) => String(x.detail['blobHash'])),
+    );
+    expect(record('old_trash').findings).toEqual([]);
   });
 
   it('old_trash: whole trashed subtrees and standalone trashed files past the retention', async () => {
@@ -369,7 +403,6 @@ describe('with every fault', () => {
   });
 
   it('leaves everything else intact: ref counts, sizes on disk, ages', () => {
-    expect(anomalies.refCountWrong).toEqual([]);
     expect(anomalies.diskSizeMismatch).toEqual([]);
     expect(anomalies.youngRows).toEqual([]);
   });

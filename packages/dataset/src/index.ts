@@ -11,8 +11,8 @@ export type { BlobKind } from './blob-content.js';
 export { BLOB_KINDS } from './blob-content.js';
 export type { DatasetErrorCode } from './errors.js';
 export { DatasetError, isDatasetError } from './errors.js';
-export type { FaultExpectation, FaultName } from './faults.js';
-export { FAULT_EXPECTATIONS, FAULT_NAMES, isFaultName, parseFaults } from './faults.js';
+export type { ExpectedFinding, FaultExpectation, FaultName } from './faults.js';
+export { expectedFindings, FAULT_EXPECTATIONS, FAULT_NAMES, isFaultName, parseFaults } from './faults.js';
 export type { DatasetFlags } from './flags.js';
 export { DATASET_FLAGS, datasetOptionsFromFlags, parseByteSize } from './flags.js';
 export type { DatasetLogger, GenerateDatasetInput } from './generate-dataset.js';
@@ -27,4 +27,4 @@ export type {
   FaultRecord,
   FaultResource,
 } from './report.js';
-export { describeDatasetReport, describeFaultResources } from './report.js';
+export { describeDatasetReport, describeExpectedFindings, describeFaultResources } from './report.js';

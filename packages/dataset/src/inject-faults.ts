@@ -1,6 +1,6 @@
 import { type Blake3, blobBytes, STREAM } from './blob-content.js';
 import { DatasetError } from './errors.js';
-import { FAULT_EXPECTATIONS, type FaultName } from './faults.js';
+import { expectedFindings, FAULT_EXPECTATIONS, type FaultName } from './faults.js';
 import type { ResolvedDatasetOptions } from './options.js';
 import { Prng } from './prng.js';
 import type { FaultRecord, FaultResource } from './report.js';
@@ -278,7 +278,12 @@ const wrongFolderLpath: Injector = async (ctx) => {
   return out;
 };
 
-async function pickLiveNonMediaFiles(ctx: FaultContext, fault: FaultName, salt: number) {
+async function pickLiveNonMediaFiles(
+  ctx: FaultContext,
+  fault: FaultName,
+  salt: number,
+  knownBlobType = false,
+) {
   const picks = await rows<
     DriveRow & {
       id: string;
@@ -300,6 +305,7 @@ async function pickLiveNonMediaFiles(ctx: FaultContext, fault: FaultName, salt: 
        LEFT JOIN storage.folders fo ON fo.id = fi.folder_id
       WHERE NOT fi.is_trashed AND (fo.id IS NULL OR NOT fo.is_trashed)
         AND fi.mime_type <> ALL($4::text[]) AND NOT (d.id = ANY($1::uuid[]))
+        ${knownBlobType ? "AND COALESCE(b.content_type, 'application/octet-stream') <> 'application/octet-stream'" : ''}
       ORDER BY (b.ref_count >= 2) DESC, hashtextextended(fi.name, $2::bigint + $5::bigint)
       LIMIT $3::int`,
     [excluded(ctx), ctx.options.seed, n(ctx), MEDIA, salt],
@@ -542,6 +548,216 @@ const oldTrash: Injector = async (ctx) => {
   return out;
 };
 
+const blobRefCountDrift: Injector = async (ctx) => {
+  const picks = await rows<{ hash: string; ref_count: number; blob_no: number }>(
+    ctx.client,
+    `SELECT b.hash, b.ref_count, sb.blob_no
+       FROM ds_blobs sb JOIN storage.blobs b ON b.hash = sb.hash
+      WHERE b.ref_count >= 1 AND NOT (b.hash = ANY($4::text[]))
+        AND NOT EXISTS (SELECT 1 FROM storage.files f WHERE f.blob_hash = b.hash AND f.drive_id = ANY($1::uuid[]))
+      ORDER BY hashtextextended(b.hash, $2::bigint + 31)
+      LIMIT $3::int`,
+    [excluded(ctx), ctx.options.seed, n(ctx), [...ctx.usedBlobs]],
+  );
+  if (picks.length < n(ctx)) notApplicable('blob_ref_count_drift', n(ctx), picks.length, 'raise users');
+  for (const p of picks) {
+    await ctx.client.query('UPDATE storage.blobs SET ref_count = ref_count + 2 WHERE hash = $1', [p.hash]);
+    ctx.usedBlobs.add(p.hash);
+  }
+  return picks.map((p) => ({
+    type: 'blob',
+    id: p.hash,
+    label: `blob #${p.blob_no}`,
+    detail: { storedRefCount: p.ref_count + 2, fileCount: p.ref_count },
+  }));
+};
+
+const blobOrphanedAtUnset: Injector = async (ctx) => {
+  const prng = new Prng(ctx.options.seed, STREAM.faultBytes, 2);
+  const out: FaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++) {
+    const size = prng.int(ctx.options.blobSize.min, ctx.options.blobSize.max);
+    const bytes = blobBytes(ctx.options.seed, STREAM.faultBytes, 2000 + i, size, 'other');
+    const hash = ctx.blake3.hex(bytes);
+    // The insert trigger marks a ref_count-0 row orphaned; clearing it is the fault.
+    await ctx.client.query(
+      `INSERT INTO storage.blobs (hash, size, ref_count, content_type, created_at)
+       VALUES ($1, $2, 0, 'application/pdf', now() - interval '3 days')`,
+      [hash, size],
+    );
+    await ctx.client.query('UPDATE storage.blobs SET orphaned_at = NULL WHERE hash = $1', [hash]);
+    ctx.storage.push({ type: 'put', hash, bytes, modifiedAt: new Date(ctx.now.getTime() - 3 * DAY_MS) });
+    ctx.usedBlobs.add(hash);
+    out.push({ type: 'blob', id: hash, label: `never-marked blob ${i + 1} (${size} B)`, detail: { size } });
+  }
+  return out;
+};
+
+async function insertFaultGrants(
+  ctx: FaultContext,
+  fault: FaultName,
+  values: (i: number) => { type: string; resourceId: string | null; expiresAgo: string | null },
+): Promise<FaultResource[]> {
+  if (ctx.options.users < 2) notApplicable(fault, 2, ctx.options.users, 'it needs at least 2 users');
+  const out: FaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++) {
+    const v = values(i);
+    const [g] = await rows<{ id: string; resource_id: string; subject: string }>(
+      ctx.client,
+      `WITH s AS (SELECT id, username FROM ds_users WHERE user_no = $1::int)
+       INSERT INTO storage.role_grants (subject_id, resource_type, resource_id, role, created_at, expires_at)
+       SELECT s.id, $2, COALESCE($3::uuid, md5($5::text)::uuid), 'viewer', now() - interval '40 days',
+              CASE WHEN $4::interval IS NULL THEN NULL ELSE now() - $4::interval END
+         FROM s
+       RETURNING id, resource_id, (SELECT username FROM s) AS subject`,
+      [
+        (i * 5 + 3) % ctx.options.users,
+        v.type,
+        v.resourceId,
+        v.expiresAgo,
+        `${ctx.options.seed}:${fault}:${i}`,
+      ],
+    );
+    if (!g) throw new Error('internal: grant insert returned nothing');
+    out.push({
+      type: 'grant',
+      id: g.id,
+      label: `${g.subject} → ${v.type} ${i + 1}`,
+      detail: { resourceType: v.type, resourceId: g.resource_id, expiresAgo: v.expiresAgo },
+    });
+  }
+  return out;
+}
+
+// A file id nobody has: an md5 of (seed, fault, i) as a UUID (deterministic per seed; the schema's ids are v7).
+const danglingGrant: Injector = (ctx) =>
+  insertFaultGrants(ctx, 'dangling_grant', () => ({ type: 'file', resourceId: null, expiresAgo: null }));
+
+const lingeringExpiredGrant: Injector = async (ctx) => {
+  const drives = await rows<{ id: string }>(
+    ctx.client,
+    'SELECT id FROM ds_drives ORDER BY drive_no LIMIT $1::int',
+    [n(ctx)],
+  );
+  return insertFaultGrants(ctx, 'lingering_expired_grant', (i) => ({
+    type: 'drive',
+    resourceId: drives[i % Math.max(1, drives.length)]?.id ?? null,
+    expiresAgo: `${30 + i} days`,
+  }));
+};
+
+const folderUnderOtherDrive: Injector = async (ctx) => {
+  const picks = await pickLiveLeafFolders(ctx, 'folder_under_other_drive', 37);
+  const out: FaultResource[] = [];
+  for (const [i, p] of picks.entries()) {
+    const [target] = await rows<{ id: string; drive_id: string; path: string }>(
+      ctx.client,
+      `SELECT f.id, f.drive_id, f.path FROM storage.folders f JOIN ds_drives dd ON dd.id = f.drive_id
+        WHERE f.parent_id IS NULL AND NOT f.is_trashed AND f.drive_id <> $1 AND NOT (f.drive_id = ANY($2::uuid[]))
+        ORDER BY hashtextextended(dd.drive_no || ':' || f.path, $3::bigint + $4::bigint) LIMIT 1`,
+      [p.drive_id, excluded(ctx), ctx.options.seed, i],
+    );
+    if (!target) notApplicable('folder_under_other_drive', n(ctx), i, 'raise users');
+    await ctx.client.query('UPDATE storage.folders SET parent_id = $2 WHERE id = $1', [p.id, target.id]);
+    ctx.usedDrives.add(target.drive_id);
+    out.push({
+      type: 'folder',
+      id: p.id,
+      label: `${driveLabel(p)}:${p.path}`,
+      detail: { parentId: target.id, parentDriveId: target.drive_id, parentPath: target.path },
+    });
+  }
+  return out;
+};
+
+const folderParentCycle: Injector = async (ctx) => {
+  const picks = await pickLiveLeafFolders(ctx, 'folder_parent_cycle', 41);
+  const out: FaultResource[] = [];
+  await ctx.client.query('ALTER TABLE storage.folders DISABLE TRIGGER folders_cascade_path');
+  try {
+    for (const p of picks) {
+      const [b] = await rows<{ id: string; path: string }>(
+        ctx.client,
+        `INSERT INTO storage.folders (drive_id, parent_id, name, created_at, updated_at)
+         VALUES ($1, $2, 'Loop', now() - interval '3 days', now() - interval '3 days') RETURNING id, path`,
+        [p.drive_id, p.id],
+      );
+      if (!b) throw new Error('internal: folder insert returned nothing');
+      await ctx.client.query('UPDATE storage.folders SET parent_id = $2 WHERE id = $1', [p.id, b.id]);
+      out.push(
+        { type: 'folder', id: p.id, label: `${driveLabel(p)}:${p.path}`, detail: { cycleWith: b.id } },
+        { type: 'folder', id: b.id, label: `${driveLabel(p)}:${b.path}`, detail: { cycleWith: p.id } },
+      );
+    }
+  } finally {
+    await ctx.client.query('ALTER TABLE storage.folders ENABLE TRIGGER folders_cascade_path');
+  }
+  return out;
+};
+
+const fileInOtherDriveFolder: Injector = async (ctx) => {
+  const picks = await pickLiveNonMediaFiles(ctx, 'file_in_other_drive_folder', 43);
+  const out: FaultResource[] = [];
+  for (const [i, p] of picks.entries()) {
+    if (p.path === null) continue; // at a drive root: no folder to disagree with
+    const [target] = await rows<{ id: string; owner_id: string }>(
+      ctx.client,
+      `SELECT d.id, d.owner_id FROM storage.drives d JOIN ds_drives dd ON dd.id = d.id
+        WHERE d.id <> $1 AND NOT (d.id = ANY($2::uuid[]))
+        ORDER BY hashint8extended(dd.drive_no, $3::bigint + $4::bigint) LIMIT 1`,
+      [p.drive_id, excluded(ctx), ctx.options.seed, i],
+    );
+    if (!target) notApplicable('file_in_other_drive_folder', n(ctx), i, 'raise users');
+    const size = toInt(p.size);
+    await ctx.client.query('UPDATE storage.files SET drive_id = $2 WHERE id = $1', [p.id, target.id]);
+    // Move the bytes between the drives and the owners' envelopes: only the mismatch remains.
+    await ctx.client.query('UPDATE storage.drives SET used_bytes = used_bytes - $2::bigint WHERE id = $1', [
+      p.drive_id,
+      size,
+    ]);
+    await ctx.client.query('UPDATE storage.drives SET used_bytes = used_bytes + $2::bigint WHERE id = $1', [
+      target.id,
+      size,
+    ]);
+    await ctx.client.query(
+      'UPDATE auth.users SET storage_used_bytes = storage_used_bytes - $2::bigint WHERE id = $1',
+      [p.owner_id, size],
+    );
+    await ctx.client.query(
+      'UPDATE auth.users SET storage_used_bytes = storage_used_bytes + $2::bigint WHERE id = $1',
+      [target.owner_id, size],
+    );
+    ctx.usedDrives.add(target.id);
+    ctx.usedBlobs.add(p.blob_hash);
+    out.push({
+      type: 'file',
+      id: p.id,
+      label: `${driveLabel(p)}:${p.path}/${p.name}`,
+      detail: { driveId: target.id, folderDriveId: p.drive_id },
+    });
+  }
+  if (out.length === 0) notApplicable('file_in_other_drive_folder', n(ctx), 0, 'raise foldersPerDrive');
+  return out;
+};
+
+const fileMimeMismatch: Injector = async (ctx) => {
+  // Its blob's content type must be known: application/octet-stream counts as unknown.
+  const picks = await pickLiveNonMediaFiles(ctx, 'file_mime_mismatch', 47, true);
+  for (const p of picks) {
+    await ctx.client.query(
+      "UPDATE storage.files SET mime_type = 'application/x-oxicloud-fault' WHERE id = $1",
+      [p.id],
+    );
+    ctx.usedBlobs.add(p.blob_hash);
+  }
+  return picks.map((p) => ({
+    type: 'file',
+    id: p.id,
+    label: `${driveLabel(p)}:${p.path ?? ''}/${p.name}`,
+    detail: { mimeType: 'application/x-oxicloud-fault', blobHash: p.blob_hash },
+  }));
+};
+
 const INJECTORS: Record<FaultName, Injector> = {
   drive_used_bytes_drift: driveDrift,
   user_used_bytes_drift: userDrift,
@@ -555,6 +771,14 @@ const INJECTORS: Record<FaultName, Injector> = {
   blob_bytes_missing: blobBytesMissing,
   expired_grants: expiredGrants,
   old_trash: oldTrash,
+  blob_ref_count_drift: blobRefCountDrift,
+  blob_orphaned_at_unset: blobOrphanedAtUnset,
+  dangling_grant: danglingGrant,
+  lingering_expired_grant: lingeringExpiredGrant,
+  folder_under_other_drive: folderUnderOtherDrive,
+  folder_parent_cycle: folderParentCycle,
+  file_in_other_drive_folder: fileInOtherDriveFolder,
+  file_mime_mismatch: fileMimeMismatch,
 };
 
 /**
@@ -586,6 +810,7 @@ export async function injectDatabaseFaults(input: {
       expect: FAULT_EXPECTATIONS[fault],
       resourceIds: resources.map((r) => r.id),
       resources,
+      findings: expectedFindings(fault, resources),
     });
     input.onFault?.(i + 1);
   }

@@ -107,7 +107,7 @@ describe('parseFaults', () => {
 
   it('names the unknown entries and lists the allowed names', () => {
     expect(() => parseFaults('old_trash,bogus,worse')).toThrow(
-      /^unknown fault names "bogus", "worse": allowed are "all", "none" or a comma-separated list of drive_used_bytes_drift,.*old_trash$/,
+      /^unknown fault names "bogus", "worse": allowed are "all", "none" or a comma-separated list of drive_used_bytes_drift,.*file_mime_mismatch$/,
     );
     expect(() => parseFaults('all,old_trash')).toThrow(/mixes "all" with other names/);
   });

@@ -1,4 +1,4 @@
-import type { FaultExpectation, FaultName } from './faults.js';
+import type { ExpectedFinding, FaultExpectation, FaultName } from './faults.js';
 import type { ResolvedDatasetOptions } from './options.js';
 
 /** One resource a fault touched. */
@@ -49,6 +49,27 @@ export interface FaultResource {
  * - `old_trash`: backdates `trashed_at` to 45+ days (past the 30-day
  *   retention) for whole trashed subtrees (every folder and file in them
  *   is listed) and for standalone trashed files.
+ * - `blob_ref_count_drift`: raises `ref_count` of a referenced blob by 2
+ *   (never lowers it, so `dedup_gc` is never tempted).
+ * - `blob_orphaned_at_unset`: a new unreferenced blob row, bytes on disk
+ *   (backdated), whose `orphaned_at` is cleared: only `blobs_consistency`
+ *   reports it (`storage_consistency` leaves the never-marked row to it).
+ * - `dangling_grant`: a grant on a file id that does not exist.
+ * - `lingering_expired_grant`: a grant expired 30 days ago (past
+ *   `grant_cleanup`'s grace + the 7-day margin). Inherent: `grant_cleanup`
+ *   deletes it too.
+ * - `folder_under_other_drive`: moves a live LEAF folder under a top-level
+ *   folder of another user's drive (paths recomputed by the triggers; its
+ *   files keep its drive, so only the folder is reported).
+ * - `folder_parent_cycle`: adds a folder B under a live leaf folder A, then
+ *   points A's `parent_id` at B with the path cascade trigger disabled (a
+ *   bad restore): both are `orphan_root`, and nothing else (a cycle has no
+ *   path to compare).
+ * - `file_in_other_drive_folder`: moves a live non-media file's `drive_id`
+ *   to another drive (its folder stays), moving its size between the two
+ *   drives' `used_bytes` and the owners' envelopes, so only the mismatch remains.
+ * - `file_mime_mismatch`: sets a live non-media file's `mime_type` to
+ *   `application/x-oxicloud-fault` (its blob keeps a known content type).
  *
  * Every fault works in drives no other fault touched.
  */
@@ -58,6 +79,12 @@ export interface FaultRecord {
   /** The resource ids the expected findings (or removals) carry. */
   readonly resourceIds: readonly string[];
   readonly resources: readonly FaultResource[];
+  /**
+   * Every finding the consistency checks must record for this fault, no more
+   * and no fewer (`consistency_batch` with `force` over the dataset reports
+   * exactly the union of these); empty for faults a Part 1 job acts on.
+   */
+  readonly findings: readonly ExpectedFinding[];
 }
 
 /** Per-phase progress, for a CLI progress line. */
@@ -128,6 +155,24 @@ function formatBytes(n: number): string {
     i++;
   }
   return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
+}
+
+/**
+ * One line per fault, then one indented line per finding it must produce
+ * (`job kind severity resource_id`), for the CLI; Part 1 faults say what
+ * their job acts on.
+ */
+export function describeExpectedFindings(report: DatasetReport): string {
+  const lines: string[] = [];
+  for (const f of report.faults) {
+    if (f.findings.length === 0) {
+      lines.push(`${f.fault}: ${f.expect.job} acts on ${f.resourceIds.length} (${f.expect.kind})`);
+      continue;
+    }
+    lines.push(`${f.fault}: ${f.findings.length} finding${f.findings.length === 1 ? '' : 's'}`);
+    for (const x of f.findings) lines.push(`  ${x.job} ${x.kind} ${x.severity} ${x.resourceId}`);
+  }
+  return lines.join('\n');
 }
 
 /** A one-paragraph human summary of a report, for the CLI. */

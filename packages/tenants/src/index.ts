@@ -6,6 +6,14 @@
  * @packageDocumentation
  */
 
+export type { BlobsConsistencyCheckOptions } from './blobs-consistency/index.js';
+export {
+  BLOBS_CONSISTENCY_CHECK_NAME,
+  blobRowFindings,
+  createBlobsConsistencyCheck,
+  ORPHANED_AT_MISMATCH,
+  REF_COUNT_MISMATCH,
+} from './blobs-consistency/index.js';
 export type {
   ConsistencyBatchJobOptions,
   ConsistencyBatchRunArgs,
@@ -39,17 +47,22 @@ export type { FilesConsistencyCheckOptions } from './files-consistency/index.js'
 export {
   BLOB_SIZE_MISMATCH,
   createFilesConsistencyCheck,
+  FILE_DRIVE_ID_PARENT_MISMATCH,
   FILES_CONSISTENCY_CHECK_NAME,
+  fileRowFindings,
   MAX_AFFECTED_FILE_IDS,
+  MIME_MISMATCH,
   MISSING_BLOB,
   PARENT_FOLDER_TRASHED,
 } from './files-consistency/index.js';
 export type { FoldersConsistencyCheckOptions } from './folders-consistency/index.js';
 export {
   createFoldersConsistencyCheck,
+  DRIVE_ID_PARENT_MISMATCH,
   FOLDERS_CONSISTENCY_CHECK_NAME,
   folderFindings,
   LPATH_MISMATCH,
+  ORPHAN_ROOT,
   PARENT_TRASHED_MISMATCH,
   PATH_MISMATCH,
 } from './folders-consistency/index.js';
@@ -61,6 +74,17 @@ export {
   GRANT_CLEANUP_JOB_NAME,
   grantCleanupConfigFromEnv,
 } from './grant-cleanup/index.js';
+export type { GrantsConsistencyCheckOptions, GrantsConsistencyConfig } from './grants-consistency/index.js';
+export {
+  createGrantsConsistencyCheck,
+  DANGLING_GRANT,
+  EXPIRED_GRANT_LINGERING,
+  GRANTS_CONSISTENCY_CHECK_NAME,
+  GRANTS_CONSISTENCY_DEFAULTS,
+  GRANTS_CONSISTENCY_ENV,
+  grantFindings,
+  grantsConsistencyConfigFromEnv,
+} from './grants-consistency/index.js';
 export type { BlobHasher, StoredBlobDigest } from './ports/blob-hasher.js';
 export type {
   BlobFileImpact,
@@ -69,6 +93,7 @@ export type {
   BlobRangeQuery,
   BlobRangeScan,
 } from './ports/blob-index-scan.js';
+export type { BlobRowAnomaly, BlobRowScan, BlobRowScanOptions } from './ports/blob-row-scan.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';
 export type { BlobRow, BlobWalkRepository } from './ports/blob-walk-repository.js';
 export type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from './ports/drive-usage-scan.js';
@@ -76,12 +101,14 @@ export type {
   FileBlobAnomaly,
   FileBlobKey,
   FileBlobScan,
+  FileRowAnomaly,
   FileScanOptions,
   LiveFileInTrashedFolder,
   MissingBlob,
 } from './ports/file-blob-scan.js';
 export type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from './ports/folder-tree-scan.js';
 export type { DeletedGrant, GrantRepository } from './ports/grant-repository.js';
+export type { GrantAnomaly, GrantScan, GrantScanOptions } from './ports/grant-scan.js';
 export type {
   AudioMetadata,
   ImageMetadata,

@@ -153,6 +153,8 @@ describe('folders_consistency', () => {
       expectedPath: '/a/b',
       lpath: 'x.y',
       expectedLpath: 'x.y',
+      parentDriveId: null,
+      orphanRoot: false,
     };
     expect(folderFindings(base)).toEqual([]);
     expect(
@@ -165,6 +167,13 @@ describe('folders_consistency', () => {
       ['path_mismatch', 'Drift'],
       ['lpath_mismatch', 'Drift'],
     ]);
+    expect(folderFindings({ ...base, parentDriveId: 'd2' }).map((f) => [f.kind, f.severity])).toEqual([
+      ['drive_id_parent_mismatch', 'DataLoss'],
+    ]);
+    // On a cycle the path has no reconstruction: orphan_root alone names the cause.
+    expect(
+      folderFindings({ ...base, orphanRoot: true, path: '/z', lpath: 'q' }).map((f) => [f.kind, f.severity]),
+    ).toEqual([['orphan_root', 'DataLoss']]);
   });
 
   it('hands the scan a grace boundary from the run start, 0 with force', async () => {
@@ -223,6 +232,8 @@ describe('files_consistency over a fake port', () => {
     reverifyBlobSizes: async () => [],
     scanTrashedFolders: async () => ({ scanned: 0, lastKey: null, anomalies: [] }),
     reverifyLiveFilesInTrashedFolders: async () => [],
+    scanFilesById: async () => ({ scanned: 0, lastKey: null, anomalies: [] }),
+    reverifyFileRows: async () => [],
     estimateRows: async () => 3,
   };
 

@@ -49,7 +49,8 @@ describe('the three checks on a clean world', () => {
     const files = await h.run(filesCheck());
     expect(files.status).toBe('Completed');
     expect(files.findings).toEqual([]);
-    expect(files.stats['scanned_count']).toBe(world.counts.files + world.counts.trashedFolders);
+    // Files twice (phase 1 by blob, phase 3 by id) and the trashed folders (phase 2).
+    expect(files.stats['scanned_count']).toBe(2 * world.counts.files + world.counts.trashedFolders);
     expect(h.lines.filter((l) => l['target'] === 'audit')).toEqual([]);
   });
 
@@ -213,6 +214,8 @@ describe('files_consistency', () => {
       scanTrashedFolders: (after, limit, options) => real.scanTrashedFolders(after, limit, options),
       reverifyLiveFilesInTrashedFolders: (ids, options) =>
         real.reverifyLiveFilesInTrashedFolders(ids, options),
+      scanFilesById: (after, limit, options) => real.scanFilesById(after, limit, options),
+      reverifyFileRows: (ids, options) => real.reverifyFileRows(ids, options),
       estimateRows: () => real.estimateRows(),
     };
     const check = createFilesConsistencyCheck({ scan: racing });
@@ -306,7 +309,7 @@ describe('files_consistency', () => {
     expect(second.runId).toBe(first.runId);
     expect(second.status).toBe('Completed');
     expect(summary(second.findings)).toEqual(expected);
-    expect(second.stats['scanned_count']).toBe(world.counts.files + world.counts.trashedFolders);
+    expect(second.stats['scanned_count']).toBe(2 * world.counts.files + world.counts.trashedFolders);
     expect(second.stats['count']).toBe(4);
   });
 
@@ -323,7 +326,7 @@ describe('files_consistency', () => {
     expect(replay.runId).toBe(first.runId);
     expect(replay.findings).toHaveLength(4);
     expect(replay.stats['count']).toBe(4);
-    expect(replay.stats['scanned_count']).toBe(2 * (world.counts.files + world.counts.trashedFolders));
+    expect(replay.stats['scanned_count']).toBe(2 * (2 * world.counts.files + world.counts.trashedFolders));
   });
 
   it('refuses invalid params before a run row exists', async () => {

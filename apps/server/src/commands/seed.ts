@@ -6,6 +6,7 @@ import {
   datasetOptionsFromFlags,
   describeDatasetReport,
   describeFaultResources,
+  describeExpectedFindings,
   generateDataset,
   isDatasetError,
 } from '@oxicloud/dataset';
@@ -79,6 +80,7 @@ export async function seedCommand(
     if (showProgress) process.stderr.write('\n');
     process.stdout.write(`${describeDatasetReport(report)}\n`);
     if (output.listResources) process.stdout.write(`${describeFaultResources(report)}\n`);
+    if (report.faults.length > 0) process.stdout.write(`${describeExpectedFindings(report)}\n`);
   } catch (error) {
     if (isDatasetError(error)) throw new ServerError('BAD_ARGUMENT', error.message, { cause: error });
     throw error;

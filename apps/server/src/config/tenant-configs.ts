@@ -2,7 +2,9 @@ import {
   type DedupGcConfig,
   dedupGcConfigFromEnv,
   type GrantCleanupConfig,
+  type GrantsConsistencyConfig,
   grantCleanupConfigFromEnv,
+  grantsConsistencyConfigFromEnv,
   isTenantsError,
   type StorageReconcileConfig,
   storageReconcileConfigFromEnv,
@@ -17,6 +19,7 @@ export interface TenantConfigs {
   readonly storageReconcile: StorageReconcileConfig;
   readonly dedupGc: DedupGcConfig;
   readonly grantCleanup: GrantCleanupConfig;
+  readonly grantsConsistency: GrantsConsistencyConfig;
 }
 
 /**
@@ -39,8 +42,16 @@ export function tenantConfigsFromEnv(env: Readonly<Record<string, string | undef
   const storageReconcile = read(storageReconcileConfigFromEnv);
   const dedupGc = read(dedupGcConfigFromEnv);
   const grantCleanup = read(grantCleanupConfigFromEnv);
-  if (problems.length > 0 || !trashCleanup || !storageReconcile || !dedupGc || !grantCleanup) {
+  const grantsConsistency = read(grantsConsistencyConfigFromEnv);
+  if (
+    problems.length > 0 ||
+    !trashCleanup ||
+    !storageReconcile ||
+    !dedupGc ||
+    !grantCleanup ||
+    !grantsConsistency
+  ) {
     throw new ServerError('BAD_CONFIG', `invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
-  return { trashCleanup, storageReconcile, dedupGc, grantCleanup };
+  return { trashCleanup, storageReconcile, dedupGc, grantCleanup, grantsConsistency };
 }

@@ -55,7 +55,6 @@ export class PgBlobIndexScan implements BlobIndexScan {
       cut_at: string | null;
       not_listed: RowJson[];
       without_row: string[];
-      unmarked: RowJson[];
     }>`
       WITH r AS MATERIALIZED (
         SELECT b.hash, b.size, b.ref_count, b.orphaned_at, b.content_type, b.created_at
@@ -73,20 +72,15 @@ export class PgBlobIndexScan implements BlobIndexScan {
              COALESCE((SELECT json_agg(${ROW_JSON('r')} ORDER BY r.hash)
                          FROM r WHERE NOT EXISTS (SELECT 1 FROM l WHERE l.hash = r.hash)), '[]'::json) AS not_listed,
              COALESCE((SELECT json_agg(lc.hash ORDER BY lc.hash)
-                         FROM lc WHERE NOT EXISTS (SELECT 1 FROM r WHERE r.hash = lc.hash)), '[]'::json) AS without_row,
-             COALESCE((SELECT json_agg(${ROW_JSON('r')} ORDER BY r.hash)
-                         FROM r JOIN lc ON lc.hash = r.hash
-                        WHERE r.ref_count = 0 AND r.orphaned_at IS NULL), '[]'::json) AS unmarked
+                         FROM lc WHERE NOT EXISTS (SELECT 1 FROM r WHERE r.hash = lc.hash)), '[]'::json) AS without_row
         FROM s`.execute(this.#db);
     const row = rows[0];
-    if (!row)
-      return { rowsScanned: 0, cutAt: null, rowsNotListed: [], listedWithoutRow: [], unmarkedOrphans: [] };
+    if (!row) return { rowsScanned: 0, cutAt: null, rowsNotListed: [], listedWithoutRow: [] };
     return {
       rowsScanned: Number(row.rows_scanned),
       cutAt: row.cut_at,
       rowsNotListed: row.not_listed.map(toRow),
       listedWithoutRow: row.without_row,
-      unmarkedOrphans: row.unmarked.map(toRow),
     };
   }
 

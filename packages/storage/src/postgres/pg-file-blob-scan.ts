@@ -5,12 +5,13 @@ import {
   type FileBlobAnomaly,
   type FileBlobKey,
   type FileBlobScan,
+  type FileRowAnomaly,
   type FileScanOptions,
   type LiveFileInTrashedFolder,
   type MissingBlob,
   type ScanPage,
 } from '@oxicloud/tenants';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { bigintToNumber, type StorageDatabase } from './database.js';
 import { estimateRowsOf } from './row-estimate.js';
 
@@ -27,6 +28,34 @@ interface InTrashJson {
   /** ISO text from json_build_object, a Date from a plain column. */
   folder_trashed_at: string | Date | null;
 }
+
+interface FileRowJson {
+  id: string;
+  drive_id: string;
+  folder_id: string | null;
+  folder_drive_id: string | null;
+  blob_hash: string;
+  mime_type: string;
+  blob_content_type: string | null;
+  mime_mismatch: boolean;
+}
+
+const toFileRow = (r: FileRowJson): FileRowAnomaly => ({
+  fileId: r.id,
+  driveId: r.drive_id,
+  folderId: r.folder_id,
+  folderDriveId: r.folder_drive_id,
+  blobHash: r.blob_hash,
+  mimeType: r.mime_type,
+  blobContentType: r.blob_content_type,
+  mimeMismatch: r.mime_mismatch,
+});
+
+/** A mime type with case and parameters dropped; NULL when unknown (empty or the column default). */
+const KNOWN_MIME = (column: string) =>
+  sql.raw(
+    `NULLIF(NULLIF(lower(btrim(split_part(COALESCE(${column}, ''), ';', 1))), ''), 'application/octet-stream')`,
+  );
 
 const toBlobAnomaly = (r: BlobAnomalyJson): FileBlobAnomaly => ({
   fileId: r.id,
@@ -78,7 +107,7 @@ export class PgFileBlobScan implements FileBlobScan {
     return 'files';
   }
 
-  /** `files_consistency`: missing blob rows, size mismatches, live files in trashed folders. */
+  /** `files_consistency`: missing blob rows, size mismatches, live files in trashed folders, drive and mime of each file row. */
   consistencyChecks(): readonly ConsistencyCheck[] {
     return this.#checks;
   }
@@ -225,7 +254,77 @@ export class PgFileBlobScan implements FileBlobScan {
     return rows.map(toInTrash);
   }
 
-  estimateRows(): Promise<number | null> {
-    return estimateRowsOf(this.#db, ['storage.files']);
+  async scanFilesById(
+    afterFileId: string | null,
+    limit: number,
+    options: FileScanOptions,
+  ): Promise<ScanPage<FileRowAnomaly>> {
+    const row = await this.#compareFileRows(
+      sql`SELECT id, drive_id, folder_id, blob_hash, mime_type, created_at FROM storage.files
+          ${afterFileId === null ? sql`` : sql`WHERE id > ${afterFileId}::uuid`}
+          ORDER BY id LIMIT ${limit}`,
+      options,
+    );
+    return {
+      scanned: bigintToNumber(row.scanned),
+      lastKey: row.last_id,
+      anomalies: row.anomalies.map(toFileRow),
+    };
+  }
+
+  async reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]> {
+    if (fileIds.length === 0) return [];
+    const row = await this.#compareFileRows(
+      sql`SELECT id, drive_id, folder_id, blob_hash, mime_type, created_at FROM storage.files
+           WHERE id = ANY(${[...fileIds]}::uuid[])`,
+      options,
+    );
+    return row.anomalies.map(toFileRow);
+  }
+
+  /** Files twice: phase 1 by blob, phase 3 by id (phase 2 reads the few trashed folders). */
+  async estimateRows(): Promise<number | null> {
+    const files = await estimateRowsOf(this.#db, ['storage.files']);
+    return files === null ? null : files * 2;
+  }
+
+  async #compareFileRows(
+    batch: RawBuilder<unknown>,
+    options: FileScanOptions,
+  ): Promise<{ scanned: string; last_id: string | null; anomalies: FileRowJson[] }> {
+    const { rows } = await sql<{ scanned: string; last_id: string | null; anomalies: FileRowJson[] }>`
+      WITH batch AS MATERIALIZED (${batch}),
+      -- The batch's folders and blob rows by primary key (arrays, so the planner probes the
+      -- indexes instead of hash-joining a seq scan of either table once per batch).
+      folders AS MATERIALIZED (
+        SELECT d.id, d.drive_id FROM storage.folders d
+         WHERE d.id = ANY (ARRAY(SELECT DISTINCT b.folder_id FROM batch b WHERE b.folder_id IS NOT NULL))
+      ),
+      blobs AS MATERIALIZED (
+        SELECT bl.hash, bl.content_type FROM storage.blobs bl
+         WHERE bl.hash = ANY (ARRAY(SELECT DISTINCT b.blob_hash FROM batch b))
+      ),
+      checked AS (
+        SELECT b.id, b.drive_id, b.folder_id, b.blob_hash, b.mime_type, b.created_at,
+               CASE WHEN d.drive_id <> b.drive_id THEN d.drive_id END AS folder_drive_id,
+               bl.content_type AS blob_content_type,
+               COALESCE(${KNOWN_MIME('b.mime_type')} <> ${KNOWN_MIME('bl.content_type')}, false) AS mime_mismatch
+          FROM batch b
+          LEFT JOIN folders d ON d.id = b.folder_id
+          LEFT JOIN blobs bl ON bl.hash = b.blob_hash
+      )
+      SELECT (SELECT count(*) FROM batch) AS scanned,
+             (SELECT id FROM batch ORDER BY id DESC LIMIT 1) AS last_id,
+             COALESCE((
+               SELECT json_agg(json_build_object(
+                        'id', c.id, 'drive_id', c.drive_id, 'folder_id', c.folder_id,
+                        'folder_drive_id', c.folder_drive_id, 'blob_hash', c.blob_hash,
+                        'mime_type', c.mime_type, 'blob_content_type', c.blob_content_type,
+                        'mime_mismatch', c.mime_mismatch) ORDER BY c.id)
+                 FROM checked c
+                WHERE (c.folder_drive_id IS NOT NULL OR c.mime_mismatch)
+                  AND c.created_at <= ${options.createdBefore}
+             ), '[]'::json) AS anomalies`.execute(this.#db);
+    return rows[0] ?? { scanned: '0', last_id: null, anomalies: [] };
   }
 }

@@ -21,6 +21,8 @@ interface FolderJson {
   expected_path: string;
   lpath: string;
   expected_lpath: string;
+  parent_drive_id: string | null;
+  orphan_root: boolean;
 }
 interface PageRow {
   scanned: string;
@@ -38,6 +40,8 @@ const toAnomaly = (r: FolderJson): FolderTreeAnomaly => ({
   expectedPath: r.expected_path,
   lpath: r.lpath,
   expectedLpath: r.expected_lpath,
+  parentDriveId: r.parent_drive_id,
+  orphanRoot: r.orphan_root,
 });
 
 /** Options of {@link PgFolderTreeScan}. */
@@ -52,8 +56,10 @@ export interface PgFolderTreeScanOptions {
  * the folder tree (`subsystem() === 'folder_tree'`): it contributes
  * `folders_consistency`. Each page is one statement: a keyset page of
  * folders by id, each joined to its parent row, the reconstruction
- * (`parent.path || '/' || name`, `parent.lpath || folder_label(id)`) compared
- * in SQL, and back only the mismatching folders plus the count and last id.
+ * (`parent.path || '/' || name`, `parent.lpath || folder_label(id)`) and the
+ * parent's drive compared in SQL, each parent chain walked up to its root
+ * (`orphan_root`), and back only the mismatching folders plus the count and
+ * last id.
  */
 export class PgFolderTreeScan implements FolderTreeScan {
   readonly #db: Kysely<StorageDatabase>;
@@ -74,7 +80,7 @@ export class PgFolderTreeScan implements FolderTreeScan {
     return 'folder_tree';
   }
 
-  /** `folders_consistency`: trash flag, path and lpath of each folder against its parent. */
+  /** `folders_consistency`: trash flag, path, lpath and drive of each folder against its parent; its chain to a root. */
   consistencyChecks(): readonly ConsistencyCheck[] {
     return this.#checks;
   }
@@ -116,15 +122,33 @@ export class PgFolderTreeScan implements FolderTreeScan {
 
   async #compare(batch: RawBuilder<unknown>, options: FolderTreeScanOptions): Promise<PageRow> {
     const { rows } = await sql<PageRow>`
-      WITH batch AS MATERIALIZED (${batch}),
+      WITH RECURSIVE batch AS MATERIALIZED (${batch}),
       -- The batch's parents by primary key: a plain LEFT JOIN to storage.folders makes the
       -- planner hash-join against a seq scan of every folder, once per batch (O(n²) overall).
       parents AS MATERIALIZED (
-        SELECT p.id, p.is_trashed, p.trashed_at, p.path, p.lpath FROM storage.folders p
+        SELECT p.id, p.drive_id, p.is_trashed, p.trashed_at, p.path, p.lpath FROM storage.folders p
          WHERE p.id = ANY (ARRAY(SELECT b.parent_id FROM batch b WHERE b.parent_id IS NOT NULL))
+      ),
+      -- orphan_root: each folder whose parent is in its own drive walks up its parent chain
+      -- (one primary-key probe per ancestor) while the drive stays the same; reaching a
+      -- parent_id of NULL means the chain ends at a top-level folder of the drive. A repeated
+      -- folder (CYCLE) or a drive change stops the walk without reaching it.
+      up (start_id, drive_id, cur, depth) AS (
+        SELECT b.id, b.drive_id, b.parent_id, 1
+          FROM batch b JOIN parents p ON p.id = b.parent_id AND p.drive_id = b.drive_id
+        UNION ALL
+        SELECT u.start_id, u.drive_id, f.parent_id, u.depth + 1
+          FROM up u JOIN storage.folders f ON f.id = u.cur AND f.drive_id = u.drive_id
+         WHERE u.depth < 100000
+      ) CYCLE cur SET is_cycle USING visited,
+      orphans AS MATERIALIZED (
+        SELECT start_id FROM up GROUP BY start_id HAVING NOT bool_or(cur IS NULL)
       ),
       checked AS (
         SELECT b.id, b.drive_id, b.parent_id,
+               CASE WHEN b.parent_id IS NOT NULL AND p.drive_id <> b.drive_id THEN p.drive_id END
+                 AS parent_drive_id,
+               EXISTS (SELECT 1 FROM orphans o WHERE o.start_id = b.id) AS orphan_root,
                (NOT b.is_trashed AND COALESCE(p.is_trashed, false)
                  AND COALESCE(p.trashed_at, '-infinity'::timestamptz) <= ${options.trashedBefore}) AS live_under_trashed,
                p.trashed_at AS parent_trashed_at,
@@ -143,9 +167,12 @@ export class PgFolderTreeScan implements FolderTreeScan {
                         'id', c.id, 'drive_id', c.drive_id, 'parent_id', c.parent_id,
                         'live_under_trashed', c.live_under_trashed, 'parent_trashed_at', c.parent_trashed_at,
                         'path', c.path, 'expected_path', COALESCE(c.expected_path, ''),
-                        'lpath', c.lpath::text, 'expected_lpath', COALESCE(c.expected_lpath::text, '')) ORDER BY c.id)
+                        'lpath', c.lpath::text, 'expected_lpath', COALESCE(c.expected_lpath::text, ''),
+                        'parent_drive_id', c.parent_drive_id, 'orphan_root', c.orphan_root) ORDER BY c.id)
                  FROM checked c
                 WHERE c.live_under_trashed
+                   OR c.parent_drive_id IS NOT NULL
+                   OR c.orphan_root
                    OR c.path IS DISTINCT FROM c.expected_path
                    OR c.lpath IS DISTINCT FROM c.expected_lpath
              ), '[]'::json) AS anomalies`.execute(this.#db);

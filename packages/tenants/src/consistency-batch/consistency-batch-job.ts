@@ -15,13 +15,15 @@ export const CONSISTENCY_BATCH_JOB_NAME = 'consistency_batch';
 
 /**
  * The order the batch runs the checks in: the cheap accounting checks first,
- * then the tree, the files, and the blob backend last (the slowest, and deep
- * mode re-hashes every byte).
+ * then the tree, the files, the blob rows' counters, the grants, and the blob
+ * backend last (the slowest, and deep mode re-hashes every byte).
  */
 export const CONSISTENCY_CHECK_ORDER: readonly string[] = [
   'drives_consistency',
   'folders_consistency',
   'files_consistency',
+  'blobs_consistency',
+  'grants_consistency',
   'storage_consistency',
 ];
 

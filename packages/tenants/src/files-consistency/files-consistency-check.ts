@@ -11,7 +11,13 @@
  *        and `blob_size_mismatch`;
  *    (2) the trashed folders in id order, and the live files inside them:
  *        `parent_folder_trashed`. Walking the few trashed folders instead of
- *        looking up every file's folder keeps phase 1 a merge of two ranges.
+ *        looking up every file's folder keeps phase 1 a merge of two ranges;
+ *    (3) `storage.files` in id order (heap order: ids are UUIDv7), each row
+ *        joined by primary key to its folder and its blob row:
+ *        `drive_id_parent_mismatch` and `mime_mismatch`. A pass of its own
+ *        because phase 1 reads only the covering index (no `drive_id`, no
+ *        `mime_type`): widening that index for two rarely-failing columns
+ *        would cost every upload, a second pass costs only the check.
  * 2. Severity.
  *    - `missing_blob`: `DataLoss`. Every GET of every file referencing the
  *      hash fails; one finding per blob with its fan-out (ref count, total
@@ -19,16 +25,31 @@
  *    - `parent_folder_trashed` (a live file in a trashed folder): `DataLoss`.
  *      The file has vanished from the live tree, and purging the trashed
  *      folder deletes it by `ON DELETE CASCADE`: user content on its way out.
+ *    - `drive_id_parent_mismatch` (a file whose `drive_id` differs from its
+ *      folder's): `DataLoss`. It is listed in another drive's folder, not in
+ *      its own drive (whose quota it counts against), and deleting that
+ *      folder cascades through `folder_id` into it: user content on its way
+ *      out.
+ *    - `mime_mismatch`: `Drift`. The file's `mime_type` and its blob's
+ *      `content_type` are both known (not empty, not the column default
+ *      `application/octet-stream`, which means unknown) and differ, case and
+ *      parameters ignored. The bytes are intact; a client gets one of two
+ *      `Content-Type`s depending on which row the server reads. (The blob's
+ *      type is the first upload's: a deduplicated blob uploaded under two
+ *      names with different types is reported too, which is the point.)
  *    - `blob_size_mismatch`: `Drift`. The bytes are intact; the denormalised
  *      `files.size` is what quota and usage sum, so it is an accounting
  *      mismatch (a client trusting a listed size may see a different
  *      Content-Length, which is why it is worth fixing).
  * 3. Cursor. Phase byte + 32-byte BLAKE3 hash + 16-byte file id (phase 1);
- *    phase byte + 16-byte folder id (phase 2).
+ *    phase byte + 16-byte folder id (phase 2); phase byte + 16-byte file id
+ *    (phase 3).
  * 4. Grace. 1 h from the run's `startedAt`: files created after the boundary
  *    are skipped (an upload whose blob row lands a moment later is not
  *    missing), and folders trashed after it do not count as trashed (a
- *    subtree being trashed right now). `force` makes it 0.
+ *    subtree being trashed right now); phase 3 skips young files too (an
+ *    upload whose blob row, with its content type, lands a moment later).
+ *    `force` makes it 0.
  * 5. Batch. 1000 rows or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
  *    between batches. Pass 2 re-reads the file and the blob before
  *    recording: a file deleted mid-scan or a blob that landed meanwhile is
@@ -60,6 +81,7 @@ import type {
   FileBlobAnomaly,
   FileBlobKey,
   FileBlobScan,
+  FileRowAnomaly,
   FileScanOptions,
   LiveFileInTrashedFolder,
   MissingBlob,
@@ -71,12 +93,16 @@ export const FILES_CONSISTENCY_CHECK_NAME = 'files_consistency';
 export const MISSING_BLOB = 'missing_blob';
 export const BLOB_SIZE_MISMATCH = 'blob_size_mismatch';
 export const PARENT_FOLDER_TRASHED = 'parent_folder_trashed';
+/** A file whose drive differs from its folder's (the same kind name as folders_consistency's). */
+export const FILE_DRIVE_ID_PARENT_MISMATCH = 'drive_id_parent_mismatch';
+export const MIME_MISMATCH = 'mime_mismatch';
 /** At most this many file ids are listed in a `missing_blob` finding's detail. */
 export const MAX_AFFECTED_FILE_IDS = 1000;
 
 const PHASE_FILES_BY_BLOB = 1;
 const PHASE_TRASHED_FOLDERS = 2;
-const KEY_LENGTHS = { [PHASE_FILES_BY_BLOB]: 48, [PHASE_TRASHED_FOLDERS]: 16 };
+const PHASE_FILES_BY_ID = 3;
+const KEY_LENGTHS = { [PHASE_FILES_BY_BLOB]: 48, [PHASE_TRASHED_FOLDERS]: 16, [PHASE_FILES_BY_ID]: 16 };
 
 /** Options of {@link createFilesConsistencyCheck}. */
 export interface FilesConsistencyCheckOptions {
@@ -88,7 +114,8 @@ export interface FilesConsistencyCheckOptions {
 
 type Item =
   | { readonly phase: typeof PHASE_FILES_BY_BLOB; readonly anomaly: FileBlobAnomaly }
-  | { readonly phase: typeof PHASE_TRASHED_FOLDERS; readonly anomaly: LiveFileInTrashedFolder };
+  | { readonly phase: typeof PHASE_TRASHED_FOLDERS; readonly anomaly: LiveFileInTrashedFolder }
+  | { readonly phase: typeof PHASE_FILES_BY_ID; readonly anomaly: FileRowAnomaly };
 
 function missingBlobFinding(m: MissingBlob): Inconsistency {
   return {
@@ -132,6 +159,28 @@ function trashedFolderFinding(f: LiveFileInTrashedFolder): Inconsistency {
   };
 }
 
+/** The findings one anomalous file row (phase 3) stands for. */
+export function fileRowFindings(a: FileRowAnomaly): Inconsistency[] {
+  const out: Inconsistency[] = [];
+  if (a.folderDriveId !== null) {
+    out.push({
+      kind: FILE_DRIVE_ID_PARENT_MISMATCH,
+      severity: 'DataLoss',
+      resourceId: a.fileId,
+      detail: { drive_id: a.driveId, folder_id: a.folderId, folder_drive_id: a.folderDriveId },
+    });
+  }
+  if (a.mimeMismatch) {
+    out.push({
+      kind: MIME_MISMATCH,
+      severity: 'Drift',
+      resourceId: a.fileId,
+      detail: { blob_hash: a.blobHash, mime_type: a.mimeType, blob_content_type: a.blobContentType },
+    });
+  }
+  return out;
+}
+
 /** Biggest impact first: more referencing files, then more bytes. */
 function byImpact(a: MissingBlob, b: MissingBlob): number {
   return b.refCount - a.refCount || b.totalBytes - a.totalBytes || (a.blobHash < b.blobHash ? -1 : 1);
@@ -141,8 +190,9 @@ function byImpact(a: MissingBlob, b: MissingBlob): number {
  * The `files_consistency` check over a {@link FileBlobScan}. Findings:
  * `missing_blob` (`DataLoss`, resource = blob hash, detail `{ ref_count,
  * live_file_count, total_bytes, affected_file_ids, affected_file_ids_truncated }`),
- * `blob_size_mismatch` (`Drift`, resource = file id) and
- * `parent_folder_trashed` (`DataLoss`, resource = file id).
+ * `blob_size_mismatch` (`Drift`, resource = file id),
+ * `parent_folder_trashed` and `drive_id_parent_mismatch` (`DataLoss`,
+ * resource = file id) and `mime_mismatch` (`Drift`, resource = file id).
  */
 export function createFilesConsistencyCheck(options: FilesConsistencyCheckOptions): ConsistencyCheck {
   const { scan, logger } = options;
@@ -181,16 +231,32 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
         done: false,
       };
     }
-    const page = await scan.scanTrashedFolders(
+    if (at.phase === PHASE_TRASHED_FOLDERS) {
+      const page = await scan.scanTrashedFolders(
+        at.key.length === 0 ? null : uuidCursor.decode(at.key),
+        limit,
+        scanOptions,
+      );
+      return {
+        scanned: page.scanned,
+        items: page.anomalies.map((anomaly) => ({ phase: PHASE_TRASHED_FOLDERS, anomaly })),
+        cursor:
+          page.lastKey === null || page.scanned < limit
+            ? encodePhaseCursor(PHASE_FILES_BY_ID)
+            : encodePhaseCursor(PHASE_TRASHED_FOLDERS, uuidCursor.encode(page.lastKey)),
+        done: false,
+      };
+    }
+    const page = await scan.scanFilesById(
       at.key.length === 0 ? null : uuidCursor.decode(at.key),
       limit,
       scanOptions,
     );
     return {
       scanned: page.scanned,
-      items: page.anomalies.map((anomaly) => ({ phase: PHASE_TRASHED_FOLDERS, anomaly })),
+      items: page.anomalies.map((anomaly) => ({ phase: PHASE_FILES_BY_ID, anomaly })),
       cursor: encodePhaseCursor(
-        PHASE_TRASHED_FOLDERS,
+        PHASE_FILES_BY_ID,
         page.lastKey === null ? at.key : uuidCursor.encode(page.lastKey),
       ),
       done: page.scanned < limit,
@@ -204,9 +270,11 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
   ): Promise<void> {
     const blobAnomalies: FileBlobAnomaly[] = [];
     const inTrash: LiveFileInTrashedFolder[] = [];
+    const fileRows: FileRowAnomaly[] = [];
     for (const item of items) {
       if (item.phase === PHASE_FILES_BY_BLOB) blobAnomalies.push(item.anomaly);
-      else inTrash.push(item.anomaly);
+      else if (item.phase === PHASE_TRASHED_FOLDERS) inTrash.push(item.anomaly);
+      else fileRows.push(item.anomaly);
     }
     const missingHashes = [
       ...new Set(blobAnomalies.filter((a) => a.blobSize === null).map((a) => a.blobHash)),
@@ -247,6 +315,19 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
             scanOptions,
           )
         ).map(trashedFolderFinding),
+    );
+    await twoPass(
+      store,
+      fileRows.flatMap((a) =>
+        [FILE_DRIVE_ID_PARENT_MISMATCH, MIME_MISMATCH].map((kind) => ({ kind, resourceId: a.fileId })),
+      ),
+      async () =>
+        (
+          await scan.reverifyFileRows(
+            fileRows.map((a) => a.fileId),
+            scanOptions,
+          )
+        ).flatMap(fileRowFindings),
     );
   }
 

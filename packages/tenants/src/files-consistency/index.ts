@@ -3,8 +3,11 @@ export type { FilesConsistencyCheckOptions } from './files-consistency-check.js'
 export {
   BLOB_SIZE_MISMATCH,
   createFilesConsistencyCheck,
+  FILE_DRIVE_ID_PARENT_MISMATCH,
   FILES_CONSISTENCY_CHECK_NAME,
+  fileRowFindings,
   MAX_AFFECTED_FILE_IDS,
+  MIME_MISMATCH,
   MISSING_BLOB,
   PARENT_FOLDER_TRASHED,
 } from './files-consistency-check.js';

@@ -14,6 +14,20 @@
  *      `ON DELETE CASCADE` takes the live folder and every file in it along.
  *      Not `Drift`: it is not an accounting number, it is user content on
  *      its way out.
+ *    - `drive_id_parent_mismatch` (a folder whose `drive_id` differs from its
+ *      parent's): `DataLoss`. Listing its own drive from the root never
+ *      reaches it (it hangs in another drive's tree, visible to that drive's
+ *      owner instead), and deleting the other drive's folder cascades
+ *      through `parent_id` into it and its whole subtree. Reported on the
+ *      folder where the drive changes, not on its descendants' drive.
+ *    - `orphan_root` (the parent is in the same drive, but the parent chain
+ *      does not end at a top-level folder of the folder's drive: a cycle, or
+ *      a chain that crosses into another drive further up): `DataLoss`, for
+ *      the same reason: the folder is unreachable from its drive's root, so
+ *      its content has vanished for the user. A folder on a cycle has no
+ *      well-defined path, so its `path_mismatch` / `lpath_mismatch` are not
+ *      reported (the `orphan_root` names the cause). Not reported on the folder where the drive changes:
+ *      that one is the `drive_id_parent_mismatch`.
  *    - `path_mismatch`, `lpath_mismatch`: `Drift`. They are denormalised
  *      copies of the parent chain, whose source of truth (`parent_id`,
  *      `name`) is intact; nothing the user stored is lost and the server can
@@ -22,12 +36,17 @@
  *      lookups can go wrong while they drift, so they come right after the
  *      `DataLoss` findings in triage.
  * 3. Cursor. Phase byte + 16-byte UUID of the last folder: a keyset walk on
- *    the primary key; the parent comparison is a join in the same statement.
+ *    the primary key; the parent comparison is a join in the same statement,
+ *    and `orphan_root` a recursive walk up each page's parent chains (one
+ *    primary-key probe per ancestor, stopped at a root, a drive change or a
+ *    repeated folder).
  * 4. Grace. 1 h on the parent's `trashed_at` (counted back from the run's
  *    `startedAt`): a subtree being trashed right now, in several statements,
  *    looks like a live child under a trashed parent for a moment. Path and
- *    lpath need none: triggers keep them in the writing transaction. `force`
- *    makes it 0.
+ *    lpath need none: triggers keep them in the writing transaction. Neither
+ *    do `drive_id_parent_mismatch` and `orphan_root`: a move is one UPDATE of
+ *    `parent_id` (and `drive_id`) in one transaction, so one statement's
+ *    snapshot never sees it half done. `force` makes it 0.
  * 5. Batch. 1000 rows or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
  *    between batches; only the anomalies and the last key leave Postgres;
  *    Pass 2 re-reads each anomalous folder and its parent before recording.
@@ -61,6 +80,8 @@ export const FOLDERS_CONSISTENCY_CHECK_NAME = 'folders_consistency';
 export const PARENT_TRASHED_MISMATCH = 'parent_trashed_mismatch';
 export const PATH_MISMATCH = 'path_mismatch';
 export const LPATH_MISMATCH = 'lpath_mismatch';
+export const DRIVE_ID_PARENT_MISMATCH = 'drive_id_parent_mismatch';
+export const ORPHAN_ROOT = 'orphan_root';
 
 const PHASE_FOLDERS = 1;
 const KEY_LENGTHS = { [PHASE_FOLDERS]: 16 };
@@ -88,6 +109,23 @@ export function folderFindings(a: FolderTreeAnomaly): Inconsistency[] {
       },
     });
   }
+  if (a.parentDriveId !== null) {
+    findings.push({
+      kind: DRIVE_ID_PARENT_MISMATCH,
+      severity: 'DataLoss',
+      resourceId: a.folderId,
+      detail: { drive_id: a.driveId, parent_id: a.parentId, parent_drive_id: a.parentDriveId },
+    });
+  }
+  if (a.orphanRoot) {
+    findings.push({
+      kind: ORPHAN_ROOT,
+      severity: 'DataLoss',
+      resourceId: a.folderId,
+      detail: { drive_id: a.driveId, parent_id: a.parentId, path: a.path },
+    });
+    return findings;
+  }
   if (a.path !== a.expectedPath) {
     findings.push({
       kind: PATH_MISMATCH,
@@ -109,8 +147,9 @@ export function folderFindings(a: FolderTreeAnomaly): Inconsistency[] {
 
 /**
  * The `folders_consistency` check over a {@link FolderTreeScan}. Findings
- * (resource = folder id): `parent_trashed_mismatch` (`DataLoss`),
- * `path_mismatch` and `lpath_mismatch` (`Drift`, detail `{ recorded, expected }`).
+ * (resource = folder id): `parent_trashed_mismatch`, `drive_id_parent_mismatch`
+ * and `orphan_root` (`DataLoss`), `path_mismatch` and `lpath_mismatch`
+ * (`Drift`, detail `{ recorded, expected }`).
  */
 export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOptions): ConsistencyCheck {
   const { scan, logger } = options;
@@ -157,7 +196,13 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
             twoPass(
               store,
               items.flatMap((a) =>
-                [PARENT_TRASHED_MISMATCH, PATH_MISMATCH, LPATH_MISMATCH].map((kind) => ({
+                [
+                  PARENT_TRASHED_MISMATCH,
+                  PATH_MISMATCH,
+                  LPATH_MISMATCH,
+                  DRIVE_ID_PARENT_MISMATCH,
+                  ORPHAN_ROOT,
+                ].map((kind) => ({
                   kind,
                   resourceId: a.folderId,
                 })),

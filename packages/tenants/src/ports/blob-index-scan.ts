@@ -38,14 +38,12 @@ export interface BlobRangeScan {
    * bytes possibly missing. Young rows included (the check applies its grace).
    */
   readonly rowsNotListed: readonly BlobIndexRow[];
-  /** Listed keys (up to `cutAt`) that have no row: possibly orphan bytes. */
-  readonly listedWithoutRow: readonly string[];
   /**
-   * Listed keys (up to `cutAt`) whose row has `ref_count = 0` and
-   * `orphaned_at IS NULL`: unreferenced, but never marked, so dedup GC never
-   * collects them.
+   * Listed keys (up to `cutAt`) that have no row: possibly orphan bytes. (A
+   * row with `ref_count = 0` that was never marked orphan is
+   * `blobs_consistency`'s `orphaned_at_mismatch`, not an orphan here.)
    */
-  readonly unmarkedOrphans: readonly BlobIndexRow[];
+  readonly listedWithoutRow: readonly string[];
 }
 
 /** A blob row with the files that point at its hash (Pass 2 of `missing_blob_bytes`). */

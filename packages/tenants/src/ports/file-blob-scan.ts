@@ -38,6 +38,22 @@ export interface LiveFileInTrashedFolder {
   readonly folderTrashedAt: Date | null;
 }
 
+/** A file whose drive differs from its folder's, or whose mime type contradicts its blob's content type. */
+export interface FileRowAnomaly {
+  readonly fileId: string;
+  readonly driveId: string;
+  readonly folderId: string | null;
+  /** The folder's `drive_id` when it differs from the file's; `null` when they agree (or no folder). */
+  readonly folderDriveId: string | null;
+  readonly blobHash: string;
+  /** `storage.files.mime_type`. */
+  readonly mimeType: string;
+  /** `storage.blobs.content_type` (`null` when unknown or no row). */
+  readonly blobContentType: string | null;
+  /** Both types are known (not empty, not `application/octet-stream`) and differ (case and parameters ignored). */
+  readonly mimeMismatch: boolean;
+}
+
 /** The grace boundaries of a file scan (from the run's `startedAt`, never the wall clock). */
 export interface FileScanOptions {
   /** Only files created at or before this instant are flagged. */
@@ -51,7 +67,8 @@ export interface FileScanOptions {
  * `(blob_hash, id)` order over the covering index `(blob_hash, id) INCLUDE
  * (size, folder_id, is_trashed)` and range-joins `storage.blobs` per page;
  * phase 2 walks the trashed folders in id order and finds the live files
- * inside them. A state-owning port: the adapter returns `files_consistency`
+ * inside them; phase 3 walks the file rows in id order against their folder
+ * (drive) and blob row (content type). A state-owning port: the adapter returns `files_consistency`
  * from `consistencyChecks()`.
  */
 export interface FileBlobScan extends StatefulAdapter {
@@ -82,6 +99,19 @@ export interface FileBlobScan extends StatefulAdapter {
     fileIds: readonly string[],
     options: FileScanOptions,
   ): Promise<LiveFileInTrashedFolder[]>;
-  /** Rows the walk will examine (files + folders), from planner statistics; `null` when unknown. */
+  /**
+   * Phase 3: up to `limit` files with id > `afterFileId` in id order, each
+   * joined to its folder and its blob row by primary key; anomalies: a drive
+   * that differs from the folder's, a mime type that contradicts the blob's
+   * content type.
+   */
+  scanFilesById(
+    afterFileId: string | null,
+    limit: number,
+    options: FileScanOptions,
+  ): Promise<ScanPage<FileRowAnomaly>>;
+  /** Pass 2 of phase 3: of these files, those still anomalous. */
+  reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]>;
+  /** Rows the walk will examine (files twice: by blob, then by id), from planner statistics; `null` when unknown. */
   estimateRows(): Promise<number | null>;
 }

@@ -20,6 +20,14 @@ export interface FolderTreeAnomaly {
   readonly lpath: string;
   /** `parent.lpath || label(id)` (`label(id)` for a root), label = the id without dashes. */
   readonly expectedLpath: string;
+  /** The parent's `drive_id` when it differs from the folder's (`null` when they agree or there is no parent). */
+  readonly parentDriveId: string | null;
+  /**
+   * The parent is in the same drive, but following `parent_id` upward never
+   * reaches a top-level folder of this drive: a cycle, or a chain that
+   * crosses into another drive further up.
+   */
+  readonly orphanRoot: boolean;
 }
 
 /** The grace boundary of a folder-tree scan. */
@@ -36,7 +44,8 @@ export interface FolderTreeScanOptions {
 export interface FolderTreeScan extends StatefulAdapter {
   /**
    * Up to `limit` folders with id > `afterId` in id order; the anomalies are
-   * the folders with any mismatch (parent trashed, path, lpath).
+   * the folders with any mismatch (parent trashed, path, lpath, parent in
+   * another drive, a parent chain that does not end at a root of its drive).
    */
   scanFolderTree(
     afterId: string | null,

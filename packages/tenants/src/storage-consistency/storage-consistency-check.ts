@@ -8,11 +8,12 @@
  *    `storage.blobs` over the same interval `(cursor, last listed key]` (to
  *    the end of the table once the listing is exhausted); the comparison runs
  *    in SQL and only the anomalies come back:
- *    - backward (bytes → row): a listed key without a row is an orphan; so is
- *      a row with `ref_count = 0` that was never marked (`orphaned_at IS
- *      NULL`), which dedup GC never collects. A row with `ref_count = 0` AND
- *      `orphaned_at` set is the orphaned-but-not-yet-collected state: not
- *      flagged, GC collects it.
+ *    - backward (bytes → row): a listed key without a row is an orphan. A
+ *      row with `ref_count = 0` is not: with `orphaned_at` set it is the
+ *      orphaned-but-not-yet-collected state (GC collects it), and without
+ *      `orphaned_at` (never marked, so GC never collects it) it is
+ *      `blobs_consistency`'s `orphaned_at_mismatch`: the row's own columns
+ *      disagree, which the blob-row check owns, so this check skips it.
  *    - forward (row → bytes): a row whose key the backend did not list has
  *      lost its bytes.
  *    `?deep=true` also re-hashes every listed blob (worker threads, 2 at a
@@ -105,7 +106,7 @@ export interface StorageConsistencyCheckOptions {
 }
 
 type Item =
-  | { readonly kind: typeof ORPHAN_BLOB; readonly entry: BlobEntry; readonly row: BlobIndexRow | null }
+  | { readonly kind: typeof ORPHAN_BLOB; readonly entry: BlobEntry }
   | { readonly kind: typeof MISSING_BLOB_BYTES; readonly row: BlobIndexRow }
   | {
       readonly kind: typeof BLOB_HASH_MISMATCH;
@@ -268,18 +269,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     for (const hash of range.listedWithoutRow) {
       const entry = byHash.get(hash);
       if (entry && within(hash) && isOld(entry.modifiedAt, ctx.boundary)) {
-        items.push({ kind: ORPHAN_BLOB, entry, row: null });
-      }
-    }
-    for (const row of range.unmarkedOrphans) {
-      const entry = byHash.get(row.hash);
-      if (
-        entry &&
-        within(row.hash) &&
-        isOld(entry.modifiedAt, ctx.boundary) &&
-        isOld(row.createdAt, ctx.boundary)
-      ) {
-        items.push({ kind: ORPHAN_BLOB, entry, row });
+        items.push({ kind: ORPHAN_BLOB, entry });
       }
     }
     const notListed = range.rowsNotListed.filter((row) => within(row.hash));
@@ -314,17 +304,13 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     items: readonly Extract<Item, { kind: 'orphan_blob' }>[],
   ): Promise<Inconsistency[]> {
     const rows = new Map((await index.rowsByHash(items.map((i) => i.entry.hash))).map((r) => [r.hash, r]));
-    // A row that landed (or got marked orphan) meanwhile: not an orphan any more.
-    const still = items.filter((i) => {
-      const row = rows.get(i.entry.hash);
-      return row === undefined || (row.refCount === 0 && row.orphanedAt === null);
-    });
+    // A row that landed meanwhile: not an orphan any more.
+    const still = items.filter((i) => !rows.has(i.entry.hash));
     const heads = await headAll(still.map((i) => i.entry.hash));
     const out: Inconsistency[] = [];
     for (const item of still) {
       const head = heads.get(item.entry.hash);
       if (!head) continue; // collected meanwhile
-      const row = rows.get(item.entry.hash) ?? null;
       out.push({
         kind: ORPHAN_BLOB,
         severity: 'Reclaimable',
@@ -333,10 +319,8 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
           size: head.size,
           modified_at: iso(head.modifiedAt ?? item.entry.modifiedAt),
           backend: blobs.backend,
-          has_row: row !== null,
-          ...(row !== null
-            ? { ref_count: row.refCount, orphaned_at: null, reason: 'unreferenced_row_never_marked_orphan' }
-            : { reason: 'no_row' }),
+          has_row: false,
+          reason: 'no_row',
         },
       });
     }

@@ -1,0 +1,103 @@
+import { type ConsistencyCheck, checkJob } from '@oxicloud/consistency';
+import { backdateLocalBlob, type DatasetReport, FAULT_NAMES, generateDataset } from '@oxicloud/dataset';
+import type { JobOutcome } from '@oxicloud/scheduler';
+import { PgBlobRowScan, PgGrantScan } from '@oxicloud/storage';
+import { createConsistencyBatchJob, orderConsistencyChecks } from '@oxicloud/tenants';
+import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ConsistencyHarness, consistencyHarness } from './consistency-fixtures.js';
+import { type BlobWorld, blobWorld } from './storage-consistency-fixtures.js';
+
+/**
+ * The seeded faults are the findings: `seed --faults all` at small scale,
+ * then `consistency_batch` with `force` over every check; the union of the
+ * children's findings must equal the union of the report's expected findings,
+ * no more and no fewer.
+ */
+describe('consistency_batch --force over a dataset with every fault', () => {
+  let db: TestDatabase;
+  let h: ConsistencyHarness;
+  let w: BlobWorld;
+  let report: DatasetReport;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    w = await blobWorld(db.pool);
+    h = consistencyHarness(db.pool);
+    report = await generateDataset({
+      pool: db.pool,
+      blobs: w.storage,
+      backdateBlob: backdateLocalBlob((hash) => w.storage.pathOf(hash)),
+      options: {
+        users: 30,
+        filesPerUser: 20,
+        blobsOnDisk: 200,
+        foldersPerDrive: { min: 8, max: 16 },
+        secondDriveShare: 0.5,
+        trashedFolderShare: 0.2,
+        trashedFileShare: 0.1,
+        grants: 6,
+        seed: 29,
+        faults: [...FAULT_NAMES],
+        faultsPerKind: 2,
+      },
+    });
+    const checks: ConsistencyCheck[] = [
+      w.check(),
+      ...h.drives.consistencyChecks(),
+      ...h.folders.consistencyChecks(),
+      ...h.files.consistencyChecks(),
+      ...new PgBlobRowScan(h.db).consistencyChecks(),
+      ...new PgGrantScan(h.db).consistencyChecks(),
+    ];
+    for (const check of checks) h.engine.register(checkJob(check, { findings: h.findings }));
+  }, 180_000);
+  afterAll(async () => {
+    await h?.engine.shutdown({ timeoutMs: 1000 }).catch(() => undefined);
+    await w?.close();
+    await db?.drop();
+  });
+
+  it('every fault names the findings it must produce; the new faults each at least one', () => {
+    expect(report.faults.map((f) => f.fault)).toEqual([...FAULT_NAMES]);
+    for (const f of report.faults) {
+      if (f.expect.job.endsWith('_consistency')) expect(f.findings.length, f.fault).toBeGreaterThan(0);
+      else expect(f.findings, f.fault).toEqual([]);
+    }
+  });
+
+  it('reports exactly the seeded findings, no more and no fewer', async () => {
+    const batch = createConsistencyBatchJob({
+      checks: () => orderConsistencyChecks(h.engine.names()),
+      runOrResume: (name, args) => h.engine.runOrResume(name, args),
+      logger: h.logger,
+    });
+    const outcome = await batch.run({ force: true, deep: false }, new AbortController().signal);
+    expect(outcome).toMatchObject({ kind: 'ok', count: 6, extra: { completed: 6, failed: 0, force: true } });
+    const perCheck = (outcome.kind === 'ok' ? outcome.extra['per_check'] : {}) as Record<
+      string,
+      { outcome: JobOutcome; run_id?: string }
+    >;
+    expect(Object.keys(perCheck)).toEqual([
+      'drives_consistency',
+      'folders_consistency',
+      'files_consistency',
+      'blobs_consistency',
+      'grants_consistency',
+      'storage_consistency',
+    ]);
+    const found: string[] = [];
+    for (const [job, entry] of Object.entries(perCheck)) {
+      const findings = await h.findings.list(entry.run_id as string, { limit: 1000 });
+      for (const f of findings) found.push(`${job} ${f.kind} ${f.severity} ${f.resourceId}`);
+    }
+    const expected = report.faults
+      .flatMap((f) => f.findings)
+      .map((x) => `${x.job} ${x.kind} ${x.severity} ${x.resourceId}`);
+    expect(new Set(expected).size).toBe(expected.length);
+    const missing = expected.filter((x) => !found.includes(x));
+    const extra = found.filter((x) => !expected.includes(x));
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+    expect(found.sort()).toEqual(expected.sort());
+  }, 120_000);
+});
