@@ -156,7 +156,8 @@ export class PgFindingStore implements FindingWriter {
       }
       return { recordedNew, dropped };
     } catch (cause) {
-      throw databaseError(
+      throw await databaseError(
+        this.#db,
         `write ${records.length} finding(s) and drop ${drops.length} of run ${runId}`,
         cause,
       );
