@@ -26,8 +26,7 @@ export const RUN_LIST_ENTRY_BUDGET = {
 
 /**
  * The listing entry of a run: its fields, with `params` replaced by a bounded
- * `params_summary`, `stats`, `error_message`, `cursor_hex` and the pause
- * history (the last pause, reasons cut to 80 characters) bounded, and
+ * `params_summary`, `stats`, `error_message` and `cursor_hex` bounded, and
  * `truncated` = whether anything was cut.
  */
 export function runListEntry(run: RunSummary): RunListEntryJson {
@@ -36,8 +35,6 @@ export function runListEntry(run: RunSummary): RunListEntryJson {
   const stats = boundedJsonObject(run.stats, budget.statsBytes);
   const error =
     run.error_message === null ? null : fitString(run.error_message, 200, budget.errorMessageBytes);
-  const pauseReason =
-    run.pause_reason === null ? null : fitString(run.pause_reason, 200, budget.errorMessageBytes);
   const cursorCut = run.cursor_hex !== null && run.cursor_hex.length > budget.cursorHexChars;
   const reason = (text: string) => fitString(text, 80, budget.pauseReasonBytes);
   const pauseReason = run.pause_reason === null ? null : reason(run.pause_reason);
