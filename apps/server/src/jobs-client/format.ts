@@ -4,6 +4,7 @@ import type {
   ApiJob,
   ApiJobOutcome,
   ApiOutcomeEnvelope,
+  ApiRunDetail,
   ApiRunProgress,
   ApiRunStarted,
   ApiRunSummary,
@@ -256,8 +257,8 @@ export function formatRuns(runs: readonly ApiRunSummary[], nowMs: number): strin
   ]);
 }
 
-/** The `jobs run` details, one `key  value` line each. */
-export function formatRun(run: ApiRunSummary, nowMs: number): string {
+/** The `jobs run` details (`GET …/runs/{id}`), one `key  value` line each. */
+export function formatRun(run: ApiRunDetail, nowMs: number): string {
   const at = (iso: string | null | undefined): string => (iso ? `${iso} (${relativeTime(iso, nowMs)})` : '-');
   const progress = run.progress;
   const lines: Array<[string, string]> = [
@@ -334,8 +335,8 @@ export function formatTriggerAnswer(name: string, body: ApiOutcomeEnvelope | Api
     return `${name}: ${verb}; follow it with \`oxijobs jobs run ${name} ${body.run_id} --follow\`\n`;
   }
   const envelope = body as ApiOutcomeEnvelope;
-  if (envelope.outcome) return `${name}: ${describeOutcome(envelope.outcome)}\n`;
-  if (envelope.accepted)
+  if ('outcome' in envelope && envelope.outcome) return `${name}: ${describeOutcome(envelope.outcome)}\n`;
+  if ('accepted' in envelope && envelope.accepted)
     return `${name}: accepted; it runs in the background (\`oxijobs jobs list\` shows its outcome)\n`;
   return `${name}: ${compactJson(body, 400)}\n`;
 }
