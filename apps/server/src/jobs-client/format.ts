@@ -1,3 +1,4 @@
+import { ACTIVE_STATUSES } from '@oxicloud/recoverable';
 import type {
   ApiCancelled,
   ApiFindingsPage,
@@ -183,7 +184,7 @@ function lastRunCell(job: ApiJob, nowMs: number): string {
 function latestRunCell(run: ApiRunSummary | null | undefined, nowMs: number): string {
   if (!run) return '-';
   const word = statusWord(run.status);
-  if (run.status === 'Running' || run.status === 'CancelRequested' || run.status === 'Paused') {
+  if (ACTIVE_STATUSES.includes(run.status)) {
     return `${word} ${formatProgress(run.progress)}`;
   }
   return `${word} ${relativeTime(run.completed_at ?? run.last_progress_at, nowMs)}`;
