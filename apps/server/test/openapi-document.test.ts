@@ -55,11 +55,10 @@ describe('the served OpenAPI document', () => {
   it('passes redocly lint with the recommended rules: no error, no warning', async () => {
     const reportFile = join(OUT, 'redocly-report.json');
     const redocly = join(APP_ROOT, 'node_modules', '.bin', 'redocly');
-    const result = await run(
-      redocly,
-      ['lint', documentFile, '--extends=recommended', '--format=json'],
-      { cwd: OUT, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
-    ).catch((error: { stdout?: string; stderr?: string; code?: number }) => error);
+    const result = await run(redocly, ['lint', documentFile, '--extends=recommended', '--format=json'], {
+      cwd: OUT,
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    }).catch((error: { stdout?: string; stderr?: string; code?: number }) => error);
     const stdout = result.stdout ?? '';
     writeFileSync(reportFile, stdout);
     const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as RedoclyReport;
@@ -83,7 +82,7 @@ describe('the served OpenAPI document', () => {
     writeFileSync(
       join(OUT, 'check.ts'),
       `import type { components, operations } from './admin-api.d.ts';
-import type { ApiCancelled, ApiFindingsPage, ApiJob, ApiOutcomeEnvelope, ApiRunStarted, ApiRunSummary } from ${JSON.stringify(cliTypes)};
+import type { ApiCancelled, ApiFindingsPage, ApiJob, ApiOutcomeEnvelope, ApiRunDetail, ApiRunListEntry, ApiRunStarted } from ${JSON.stringify(cliTypes)};
 
 type S = components['schemas'];
 type Json<O extends keyof operations, C extends keyof operations[O]['responses']> = operations[O]['responses'][C] extends {
@@ -97,10 +96,10 @@ type Reads<A extends B, B> = [A, B];
 export type Checks = [
   Reads<Json<'listJobs', 200>[number], ApiJob>,
   Reads<S['JobSummary'], ApiJob>,
-  Reads<S['RunSummary'], ApiRunSummary>,
-  Reads<S['RunListEntry'], ApiRunSummary>,
-  Reads<Json<'listRuns', 200>[number], ApiRunSummary>,
-  Reads<Json<'getRun', 200>, ApiRunSummary>,
+  Reads<S['RunSummary'], ApiRunDetail>,
+  Reads<S['RunListEntry'], ApiRunListEntry>,
+  Reads<Json<'listRuns', 200>[number], ApiRunListEntry>,
+  Reads<Json<'getRun', 200>, ApiRunDetail>,
   Reads<Json<'cancelRun', 200>, ApiCancelled>,
   Reads<S['RunTriggered'], ApiRunStarted>,
   Reads<S['OutcomeEnvelope'], ApiOutcomeEnvelope>,

@@ -19,6 +19,7 @@ export { MAX_JSON_DEPTH } from './http/json-input.js';
 export { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_RANGE } from './http/request-body-limit.js';
 export { ADMIN_PAGE_PATH, adminPageSize, registerAdminPageRoutes } from './page/index.js';
 export type { AdminUserLookup, AdminUserRecord, UserRole } from './ports/admin-user-lookup.js';
+export { USER_ROLES } from './ports/admin-user-lookup.js';
 export type { FindingsReader } from './ports/findings-reader.js';
 export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';
 export type { JobCatalog, JobLastOutcome, JobSummary } from './ports/job-catalog.js';

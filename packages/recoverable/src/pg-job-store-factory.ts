@@ -59,7 +59,7 @@ export class PgJobStoreFactory implements JobStoreFactory {
       .selectFrom(TABLE)
       .selectAll()
       .where('job_name', '=', jobName)
-      .orderBy(sql`(status IN ('Running', 'Paused', 'CancelRequested'))`, 'desc')
+      .orderBy(sql`(status IN (${sql.join(ACTIVE_STATUSES)}))`, 'desc')
       .orderBy('started_at', 'desc')
       .orderBy('id', 'desc')
       .limit(1)

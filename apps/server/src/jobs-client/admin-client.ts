@@ -3,8 +3,9 @@ import type {
   ApiFindingsPage,
   ApiJob,
   ApiOutcomeEnvelope,
+  ApiRunDetail,
+  ApiRunListEntry,
   ApiRunStarted,
-  ApiRunSummary,
 } from './api-types.js';
 import { JobsClientError } from './jobs-client-error.js';
 
@@ -104,12 +105,12 @@ export class AdminClient {
   }
 
   /** `GET /api/admin/jobs/{name}/runs`, newest first. */
-  listRuns(name: string, page: PageOptions = {}): Promise<ApiAnswer<ApiRunSummary[]>> {
+  listRuns(name: string, page: PageOptions = {}): Promise<ApiAnswer<ApiRunListEntry[]>> {
     return this.#request('GET', `${jobPath(name)}/runs${queryString(pageQuery(page))}`);
   }
 
   /** `GET /api/admin/jobs/{name}/runs/{id}`. */
-  getRun(name: string, runId: string): Promise<ApiAnswer<ApiRunSummary>> {
+  getRun(name: string, runId: string): Promise<ApiAnswer<ApiRunDetail>> {
     return this.#request('GET', `${jobPath(name)}/runs/${encodeURIComponent(runId)}`);
   }
 

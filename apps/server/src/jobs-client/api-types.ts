@@ -1,133 +1,70 @@
-import type { RunStatusJson, SeverityJson } from '@oxicloud/admin-api';
+import type {
+  CancelResultJson,
+  FindingJson,
+  FindingsPageJson,
+  JobOutcomeJson,
+  JobSummaryJson,
+  OutcomeEnvelopeJson,
+  RunListEntryJson,
+  RunProgressJson,
+  RunStatusJson,
+  RunSummaryJson,
+  RunTriggeredJson,
+  SeverityJson,
+  TriggerAcceptedJson,
+} from '@oxicloud/admin-api';
 import { TERMINAL_STATUSES } from '@oxicloud/recoverable';
 
 /**
- * The JSON the admin API answers (docs/admin-api.md), as this client reads
- * it: a lenient view of the admin API's wire types (`@oxicloud/admin-api`,
- * inferred from its zod schemas). Every field a newer or older server may
- * leave out is optional: the client shows what it gets and never fails on a
- * missing field. The enums are the API's own; `api-types.test-d.ts` checks
- * that every answer of the API is readable as these types.
+ * The JSON the admin API answers (docs/admin-api.md), named as this client
+ * reads it. Every type here is the admin API's own wire type
+ * (`@oxicloud/admin-api`, inferred from the zod schemas that validate and
+ * document the API): nothing is copied by hand, so a change of the API's
+ * shape is a compile error in the CLI. The client still reads defensively
+ * (a missing field prints `-`), so an older server does not break it.
  */
 
 /** `JobOutcome`: the result of one Part 1 dispatch. */
-export type ApiJobOutcome =
-  | { readonly kind: 'ok'; readonly count: number; readonly extra?: Readonly<Record<string, unknown>> }
-  | { readonly kind: 'err'; readonly message: string };
+export type ApiJobOutcome = JobOutcomeJson;
 
 /** `last_outcome` of a listed job. */
-export interface ApiLastOutcome {
-  readonly at: string;
-  readonly outcome: ApiJobOutcome;
-  readonly cause?: string;
-  readonly elapsed_ms?: number;
-  readonly source?: string;
-}
+export type ApiLastOutcome = NonNullable<JobSummaryJson['last_outcome']>;
 
 /** Progress of a recoverable run. */
-export interface ApiRunProgress {
-  readonly processed: number;
-  readonly total: number | null;
-  readonly fraction: number | null;
-  readonly rate_per_second: number | null;
-  readonly eta_seconds: number | null;
-}
+export type ApiRunProgress = RunProgressJson;
 
-/** The status column of a recoverable run. */
+/** The status of a recoverable run. */
 export type ApiRunStatus = RunStatusJson;
 
-/** `RunSummary` (the run detail) or `RunListEntry` (a listing's bounded run): one recoverable run. */
-export interface ApiRunSummary {
-  readonly run_id: string;
-  readonly job_name: string;
-  readonly status: ApiRunStatus | string;
-  readonly started_at: string;
-  readonly last_progress_at?: string;
-  readonly completed_at?: string | null;
-  readonly cursor_hex?: string | null;
-  readonly stats?: Readonly<Record<string, unknown>>;
-  /** The full params: in the run detail (`GET …/runs/{id}`) only. */
-  readonly params?: Readonly<Record<string, unknown>>;
-  /** Listings (`GET …/runs`, `latest_run`): the params bounded to 256 bytes of JSON. */
-  readonly params_summary?: Readonly<Record<string, unknown>>;
-  /** Listings: at most 200 characters. */
-  readonly error_message?: string | null;
-  /** Why the run is paused, while it is Paused. */
-  readonly pause_reason?: string | null;
-  readonly pauses?: ReadonlyArray<{ readonly at: string; readonly reason: string }>;
-  /** Time the run actually ran, and time from start to end (or now). */
-  readonly active_ms?: number;
-  readonly wall_ms?: number;
-  readonly progress?: ApiRunProgress;
-  /** Listings: whether `params_summary`, `stats`, `error_message` or `cursor_hex` were cut (the detail has them whole). */
-  readonly truncated?: boolean;
-}
+/** `GET …/runs/{id}`: one run, whole (full params, every pause). */
+export type ApiRunDetail = RunSummaryJson;
+
+/** One run in a listing (`GET …/runs`, a job's `latest_run`): bounded (`params_summary`, the newest pause). */
+export type ApiRunListEntry = RunListEntryJson;
+
+/** One recoverable run, as the detail or as a listing shows it: the fields both have. */
+export type ApiRunSummary = ApiRunDetail | ApiRunListEntry;
 
 /** One entry of `GET /api/admin/jobs`. */
-export interface ApiJob {
-  readonly name: string;
-  /** `periodic` (Part 1 only) or `recoverable` (Part 2); absent on servers before Part 2. */
-  readonly kind?: 'periodic' | 'recoverable' | string;
-  readonly interval_ms: number | null;
-  readonly timeout_ms?: number | null;
-  readonly next_run_at: string | null;
-  readonly running: boolean;
-  readonly running_since?: string | null;
-  readonly last_outcome: ApiLastOutcome | null;
-  readonly supports_deep?: boolean;
-  readonly latest_run?: ApiRunSummary | null;
-  /** Set when the job has no success within 1.5 × its expected cadence; absent on older servers. */
-  readonly overdue?: {
-    readonly deep: boolean;
-    readonly max_age_ms: number;
-    readonly last_success_at: string | null;
-    readonly overdue_since: string;
-  } | null;
-}
+export type ApiJob = JobSummaryJson;
 
 /** `POST …/trigger` of a Part 1 job (200), or with `wait=false` (202 `accepted`). */
-export interface ApiOutcomeEnvelope {
-  readonly ok: boolean;
-  readonly outcome?: ApiJobOutcome;
-  readonly accepted?: boolean;
-}
+export type ApiOutcomeEnvelope = OutcomeEnvelopeJson | TriggerAcceptedJson;
 
 /** `POST …/trigger` of a recoverable job (202). */
-export interface ApiRunStarted {
-  readonly ok: boolean;
-  readonly run_id: string;
-  readonly status: ApiRunStatus | string;
-  readonly resumed?: boolean;
-  readonly already_running?: boolean;
-}
+export type ApiRunStarted = RunTriggeredJson;
 
 /** `POST …/cancel` (200). */
-export interface ApiCancelled {
-  readonly run_id: string;
-  readonly status: ApiRunStatus | string;
-}
+export type ApiCancelled = CancelResultJson;
+
+/** A finding's severity. */
+export type ApiSeverity = SeverityJson;
 
 /** One finding of a run. */
-export interface ApiFinding {
-  readonly id: string;
-  readonly kind: string;
-  readonly severity: SeverityJson | string;
-  readonly resource_id: string;
-  readonly detail?: unknown;
-  readonly found_at?: string;
-}
+export type ApiFinding = FindingJson;
 
 /** `GET …/runs/{id}/findings` (200). */
-export interface ApiFindingsPage {
-  readonly run_id: string;
-  readonly total: number;
-  readonly counts: ReadonlyArray<{
-    readonly kind: string;
-    readonly severity: SeverityJson | string;
-    readonly count: number;
-  }>;
-  readonly findings: readonly ApiFinding[];
-}
+export type ApiFindingsPage = FindingsPageJson;
 
 /** The severities a finding can have, worst first (the `--severity` choices): the one list. */
 export { SEVERITIES } from '@oxicloud/consistency/severity';

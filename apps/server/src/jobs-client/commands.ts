@@ -72,8 +72,9 @@ export async function triggerCommand(
     const before = await client.listJobs();
     const answer = await client.trigger(name, { ...common, wait: false });
     const body = answer.body as ApiOutcomeEnvelope;
-    const skipped = body.outcome?.kind === 'ok' && body.outcome.extra?.['skipped'] === 'already_running';
-    if (body.outcome && !skipped) return printOutcome(ctx, name, answer.raw, body);
+    const outcome = 'outcome' in body ? body.outcome : undefined;
+    const skipped = outcome?.kind === 'ok' && outcome.extra?.['skipped'] === 'already_running';
+    if (outcome && !skipped) return printOutcome(ctx, name, answer.raw, body);
     if (!ctx.json) {
       io.stdout.write(
         skipped

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from './admin-client.js';
-import type { ApiJob, ApiRunSummary } from './api-types.js';
+import type { ApiJob, ApiRunDetail, ApiRunListEntry, ApiRunStatus } from './api-types.js';
 import { type CliIo, sleep } from './cli-io.js';
 import { runCommand, triggerCommand } from './commands.js';
 import { followRun } from './follow.js';
@@ -45,7 +45,8 @@ class ScriptedApi {
   }
 }
 
-function run(status: string, processed: number, extra: Partial<ApiRunSummary> = {}): ApiRunSummary {
+/** A run as `GET …/runs/{id}` answers it: started 10 s ago, no pauses. */
+function run(status: ApiRunStatus, processed: number, extra: Partial<ApiRunDetail> = {}): ApiRunDetail {
   return {
     run_id: 'r1',
     job_name: 'files_consistency',
@@ -57,6 +58,10 @@ function run(status: string, processed: number, extra: Partial<ApiRunSummary> = 
     stats: { count: 2, scanned_count: processed, total_estimate: 100 },
     params: {},
     error_message: status === 'Failed' ? 'the database went away' : null,
+    pause_reason: status === 'Paused' ? 'cancelled by an admin' : null,
+    pauses: status === 'Paused' ? [{ at: new Date().toISOString(), reason: 'cancelled by an admin' }] : [],
+    active_ms: 10_000,
+    wall_ms: 10_000,
     progress: {
       processed,
       total: 100,
@@ -66,6 +71,12 @@ function run(status: string, processed: number, extra: Partial<ApiRunSummary> = 
     },
     ...extra,
   };
+}
+
+/** The same run as the jobs listing shows it (`latest_run`). */
+function entry(status: ApiRunStatus, processed: number, extra: Partial<ApiRunDetail> = {}): ApiRunListEntry {
+  const { params, pauses, ...rest } = run(status, processed, extra);
+  return { ...rest, params_summary: params, pauses: pauses.slice(-1), truncated: false };
 }
 
 function captureIo(signal?: AbortSignal): CliIo & { out: () => string; err: () => string } {
@@ -114,11 +125,20 @@ describe('following runs over HTTP', () => {
   });
 
   it('trigger --follow: starts the run, prints plain progress lines, exits 0 on Completed', async () => {
-    // --params/--deep first ask the listing whether the job takes them (periodic jobs refuse them).
-    api.script('GET /api/admin/jobs', {
-      status: 200,
-      body: [{ name: 'files_consistency', kind: 'recoverable', supports_deep: true }],
-    });
+    const listed: ApiJob = {
+      name: 'files_consistency',
+      kind: 'recoverable',
+      interval_ms: null,
+      timeout_ms: null,
+      next_run_at: null,
+      running: false,
+      running_since: null,
+      last_outcome: null,
+      supports_deep: true,
+      latest_run: null,
+      overdue: null,
+    };
+    api.script('GET /api/admin/jobs', ok([listed])); // --params/--deep: the client checks the job takes them
     api.script('POST /api/admin/jobs/files_consistency/trigger?deep=true', {
       status: 202,
       body: { ok: true, run_id: 'r1', status: 'Running', resumed: false, already_running: false },
@@ -132,13 +152,15 @@ describe('following runs over HTTP', () => {
       followOptions: follow,
     });
     expect(code).toBe(0);
-    expect(api.bodies[1]).toBe('{"batch_size":5}'); // [0] is the listing's GET
+    expect(api.bodies[1]).toBe('{"batch_size":5}');
     const lines = io.out().trimEnd().split('\n');
     expect(lines[0]).toBe('files_consistency: started run r1');
     expect(lines[1]).toBe('files_consistency  running  10/100 (10.0%)  50/s  ETA 1s');
     expect(lines[2]).toBe('files_consistency  running  60/100 (60.0%)  50/s  ETA <1s');
     expect(lines[3]).toBe('files_consistency  completed  100/100 (100.0%)  50/s  ETA 0s');
-    expect(lines[4]).toMatch(/^files_consistency: run r1 completed in 10s: 100 processed, count 2$/);
+    expect(lines[4]).toMatch(
+      /^files_consistency: run r1 completed in 10s \(wall 10s\): 100 processed, count 2$/,
+    );
     expect(api.requests.filter((r) => r === RUN)).toHaveLength(3);
   });
 
@@ -237,9 +259,10 @@ describe('following runs over HTTP', () => {
       last_outcome: null,
       supports_deep: false,
       latest_run: null,
+      overdue: null,
       ...extra,
     });
-    const old = run('Completed', 100, { run_id: 'old', job_name: 'drives_consistency' });
+    const old = entry('Completed', 100, { run_id: 'old', job_name: 'drives_consistency' });
     const before = [
       job('consistency_batch', {
         kind: 'periodic',
@@ -252,9 +275,9 @@ describe('following runs over HTTP', () => {
     const during = [
       { ...before[0]!, running: true },
       job('drives_consistency', {
-        latest_run: run('Completed', 100, { run_id: 'd2', job_name: 'drives_consistency' }),
+        latest_run: entry('Completed', 100, { run_id: 'd2', job_name: 'drives_consistency' }),
       }),
-      job('files_consistency', { latest_run: run('Running', 50) }),
+      job('files_consistency', { latest_run: entry('Running', 50) }),
       before[3]!,
     ];
     const after = [
@@ -266,7 +289,7 @@ describe('following runs over HTTP', () => {
         },
       },
       during[1]!,
-      job('files_consistency', { latest_run: run('Completed', 100) }),
+      job('files_consistency', { latest_run: entry('Completed', 100) }),
       before[3]!,
     ];
     api.script(

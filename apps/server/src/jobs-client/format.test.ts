@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiFindingsPage, ApiJob, ApiRunSummary } from './api-types.js';
+import type { ApiFindingsPage, ApiJob, ApiRunDetail, ApiRunListEntry } from './api-types.js';
 import {
   describeOutcome,
   formatCancelAnswer,
@@ -20,8 +20,9 @@ import {
 const NOW = Date.parse('2030-01-01T12:00:00.000Z');
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
 
-function run(overrides: Partial<ApiRunSummary> = {}): ApiRunSummary {
-  return {
+/** A run as `GET …/runs/{id}` answers it; active and wall time from start to completion (or NOW) unless given. */
+function run(overrides: Partial<ApiRunDetail> = {}): ApiRunDetail {
+  const merged: Omit<ApiRunDetail, 'active_ms' | 'wall_ms'> & Partial<ApiRunDetail> = {
     run_id: '0190a3c2-0000-7000-8000-000000000001',
     job_name: 'files_consistency',
     status: 'Running',
@@ -32,6 +33,8 @@ function run(overrides: Partial<ApiRunSummary> = {}): ApiRunSummary {
     stats: { count: 3, scanned_count: 120_000, total_estimate: 1_000_000 },
     params: { force: false, deep: false },
     error_message: null,
+    pause_reason: null,
+    pauses: [],
     progress: {
       processed: 120_000,
       total: 1_000_000,
@@ -41,6 +44,15 @@ function run(overrides: Partial<ApiRunSummary> = {}): ApiRunSummary {
     },
     ...overrides,
   };
+  const wall =
+    (merged.completed_at === null ? NOW : Date.parse(merged.completed_at)) - Date.parse(merged.started_at);
+  return { active_ms: wall, wall_ms: wall, ...merged };
+}
+
+/** The same run as a listing shows it (`GET …/runs`, `latest_run`). */
+function entry(overrides: Partial<ApiRunDetail> = {}): ApiRunListEntry {
+  const { params, pauses, ...rest } = run(overrides);
+  return { ...rest, params_summary: params, pauses: pauses.slice(-1), truncated: false };
 }
 
 describe('renderTable', () => {
@@ -124,6 +136,7 @@ describe('times and words', () => {
 describe('formatJobs', () => {
   const periodic: ApiJob = {
     name: 'trash_cleanup',
+    kind: 'periodic',
     interval_ms: 3_600_000,
     timeout_ms: null,
     next_run_at: new Date(NOW + 23 * 60_000).toISOString(),
@@ -135,9 +148,12 @@ describe('formatJobs', () => {
       elapsed_ms: 5,
       source: 'tick',
     },
+    supports_deep: false,
+    latest_run: null,
+    overdue: null,
   };
 
-  it('shows schedule, state, next and last run of a Part 1 listing (no LATEST RUN column)', () => {
+  it('shows kind, schedule, state, next, last and latest run of each job', () => {
     const failing: ApiJob = {
       ...periodic,
       name: 'dedup_gc',
@@ -152,10 +168,12 @@ describe('formatJobs', () => {
       },
     };
     const lines = formatJobs([periodic, failing], NOW).trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+KIND\s+SCHEDULE\s+STATE\s+NEXT RUN\s+LAST RUN$/);
-    expect(lines[1]).toMatch(/^trash_cleanup\s+-\s+every 1h\s+idle\s+in 23m\s+ok 10m ago, count 12$/);
+    expect(lines[0]).toMatch(/^NAME\s+KIND\s+SCHEDULE\s+STATE\s+NEXT RUN\s+LAST RUN\s+LATEST RUN$/);
+    expect(lines[1]).toMatch(
+      /^trash_cleanup\s+periodic\s+every 1h\s+idle\s+in 23m\s+ok 10m ago, count 12\s+-$/,
+    );
     expect(lines[2]).toMatch(
-      /^dedup_gc\s+-\s+on demand\s+running 1m 05s\s+-\s+err 2h ago \(timeout\): disk on fire$/,
+      /^dedup_gc\s+periodic\s+on demand\s+running 1m 05s\s+-\s+err 2h ago \(timeout\): disk on fire\s+-$/,
     );
     // aligned: every row's second column starts at the same offset
     const offsets = lines.map((l) => l.search(/ {2}\S/));
@@ -168,7 +186,7 @@ describe('formatJobs', () => {
       overdue: { deep: false, max_age_ms: 3_600_000, last_success_at: null, overdue_since: ago(7_200_000) },
     };
     const lines = formatJobs([overdue, periodic], NOW).trimEnd().split('\n');
-    expect(lines[1]).toMatch(/^trash_cleanup\s+-\s+every 1h\s+idle, overdue 2h ago\s+in 23m/);
+    expect(lines[1]).toMatch(/^trash_cleanup\s+periodic\s+every 1h\s+idle, overdue 2h ago\s+in 23m/);
     expect(lines[2]).not.toMatch(/overdue/);
   });
 
@@ -180,20 +198,43 @@ describe('formatJobs', () => {
       interval_ms: null,
       next_run_at: null,
       last_outcome: null,
-      latest_run: run(),
+      latest_run: entry(),
     };
     const done: ApiJob = {
       ...recoverable,
       name: 'drives_consistency',
-      latest_run: run({ status: 'Completed', completed_at: ago(300_000) }),
+      latest_run: entry({ status: 'Completed', completed_at: ago(300_000) }),
     };
-    const text = formatJobs([{ ...periodic, kind: 'periodic' }, recoverable, done], NOW);
+    const text = formatJobs([periodic, recoverable, done], NOW);
     expect(text).toContain('LATEST RUN');
     expect(text).toMatch(
       /files_consistency\s+recoverable\s+on demand\s+idle\s+-\s+-\s+running 120,000\/1,000,000 \(12\.0%\)/,
     );
     expect(text).toMatch(/drives_consistency .* completed 5m ago/);
     expect(text).toMatch(/trash_cleanup\s+periodic .* -\n/);
+  });
+
+  it("reads an older server's answers, which lack fields the API has now (the client does not validate)", () => {
+    const oldListing = JSON.parse(
+      JSON.stringify([
+        {
+          name: 'trash_cleanup',
+          interval_ms: 3_600_000,
+          next_run_at: null,
+          running: false,
+          last_outcome: null,
+        },
+      ]),
+    ) as ApiJob[];
+    const lines = formatJobs(oldListing, NOW).trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+KIND\s+SCHEDULE\s+STATE\s+NEXT RUN\s+LAST RUN$/);
+    expect(lines[1]).toMatch(/^trash_cleanup\s+-\s+every 1h\s+idle\s+-\s+never$/);
+    const {
+      active_ms: _active,
+      wall_ms: _wall,
+      ...oldRun
+    } = run({ status: 'Completed', completed_at: ago(0) });
+    expect(formatRunEnd(oldRun as ApiRunDetail, NOW)).toMatch(/completed in 2m 05s: /);
   });
 
   it('says so when nothing is registered', () => {
@@ -205,8 +246,8 @@ describe('runs and findings', () => {
   it('formats the runs table with status words, durations and progress', () => {
     const text = formatRuns(
       [
-        run(),
-        run({ run_id: 'r2', status: 'Failed', completed_at: ago(60_000), error_message: 'db gone\nretry' }),
+        entry(),
+        entry({ run_id: 'r2', status: 'Failed', completed_at: ago(60_000), error_message: 'db gone\nretry' }),
       ],
       NOW,
     );
@@ -262,12 +303,20 @@ describe('answers and follow lines', () => {
     expect(
       formatTriggerAnswer('trash_cleanup', { ok: true, outcome: { kind: 'ok', count: 3, extra: {} } }),
     ).toBe('trash_cleanup: ok, count 3\n');
-    expect(formatTriggerAnswer('x', { ok: true, run_id: 'r1', status: 'Running', resumed: true })).toContain(
+    const started = {
+      ok: true,
+      run_id: 'r1',
+      status: 'Running',
+      resumed: false,
+      already_running: false,
+    } as const;
+    expect(formatTriggerAnswer('x', { ...started, resumed: true })).toContain(
       'x: resumed run r1; follow it with `oxijobs jobs run x r1 --follow`',
     );
-    expect(
-      formatTriggerAnswer('x', { ok: true, run_id: 'r1', status: 'Running', already_running: true }),
-    ).toMatch(/^x: run r1 is already running;/);
+    expect(formatTriggerAnswer('x', { ...started, already_running: true })).toMatch(
+      /^x: run r1 is already running;/,
+    );
+    expect(formatTriggerAnswer('x', started)).toMatch(/^x: started run r1;/);
     expect(formatTriggerAnswer('b', { ok: true, accepted: true })).toMatch(
       /^b: accepted; it runs in the background/,
     );
@@ -286,12 +335,12 @@ describe('answers and follow lines', () => {
         run({
           status: 'Completed',
           completed_at: ago(0),
-          progress: { ...run().progress!, processed: 1_000_000 },
+          progress: { ...run().progress, processed: 1_000_000 },
         }),
         NOW,
       ),
     ).toBe(
-      'files_consistency: run 0190a3c2-0000-7000-8000-000000000001 completed in 2m 05s: 1,000,000 processed, count 3\n',
+      'files_consistency: run 0190a3c2-0000-7000-8000-000000000001 completed in 2m 05s (wall 2m 05s): 1,000,000 processed, count 3\n',
     );
     expect(formatRunEnd(run({ status: 'Failed', error_message: 'boom' }), NOW)).toMatch(
       /failed after .*: boom\n$/,

@@ -1,9 +1,11 @@
+import { ACTIVE_STATUSES } from '@oxicloud/recoverable';
 import type {
   ApiCancelled,
   ApiFindingsPage,
   ApiJob,
   ApiJobOutcome,
   ApiOutcomeEnvelope,
+  ApiRunDetail,
   ApiRunProgress,
   ApiRunStarted,
   ApiRunSummary,
@@ -182,7 +184,7 @@ function lastRunCell(job: ApiJob, nowMs: number): string {
 function latestRunCell(run: ApiRunSummary | null | undefined, nowMs: number): string {
   if (!run) return '-';
   const word = statusWord(run.status);
-  if (run.status === 'Running' || run.status === 'CancelRequested' || run.status === 'Paused') {
+  if (ACTIVE_STATUSES.includes(run.status)) {
     return `${word} ${formatProgress(run.progress)}`;
   }
   return `${word} ${relativeTime(run.completed_at ?? run.last_progress_at, nowMs)}`;
@@ -256,8 +258,8 @@ export function formatRuns(runs: readonly ApiRunSummary[], nowMs: number): strin
   ]);
 }
 
-/** The `jobs run` details, one `key  value` line each. */
-export function formatRun(run: ApiRunSummary, nowMs: number): string {
+/** The `jobs run` details (`GET …/runs/{id}`), one `key  value` line each. */
+export function formatRun(run: ApiRunDetail, nowMs: number): string {
   const at = (iso: string | null | undefined): string => (iso ? `${iso} (${relativeTime(iso, nowMs)})` : '-');
   const progress = run.progress;
   const lines: Array<[string, string]> = [
@@ -334,8 +336,8 @@ export function formatTriggerAnswer(name: string, body: ApiOutcomeEnvelope | Api
     return `${name}: ${verb}; follow it with \`oxijobs jobs run ${name} ${body.run_id} --follow\`\n`;
   }
   const envelope = body as ApiOutcomeEnvelope;
-  if (envelope.outcome) return `${name}: ${describeOutcome(envelope.outcome)}\n`;
-  if (envelope.accepted)
+  if ('outcome' in envelope && envelope.outcome) return `${name}: ${describeOutcome(envelope.outcome)}\n`;
+  if ('accepted' in envelope && envelope.accepted)
     return `${name}: accepted; it runs in the background (\`oxijobs jobs list\` shows its outcome)\n`;
   return `${name}: ${compactJson(body, 400)}\n`;
 }

@@ -1,6 +1,6 @@
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AdminApiError } from '../errors.js';
-import type { AdminUserRecord, UserRole } from '../ports/admin-user-lookup.js';
+import { type AdminUserRecord, USER_ROLES, type UserRole } from '../ports/admin-user-lookup.js';
 
 /** The smallest HS256 secret accepted: 32 bytes (256 bits), the size of the hash. */
 export const MIN_SECRET_BYTES = 32;
@@ -88,7 +88,7 @@ export async function verifyAdminToken(
     throw new AdminApiError('UNAUTHENTICATED', reason, { cause });
   }
   const role = payload['role'];
-  if (typeof payload.sub !== 'string' || (role !== 'admin' && role !== 'user') || payload.exp === undefined) {
+  if (typeof payload.sub !== 'string' || !isUserRole(role) || payload.exp === undefined) {
     throw new AdminApiError('UNAUTHENTICATED', 'the bearer token lacks the sub, role or exp claim');
   }
   const username = payload['username'];
@@ -98,4 +98,8 @@ export async function verifyAdminToken(
     username: typeof username === 'string' ? username : undefined,
     expiresAt: new Date(payload.exp * 1000),
   };
+}
+
+function isUserRole(value: unknown): value is UserRole {
+  return typeof value === 'string' && (USER_ROLES as readonly string[]).includes(value);
 }

@@ -1,5 +1,11 @@
-/** Roles a user can have (`auth.users.role`). */
-export type UserRole = 'admin' | 'user';
+/**
+ * Roles a user can have: the one list (the CHECK constraint on
+ * `auth.users.role` repeats it, tied by `sql-enum-constraints.test.ts`).
+ */
+export const USER_ROLES = ['admin', 'user'] as const;
+
+/** A role a user can have: one of {@link USER_ROLES}. */
+export type UserRole = (typeof USER_ROLES)[number];
 
 /** The fields of a user the admin API checks a token against. */
 export interface AdminUserRecord {
