@@ -4,7 +4,6 @@ import {
   CONSISTENCY_BATCH_JOB_NAME,
   type ConsistencyBatchRunArgs,
   createConsistencyBatchJob,
-  orderConsistencyChecks,
 } from '../src/consistency-batch/index.js';
 import { isTenantsError } from '../src/errors.js';
 
@@ -141,21 +140,5 @@ describe('consistency_batch', () => {
       thrown = error;
     }
     expect(isTenantsError(thrown, 'INVALID_CONFIG')).toBe(true);
-  });
-
-  it('orderConsistencyChecks: the plan order first, other *_consistency names after, the rest left out', () => {
-    expect(
-      orderConsistencyChecks([
-        'storage_migration',
-        'storage_consistency',
-        'grants_consistency',
-        'files_consistency',
-        'drives_consistency',
-        'folders_consistency',
-        'drives_consistency',
-        'consistency_batch',
-        'audit_consistency',
-      ]),
-    ).toEqual([...CHECKS, 'audit_consistency', 'grants_consistency']);
   });
 });

@@ -69,6 +69,8 @@ export interface ApiJob {
   readonly running_since?: string | null;
   readonly last_outcome: ApiLastOutcome | null;
   readonly supports_deep?: boolean;
+  /** The job's consistency-check declaration; `null` when it is not a check; absent on older servers. */
+  readonly check?: { readonly order: number; readonly count_meaning: string } | null;
   readonly latest_run?: ApiRunSummary | null;
   /** Set when the job has no success within 1.5 × its expected cadence; absent on older servers. */
   readonly overdue?: {

@@ -114,6 +114,8 @@ describe('following runs over HTTP', () => {
   });
 
   it('trigger --follow: starts the run, prints plain progress lines, exits 0 on Completed', async () => {
+    // --deep and --params make the CLI read the listing first (a job without a deep mode is refused there).
+    api.script('GET /api/admin/jobs', ok([]));
     api.script('POST /api/admin/jobs/files_consistency/trigger?deep=true', {
       status: 202,
       body: { ok: true, run_id: 'r1', status: 'Running', resumed: false, already_running: false },
@@ -127,7 +129,7 @@ describe('following runs over HTTP', () => {
       followOptions: follow,
     });
     expect(code).toBe(0);
-    expect(api.bodies[0]).toBe('{"batch_size":5}');
+    expect(api.bodies[1]).toBe('{"batch_size":5}');
     const lines = io.out().trimEnd().split('\n');
     expect(lines[0]).toBe('files_consistency: started run r1');
     expect(lines[1]).toBe('files_consistency  running  10/100 (10.0%)  50/s  ETA 1s');
@@ -221,6 +223,8 @@ describe('following runs over HTTP', () => {
   });
 
   it('consistency_batch --follow: wait=false, shows each check as it runs, exits by the batch outcome', async () => {
+    const DRIVES = { order: 10, count_meaning: 'drives' };
+    const FILES = { order: 30, count_meaning: 'files' };
     const job = (name: string, extra: Partial<ApiJob>): ApiJob => ({
       name,
       kind: 'recoverable',
@@ -240,16 +244,18 @@ describe('following runs over HTTP', () => {
         kind: 'periodic',
         last_outcome: { at: '2030-01-01T00:00:00.000Z', outcome: { kind: 'ok', count: 1, extra: {} } },
       }),
-      job('drives_consistency', { latest_run: old }),
-      job('files_consistency', {}),
-      job('trash_cleanup', { kind: 'periodic' }),
+      job('files_consistency', { check: FILES }),
+      job('drives_consistency', { latest_run: old, check: DRIVES }),
+      // Not a check by its declaration, whatever its name says: the batch does not drive it.
+      job('legacy_consistency', { kind: 'periodic' }),
     ];
     const during = [
       { ...before[0]!, running: true },
+      job('files_consistency', { latest_run: run('Running', 50), check: FILES }),
       job('drives_consistency', {
         latest_run: run('Completed', 100, { run_id: 'd2', job_name: 'drives_consistency' }),
+        check: DRIVES,
       }),
-      job('files_consistency', { latest_run: run('Running', 50) }),
       before[3]!,
     ];
     const after = [
@@ -260,8 +266,8 @@ describe('following runs over HTTP', () => {
           outcome: { kind: 'ok' as const, count: 3, extra: {} },
         },
       },
-      during[1]!,
-      job('files_consistency', { latest_run: run('Completed', 100) }),
+      job('files_consistency', { latest_run: run('Completed', 100), check: FILES }),
+      during[2]!,
       before[3]!,
     ];
     api.script(
@@ -288,7 +294,7 @@ describe('following runs over HTTP', () => {
     expect(out).toContain('files_consistency  running  50/100 (50.0%)');
     expect(out).toMatch(/ {2}files_consistency: run r1 completed/);
     expect(out).not.toContain('run old');
-    expect(out).not.toContain('trash_cleanup');
+    expect(out).not.toContain('legacy_consistency');
     expect(out).toMatch(/consistency_batch: ok, count 3\n$/);
 
     api.script(
