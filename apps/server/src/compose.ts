@@ -1,8 +1,14 @@
 import { mkdirSync } from 'node:fs';
-import { createAdminApp, type JobCatalog } from '@oxicloud/admin-api';
+import { createAdminApp } from '@oxicloud/admin-api';
 import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv, validateAlertEnv } from '@oxicloud/alerts';
-import { ConsistencyRegistry, checkJob, findingCount, PgFindingStore } from '@oxicloud/consistency';
-import { RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
+import {
+  CONSISTENCY_FINDINGS_ALERT,
+  ConsistencyRegistry,
+  checkJob,
+  findingCount,
+  PgFindingStore,
+} from '@oxicloud/consistency';
+import { JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger } from '@oxicloud/scheduler';
 import {
   Blake3WorkerPool,
@@ -36,7 +42,6 @@ import {
   createStorageMigrationJob,
   createStorageReconcileJob,
   createTrashCleanupJob,
-  orderConsistencyChecks,
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
@@ -197,7 +202,7 @@ export function registerPeriodicJobs(
  * adapter is registered in the consistency registry and each check it
  * contributes becomes a recoverable job (`checkJob`); `storage_migration` and
  * the media re-extract jobs join them; `consistency_batch` (a Part 1 job) runs
- * every `*_consistency` job in turn through the engine.
+ * the catalog's checks (every job declaring a `check`) in turn through the engine.
  */
 export function createRecoverableJobs(deps: {
   readonly registry: JobRegistry;
@@ -213,7 +218,11 @@ export function createRecoverableJobs(deps: {
   readonly onRunFinished?: (event: RunFinishedEvent) => void;
   /** `OXICLOUD_DATABASE_RETRY_SECONDS` in ms. @defaultValue the engine's (60 s) */
   readonly databaseRetryMs?: number;
-}): { readonly engine: RecoverableEngine; readonly consistency: ConsistencyRegistry } {
+}): {
+  readonly engine: RecoverableEngine;
+  readonly consistency: ConsistencyRegistry;
+  readonly catalog: JobCatalog;
+} {
   const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
   const engine = new RecoverableEngine({
     pool,
@@ -221,9 +230,10 @@ export function createRecoverableJobs(deps: {
     ...(deps.databaseRetryMs === undefined ? {} : { connectionRetryMs: deps.databaseRetryMs }),
     onRunFinished: (event) => {
       deps.onRunFinished?.(event);
-      alertOnRunFinished(event, { alerts, findings });
+      alertOnRunFinished(event, { alerts, findings, raises: engine.capabilities(event.job).alerts });
     },
   });
+  const catalog = new JobCatalog(registry, engine);
   const consistency = new ConsistencyRegistry()
     .register(new PgDriveUsageScan(db))
     .register(new PgFolderTreeScan(db))
@@ -251,24 +261,29 @@ export function createRecoverableJobs(deps: {
   engine.register(createReextractImageJob({ files: media, blobs: backends.source, logger }));
   registry.register(
     createConsistencyBatchJob({
-      checks: () => orderConsistencyChecks(engine.names()),
+      checks: () => catalog.checks().map((check) => check.name),
       runOrResume: (name, args) => engine.runOrResume(name, args),
       logger,
     }),
     null,
     null,
   );
-  return { engine, consistency };
+  return { engine, consistency, catalog };
 }
 
 /**
  * Alerts at a recoverable run's terminal write: `job_failed` for a Failed run
- * (with its run id), `consistency_findings` when a `*_consistency` run ends
- * with findings. Fire-and-forget: `JobAlerts` never rejects.
+ * (with its run id), `consistency_findings` when a run of a job that declares
+ * that alert ends with findings. Fire-and-forget: `JobAlerts` never rejects.
  */
 function alertOnRunFinished(
   event: RunFinishedEvent,
-  deps: { readonly alerts: JobAlerts; readonly findings: PgFindingStore },
+  deps: {
+    readonly alerts: JobAlerts;
+    readonly findings: PgFindingStore;
+    /** The alerts the job declared (`capabilities.alerts`). */
+    readonly raises: readonly string[];
+  },
 ): void {
   if (event.status === 'Failed') {
     void deps.alerts.jobFailed({
@@ -282,7 +297,8 @@ function alertOnRunFinished(
     return;
   }
   const found = findingCount(event.stats);
-  if (event.status !== 'Completed' || !event.job.endsWith('_consistency') || !(found > 0)) return;
+  if (event.status !== 'Completed' || !deps.raises.includes(CONSISTENCY_FINDINGS_ALERT) || !(found > 0))
+    return;
   void (async () => {
     const [counts, worst] = await Promise.all([
       deps.findings.summarize(event.run_id),
@@ -325,17 +341,6 @@ export function createAlerts(deps: {
   return { alerts, close: () => sender?.close() };
 }
 
-/** Jobs with a deep mode (re-hash + mime sniff): the page and the API offer "Run deep" on them. */
-export const DEEP_JOBS = ['consistency_batch', 'storage_consistency'] as const;
-
-/**
- * The catalog of Part 1 jobs the admin API lists and triggers: the registry
- * itself. Recoverable jobs reach the API through the engine (`runs`).
- */
-export function createJobCatalog(registry: JobRegistry): JobCatalog {
-  return registry;
-}
-
 /**
  * The composition root: storage adapters, the job registry with its tenants,
  * the recoverable engine with the consistency checks, alerts and the admin
@@ -375,7 +380,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   });
   registerPeriodicJobs(registry, { db, blobs: backends.source, tenants: input.tenants, logger });
   const findings = new PgFindingStore({ pool });
-  const { engine } = createRecoverableJobs({
+  const { engine, catalog } = createRecoverableJobs({
     registry,
     pool,
     db,
@@ -392,14 +397,17 @@ export function composeServer(input: ComposeInput): ComposedServer {
       freshnessStore.recordRecoverableRun(event.run_id, event.status === 'Completed').catch(recordFailed);
     },
   });
-  const jobNames = [...registry.list().map((j) => j.name), ...engine.names()];
+  const jobs = catalog.entries();
+  const jobNames = jobs.map((j) => j.name);
   const freshness = new FreshnessMonitor({
     store: freshnessStore,
     targets: freshnessTargets(
-      [
-        ...registry.list().map((j) => ({ name: j.name, intervalMs: j.interval_ms })),
-        ...engine.names().map((name) => ({ name, intervalMs: null })),
-      ],
+      jobs.map((j) => ({
+        name: j.name,
+        intervalMs: j.intervalMs,
+        check: j.capabilities.check !== null,
+        deep: j.capabilities.deep,
+      })),
       input.env,
     ),
     jobs: jobNames,
@@ -409,10 +417,9 @@ export function composeServer(input: ComposeInput): ComposedServer {
   });
   metrics.attach({ registry, engine, freshness });
   const app = createAdminApp({
-    jobs: createJobCatalog(registry),
+    jobs: registry,
     runs: engine,
     findings,
-    deepJobs: DEEP_JOBS,
     users: usersThroughOutage(new PgUsersRepository(pool)),
     jwtSecret: input.jwtSecret,
     logger,

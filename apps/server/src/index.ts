@@ -14,7 +14,6 @@ export {
   createAlerts,
   createBlobBackends,
   createBlobStorage,
-  createJobCatalog,
   createRecoverableJobs,
   registerPeriodicJobs,
 } from './compose.js';

@@ -38,12 +38,6 @@ export interface AdminAppDeps {
   readonly runs?: RunService;
   /** A run's findings: `PgFindingStore` from `@oxicloud/consistency` as it is. */
   readonly findings?: FindingsReader;
-  /**
-   * Names of the jobs whose `deep=true` changes what they do (the listing's
-   * `supports_deep`), e.g. `['consistency_batch', 'storage_consistency']`; a
-   * catalog entry's own `supports_deep` wins.
-   */
-  readonly deepJobs?: Iterable<string>;
   /** Checks every verified token's user against `auth.users`. */
   readonly users: AdminUserLookup;
   /** HS256 secret the bearer tokens are signed with; at least 32 bytes. */
@@ -77,7 +71,7 @@ export interface AdminAppDeps {
  * import { serve } from '@hono/node-server';
  * const app = createAdminApp({
  *   jobs: registry, runs: engine, findings: new PgFindingStore({ pool }),
- *   deepJobs: ['consistency_batch', 'storage_consistency'], users, jwtSecret, logger, health,
+ *   users, jwtSecret, logger, health,
  * });
  * serve({ fetch: app.fetch, port: 8086 });
  * ```
@@ -143,7 +137,6 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   const directory = new JobDirectory({
     jobs: deps.jobs,
     runs: deps.runs,
-    deepJobs: deps.deepJobs,
     freshness: deps.freshness,
   });
   registerJobRoutes(app, { directory, jobs: deps.jobs, logger });

@@ -7,7 +7,7 @@ import {
   type RecoverableJobHandler,
   type RunSummary,
 } from '@oxicloud/recoverable';
-import { JobRegistry, type JobRunArgs, type Logger, ok } from '@oxicloud/scheduler';
+import { JobRegistry, type JobRunArgs, type Logger, NO_CAPABILITIES, ok } from '@oxicloud/scheduler';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -76,6 +76,7 @@ function decode(bytes: Uint8Array | null): number {
 function slowWalk(seen: Array<Record<string, unknown>>): RecoverableJobHandler {
   return {
     name: 'slow_walk',
+    capabilities: { deep: true },
     validateParams(raw) {
       const params = raw as Record<string, unknown>;
       const allowed = new Set(['step', 'label']);
@@ -107,6 +108,7 @@ function slowWalk(seen: Array<Record<string, unknown>>): RecoverableJobHandler {
 /** Completes at once; on the registry too (as the server bridges recoverable jobs). */
 const quickCheck: RecoverableJobHandler = {
   name: 'quick_check',
+  capabilities: { check: { order: 5, countMeaning: 'items checked' }, alerts: ['consistency_findings'] },
   async runResumable(store) {
     await store.checkpoint(encode(1), 1, { scanned: 1 });
     return completed();
@@ -158,7 +160,6 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
       jobs: registry,
       runs: engine,
       findings,
-      deepJobs: ['consistency_batch', 'slow_walk'],
       users: pgLookup(db),
       jwtSecret: SECRET,
       logger: capturingLogger(lines),
@@ -211,10 +212,10 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
       const res = await get('/api/admin/jobs');
       expect(res.status).toBe(200);
       const body = await json<Array<Record<string, unknown>>>(res);
-      expect(body.map((j) => [j['name'], j['kind'], j['supports_deep']])).toEqual([
-        ['trash_cleanup', 'periodic', false],
-        ['quick_check', 'recoverable', false],
-        ['slow_walk', 'recoverable', true],
+      expect(body.map((j) => [j['name'], j['kind'], j['supports_deep'], j['check']])).toEqual([
+        ['trash_cleanup', 'periodic', false, null],
+        ['quick_check', 'recoverable', false, { order: 5, count_meaning: 'items checked' }],
+        ['slow_walk', 'recoverable', true, null],
       ]);
       expect(body[0]).toMatchObject({ interval_ms: 3_600_000, latest_run: null, running: false });
       expect(body[2]).toMatchObject({ interval_ms: null, next_run_at: null, last_outcome: null });
@@ -234,18 +235,22 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
       expect(typeof quick?.last_outcome?.['elapsed_ms']).toBe('number');
     });
 
-    it("takes a catalog entry's own supports_deep over deepJobs", async () => {
+    it("reads a periodic job's declared capabilities from the catalog, a recoverable job's from the engine", async () => {
       const custom = makeApp({
         jobs: {
-          list: () => registry.list().map((j) => ({ ...j, supports_deep: j.name === 'trash_cleanup' })),
+          list: () =>
+            registry.list().map((j) => ({
+              ...j,
+              // The registry's entry for a recoverable job is overruled by the engine's declaration.
+              capabilities: { check: null, deep: true, alerts: [] },
+            })),
           trigger: (name, args) => registry.trigger(name, args),
         },
-        deepJobs: [],
       });
       const body = await json<Array<Record<string, unknown>>>(
         await custom.request('/api/admin/jobs', { headers: bearer() }),
       );
-      expect(body.map((j) => j['supports_deep'])).toEqual([true, false, false]);
+      expect(body.map((j) => j['supports_deep'])).toEqual([true, false, true]);
     });
   });
 
@@ -689,6 +694,7 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
       const buggy: RunService = {
         names: () => ['buggy'],
         has: (name) => name === 'buggy',
+        capabilities: () => NO_CAPABILITIES,
         trigger: async () => {
           throw new TypeError('cannot read properties of undefined (secret)');
         },

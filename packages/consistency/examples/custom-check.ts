@@ -25,12 +25,14 @@ const orders = [
 const ordersCheck: ConsistencyCheck = {
   name: 'orders_consistency',
   subsystem: 'orders',
+  order: 100, // its place in a batch of checks
+  countMeaning: 'new findings: orders whose customer is gone',
   graceWindowMs: () => 0,
   concurrentSafe: () => true,
   async runResumable(store) {
     for (const order of orders) {
       if (!customers.has(order.customer)) {
-        await store.recordFinding({
+        store.recordFinding({
           kind: 'order_without_customer',
           severity: 'Drift',
           resourceId: order.id,
@@ -38,6 +40,7 @@ const ordersCheck: ConsistencyCheck = {
         });
       }
     }
+    // The findings are written with the checkpoint that covers them, in one transaction.
     await store.checkpoint(new Uint8Array([1]), orders.length);
     return completed();
   },
@@ -45,7 +48,7 @@ const ordersCheck: ConsistencyCheck = {
 
 const findings = new PgFindingStore({ pool });
 const engine = new RecoverableEngine({ pool });
-engine.register(checkJob(ordersCheck, { sinkFactory: findings.sinkFactory }));
+engine.register(checkJob(ordersCheck, { findings }));
 
 const outcome = await engine.runOrResume('orders_consistency'); // awaited: the run's JobOutcome
 const run = await engine.latestRun('orders_consistency');

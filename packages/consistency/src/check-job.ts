@@ -13,7 +13,7 @@ import {
 } from './check-params.js';
 import { checkStore } from './check-store.js';
 import type { ConsistencyCheck } from './consistency-check.js';
-import { CONSISTENCY_LOG_TARGET, FindingBatch } from './finding-batch.js';
+import { CONSISTENCY_FINDINGS_ALERT, CONSISTENCY_LOG_TARGET, FindingBatch } from './finding-batch.js';
 import type { FindingWriter } from './finding-sink.js';
 
 /** Options of {@link checkJob}. */
@@ -61,6 +61,11 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
   return {
     name: check.name,
     check,
+    capabilities: {
+      check: { order: check.order, countMeaning: check.countMeaning },
+      deep: check.deep === true,
+      alerts: [CONSISTENCY_FINDINGS_ALERT],
+    },
     validateParams: (params: unknown) => validateCheckParams(params),
     validateTriggerParams: validateCheckTriggerParams,
     async estimateTotal(params: Readonly<Record<string, unknown>>): Promise<number | null> {

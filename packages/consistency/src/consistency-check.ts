@@ -89,6 +89,15 @@ export interface ConsistencyCheck {
   readonly name: string;
   /** The subsystem this check belongs to (matches a {@link StatefulAdapter.subsystem}). */
   readonly subsystem: string;
+  /**
+   * Its place in `consistency_batch` (ascending; ties by name): cheap
+   * accounting checks first, the blob backend last.
+   */
+  readonly order: number;
+  /** What a run's `count` means, in words: shown by the admin API (`check.count_meaning`) and the docs. */
+  readonly countMeaning: string;
+  /** `true` when `deep: true` changes what the check does (re-hash bytes, sniff mime types). @defaultValue false */
+  readonly deep?: boolean;
   /** Grace window in milliseconds, counted back from the run's `startedAt`. Default 1 h. */
   graceWindowMs(options: CheckOptions): number;
   /**

@@ -6,6 +6,9 @@ import type { Inconsistency } from './inconsistency.js';
 /** Log target of the consistency layer's operational lines. */
 export const CONSISTENCY_LOG_TARGET = 'oxicloud::consistency';
 
+/** The alert a consistency check raises when a run completes with findings (a capability every check declares). */
+export const CONSISTENCY_FINDINGS_ALERT = 'consistency_findings';
+
 type Staged =
   | { readonly op: 'record'; readonly finding: Inconsistency; readonly countIfNew?: string | undefined }
   | { readonly op: 'drop'; readonly kind: string; readonly resourceId: string };

@@ -22,7 +22,12 @@ export type { ConsistencyErrorCode } from './consistency-error.js';
 export { ConsistencyError } from './consistency-error.js';
 export { ConsistencyRegistry } from './consistency-registry.js';
 export type { FindingBatchOptions } from './finding-batch.js';
-export { CONSISTENCY_LOG_TARGET, FindingBatch, findingCount } from './finding-batch.js';
+export {
+  CONSISTENCY_FINDINGS_ALERT,
+  CONSISTENCY_LOG_TARGET,
+  FindingBatch,
+  findingCount,
+} from './finding-batch.js';
 export type { FindingKey, FindingSink, FindingWriteResult, FindingWriter } from './finding-sink.js';
 export {
   CONSISTENCY_SCHEMA,

@@ -151,6 +151,12 @@ describe('checkJob', () => {
       { findings: store, logger },
     );
     expect(job.name).toBe('demo_consistency');
+    // The check's declaration is the job's capabilities: what the catalog, API, CLI and batch read.
+    expect(job.capabilities).toEqual({
+      check: { order: 1, countMeaning: 'demo findings' },
+      deep: false,
+      alerts: ['consistency_findings'],
+    });
     expect(job.validateParams({ batch_size: 0 }).ok).toBe(false);
     const outcome = await job.runResumable(store, new AbortController().signal);
     expect(outcome).toEqual({ kind: 'completed' });
@@ -185,6 +191,8 @@ function demoCheck(name: string, run?: ConsistencyCheck['runResumable']): Consis
   return {
     name,
     subsystem: 'demo',
+    order: 1,
+    countMeaning: 'demo findings',
     graceWindowMs: () => 3_600_000,
     concurrentSafe: () => true,
     runResumable: run ?? (async () => ({ kind: 'completed' })),

@@ -44,6 +44,8 @@ export {
   withConnectionRetry,
 } from './connection-retry.js';
 export type { RecoverableRunsTable, RecoverableTables } from './db/recoverable-runs-table.js';
+export type { CatalogEntry, JobKind, PeriodicJobList, RecoverableJobList } from './job-catalog.js';
+export { JobCatalog } from './job-catalog.js';
 export type {
   BatchWrites,
   BatchWritesResult,
@@ -71,18 +73,13 @@ export type { RecoverableErrorCode } from './recoverable-error.js';
 export { RecoverableError } from './recoverable-error.js';
 export type { ParamsValidation, RecoverableJobHandler } from './recoverable-job-handler.js';
 export type {
-  AcquiredRun,
-  ExecutedRun,
   RunArgs,
   RunFinishedEvent,
   RunFinishedListener,
   RunOrResumeOptions,
 } from './run-or-resume.js';
 export {
-  acquireRun,
-  executeRun,
   outcomeOfRun,
-  prepareTriggerParams,
   RECOVERABLE_TARGET,
   runOrResume,
   toJobOutcome,
@@ -91,6 +88,7 @@ export type { RunOutcome } from './run-outcome.js';
 export { completed, failed, paused } from './run-outcome.js';
 export type { RunPause, RunRecord } from './run-record.js';
 export { describeCorruption } from './run-record.js';
+export type { RunRepository } from './run-repository.js';
 export type { RunStatus } from './run-status.js';
 export { ACTIVE_STATUSES, isRunStatus, RUN_STATUSES, TERMINAL_STATUSES } from './run-status.js';
 export type { RunSummary } from './run-summary.js';

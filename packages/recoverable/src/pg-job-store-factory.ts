@@ -2,11 +2,11 @@ import { type Kysely, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
 import type { JobStore } from './job-store.js';
-import type { JobStoreFactory } from './job-store-factory.js';
 import { PgJobStore } from './pg-job-store.js';
 import { MAX_RESUME_MARKS } from './progress.js';
 import type { RunOutcome } from './run-outcome.js';
 import { type RunRecord, toRunRecord } from './run-record.js';
+import type { RunRepository } from './run-repository.js';
 import { ACTIVE_STATUSES } from './run-status.js';
 
 const TABLE = 'jobs.recoverable_runs' as const;
@@ -44,7 +44,7 @@ function closeSegment(until: 'now' | 'last_progress') {
  * const outcome = await runOrResume(myJob, new PgJobStoreFactory(db));
  * ```
  */
-export class PgJobStoreFactory implements JobStoreFactory {
+export class PgJobStoreFactory implements RunRepository {
   readonly #db: Kysely<RecoverableTables>;
   readonly #connectionRetryMs: number | undefined;
 

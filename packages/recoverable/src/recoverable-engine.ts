@@ -1,5 +1,5 @@
-import type { JobOutcome, Logger } from '@oxicloud/scheduler';
-import { ok, silentLogger } from '@oxicloud/scheduler';
+import type { JobCapabilities, JobOutcome, Logger } from '@oxicloud/scheduler';
+import { capabilitiesOf, ok, silentLogger } from '@oxicloud/scheduler';
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import { DATABASE_UNREACHABLE, isConnectionLoss } from './connection-retry.js';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
@@ -19,6 +19,7 @@ import {
   type RunArgs,
   type RunFinishedListener,
 } from './run-or-resume.js';
+import type { RunRepository } from './run-repository.js';
 import type { RunStatus } from './run-status.js';
 import { type RunSummary, toRunSummary } from './run-summary.js';
 import { checkRecoverableSchema } from './schema/recoverable-schema.js';
@@ -32,6 +33,11 @@ export interface RecoverableEngineOptions {
   readonly db?: Kysely<any>;
   /** @defaultValue a logger that drops everything */
   readonly logger?: Logger;
+  /**
+   * Where runs are stored. @defaultValue a {@link PgJobStoreFactory} on `pool`
+   * (tests may hand a port of their own)
+   */
+  readonly repository?: RunRepository;
   /** Called after each terminal write (alerts and findings mails hook here); contained if it throws. */
   readonly onRunFinished?: RunFinishedListener;
   /**
@@ -125,7 +131,7 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
  * ```
  */
 export class RecoverableEngine {
-  readonly #factory: PgJobStoreFactory;
+  readonly #factory: RunRepository;
   readonly #db: Kysely<RecoverableTables>;
   /** Settles once the schema check passed (cleared when it fails, so the next call checks again). */
   #schemaReady: Promise<void> | undefined;
@@ -159,7 +165,9 @@ export class RecoverableEngine {
           dialect: new PostgresDialect({ pool: options.pool as PostgresPool }),
         });
     this.#db = db;
-    this.#factory = new PgJobStoreFactory(db, retry === undefined ? {} : { connectionRetryMs: retry });
+    this.#factory =
+      options.repository ??
+      new PgJobStoreFactory(db, retry === undefined ? {} : { connectionRetryMs: retry });
     this.#log = options.logger ?? silentLogger;
     this.#onRunFinished = options.onRunFinished;
     this.#reconnectSweepIntervalMs = options.reconnectSweepIntervalMs ?? 2_000;
@@ -193,6 +201,18 @@ export class RecoverableEngine {
   /** The registered job names, in registration order. */
   names(): string[] {
     return [...this.#jobs.keys()];
+  }
+
+  /** What job `name` declared (gaps filled); throws `UNKNOWN_JOB` for a name not registered. */
+  capabilities(name: string): JobCapabilities {
+    const job = this.#jobs.get(name);
+    if (!job) {
+      throw new RecoverableError(
+        'UNKNOWN_JOB',
+        `no recoverable job named ${name}; known: ${this.names().join(', ')}`,
+      );
+    }
+    return capabilitiesOf(job);
   }
 
   /** Runs this process is executing right now. */

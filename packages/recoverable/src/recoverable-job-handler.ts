@@ -1,3 +1,4 @@
+import type { JobCapabilities } from '@oxicloud/scheduler';
 import type { JobStore } from './job-store.js';
 import type { RunOutcome } from './run-outcome.js';
 
@@ -40,6 +41,13 @@ export type ParamsValidation =
 export interface RecoverableJobHandler {
   /** Stable snake_case identifier; the `job_name` column. */
   readonly name: string;
+  /**
+   * What the job is and supports: a consistency check (its batch order and
+   * count meaning), a deep mode, the alerts it raises. Absent = none. The
+   * catalog, the admin API, the CLI and `consistency_batch` read this, never
+   * the name.
+   */
+  readonly capabilities?: Partial<JobCapabilities>;
   /**
    * Validates trigger params (tenants use zod). Called on every trigger with
    * the new params, and again on resume with the stored ones: a stored row

@@ -6,6 +6,8 @@
  * @packageDocumentation
  */
 
+export type { CheckCapability, JobCapabilities } from './job-capabilities.js';
+export { capabilitiesOf, NO_CAPABILITIES } from './job-capabilities.js';
 export type { JobHandler, JobOutcome, JobOutcomeErr, JobOutcomeOk, JobRunArgs } from './job-handler.js';
 export { defaultRunArgs, err, ok } from './job-handler.js';
 export type {

@@ -1,3 +1,5 @@
+import type { JobCapabilities } from './job-capabilities.js';
+
 /**
  * Per-dispatch parameters. Periodic ticks pass {@link defaultRunArgs}; admin
  * triggers may set `force` (acceleration semantics: grace windows of 0),
@@ -64,6 +66,8 @@ export function err(message: string): JobOutcomeErr {
 export interface JobHandler {
   /** Stable snake_case identifier, unique in the process: log lines, URLs and env vars key on it. */
   readonly name: string;
+  /** What the job is and supports (deep mode, alerts); absent = none. */
+  readonly capabilities?: Partial<JobCapabilities>;
   /**
    * One execution. `signal` fires when the supervisor's timeout trips or the
    * server shuts down: a handler must honour it (a JS promise cannot be killed).

@@ -1,3 +1,4 @@
+import { capabilitiesOf, type JobCapabilities } from './job-capabilities.js';
 import type { JobHandler, JobOutcome, JobRunArgs } from './job-handler.js';
 import { defaultRunArgs, err, ok } from './job-handler.js';
 import { logJobRun, SCHEDULER_TARGET } from './job-run-line.js';
@@ -50,6 +51,8 @@ export interface JobSummary {
   readonly last_outcome: LastOutcome | null;
   readonly running: boolean;
   readonly running_since: string | null;
+  /** What the job declared ({@link JobHandler.capabilities}, gaps filled). */
+  readonly capabilities: JobCapabilities;
 }
 
 export interface JobRegistryOptions {
@@ -476,6 +479,7 @@ function summarise(job: RegisteredJob): JobSummary {
     last_outcome: job.last,
     running: job.current !== null,
     running_since: job.current === null ? null : new Date(job.current.since).toISOString(),
+    capabilities: capabilitiesOf(job.handler),
   };
 }
 

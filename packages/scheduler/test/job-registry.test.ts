@@ -102,11 +102,7 @@ describe('register', () => {
       5_000,
       100,
     );
-    registry.register(
-      job('a_job', async () => ok(0)),
-      null,
-      null,
-    );
+    registry.register({ ...job('a_job', async () => ok(0)), capabilities: { deep: true } }, null, null);
     expect(registry.list()).toEqual([
       {
         name: 'b_job',
@@ -116,6 +112,7 @@ describe('register', () => {
         last_outcome: null,
         running: false,
         running_since: null,
+        capabilities: { check: null, deep: false, alerts: [] },
       },
       {
         name: 'a_job',
@@ -125,6 +122,7 @@ describe('register', () => {
         last_outcome: null,
         running: false,
         running_since: null,
+        capabilities: { check: null, deep: true, alerts: [] },
       },
     ]);
     expect(registry.has('a_job')).toBe(true);

@@ -21,9 +21,7 @@ export type {
 } from './consistency-batch/index.js';
 export {
   CONSISTENCY_BATCH_JOB_NAME,
-  CONSISTENCY_CHECK_ORDER,
   createConsistencyBatchJob,
-  orderConsistencyChecks,
 } from './consistency-batch/index.js';
 export type { DedupGcConfig, DedupGcJob, DedupGcJobOptions } from './dedup-gc/index.js';
 export {

@@ -4,7 +4,6 @@ import {
   CONSISTENCY_BATCH_JOB_NAME,
   type ConsistencyBatchRunArgs,
   createConsistencyBatchJob,
-  orderConsistencyChecks,
 } from '../src/consistency-batch/index.js';
 import { isTenantsError } from '../src/errors.js';
 
@@ -150,22 +149,5 @@ describe('consistency_batch', () => {
       thrown = error;
     }
     expect(isTenantsError(thrown, 'INVALID_CONFIG')).toBe(true);
-  });
-
-  it('orderConsistencyChecks: the plan order first, other *_consistency names after, the rest left out', () => {
-    expect(
-      orderConsistencyChecks([
-        'storage_migration',
-        'storage_consistency',
-        'grants_consistency',
-        'files_consistency',
-        'drives_consistency',
-        'blobs_consistency',
-        'folders_consistency',
-        'drives_consistency',
-        'consistency_batch',
-        'audit_consistency',
-      ]),
-    ).toEqual([...ORDERED, 'audit_consistency']);
   });
 });

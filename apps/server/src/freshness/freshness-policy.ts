@@ -14,15 +14,18 @@ export interface FreshnessTarget {
 export interface CadenceSource {
   readonly name: string;
   readonly intervalMs: number | null;
+  /** Declared a consistency check (`capabilities.check`): held to a weekly cadence by default. */
+  readonly check: boolean;
+  /** Declared a deep mode: a check with one is also held to a deep cadence. */
+  readonly deep: boolean;
 }
 
 const HOUR_MS = 3_600_000;
-/** Every `*_consistency` check: a success at least weekly. */
+/** Every consistency check: a success at least weekly. */
 export const CONSISTENCY_MAX_AGE_HOURS = 7 * 24;
-/** A deep `storage_consistency` run (re-hash of every blob): at least every 30 days. */
+/** A deep run of a check with a deep mode (`storage_consistency` re-hashes every blob): at least every 30 days. */
 export const DEEP_STORAGE_CONSISTENCY_MAX_AGE_HOURS = 30 * 24;
 /** The job whose deep runs have a cadence of their own. */
-export const DEEP_CADENCE_JOB = 'storage_consistency';
 /** A job is overdue when no success came within this many times its cadence. */
 export const OVERDUE_FACTOR = 1.5;
 
@@ -47,12 +50,12 @@ function readHours(env: Env, name: string, fallback: number | null): number | nu
 
 /**
  * The cadence each job is held to. A periodic job: its interval. An
- * on-demand job: `OXICLOUD_JOB_<NAME>_MAX_AGE_HOURS` (each `*_consistency`
- * check defaults to 7 days; `dedup_gc`, `consistency_batch`,
+ * on-demand job: `OXICLOUD_JOB_<NAME>_MAX_AGE_HOURS` (each job declaring a
+ * consistency check defaults to 7 days; `dedup_gc`, `consistency_batch`,
  * `storage_migration` and the re-extract jobs to none). The variable also
- * overrides a periodic job's interval; 0 means no cadence. A deep
- * `storage_consistency` run is held to its own cadence,
- * `OXICLOUD_JOB_STORAGE_CONSISTENCY_DEEP_MAX_AGE_HOURS` (default 30 days).
+ * overrides a periodic job's interval; 0 means no cadence. A check with a
+ * deep mode (`storage_consistency`) is also held to a deep cadence,
+ * `OXICLOUD_JOB_<NAME>_DEEP_MAX_AGE_HOURS` (default 30 days).
  *
  * @throws ServerError `BAD_CONFIG` naming the variable and what is allowed.
  */
@@ -69,14 +72,10 @@ export function freshnessTargets(jobs: readonly CadenceSource[], env: Env): Fres
   };
   for (const job of jobs) {
     const fallback =
-      job.intervalMs !== null
-        ? job.intervalMs / HOUR_MS
-        : job.name.endsWith('_consistency')
-          ? CONSISTENCY_MAX_AGE_HOURS
-          : null;
+      job.intervalMs !== null ? job.intervalMs / HOUR_MS : job.check ? CONSISTENCY_MAX_AGE_HOURS : null;
     const hours = hoursOf(maxAgeVariable(job.name), fallback);
     if (hours !== null) targets.push({ job: job.name, deep: false, maxAgeMs: Math.round(hours * HOUR_MS) });
-    if (job.name === DEEP_CADENCE_JOB) {
+    if (job.check && job.deep) {
       const deep = hoursOf(maxAgeVariable(job.name, true), DEEP_STORAGE_CONSISTENCY_MAX_AGE_HOURS);
       if (deep !== null) targets.push({ job: job.name, deep: true, maxAgeMs: Math.round(deep * HOUR_MS) });
     }

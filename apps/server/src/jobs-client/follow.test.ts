@@ -248,6 +248,8 @@ describe('following runs over HTTP', () => {
   });
 
   it('consistency_batch --follow: wait=false, shows each check as it runs, exits by the batch outcome', async () => {
+    const DRIVES = { order: 10, count_meaning: 'drives' };
+    const FILES = { order: 30, count_meaning: 'files' };
     const job = (name: string, extra: Partial<ApiJob>): ApiJob => ({
       name,
       kind: 'recoverable',
@@ -268,16 +270,18 @@ describe('following runs over HTTP', () => {
         kind: 'periodic',
         last_outcome: { at: '2030-01-01T00:00:00.000Z', outcome: { kind: 'ok', count: 1, extra: {} } },
       }),
-      job('drives_consistency', { latest_run: old }),
-      job('files_consistency', {}),
-      job('trash_cleanup', { kind: 'periodic' }),
+      job('files_consistency', { check: FILES }),
+      job('drives_consistency', { latest_run: old, check: DRIVES }),
+      // Not a check by its declaration, whatever its name says: the batch does not drive it.
+      job('legacy_consistency', { kind: 'periodic' }),
     ];
     const during = [
       { ...before[0]!, running: true },
+      job('files_consistency', { latest_run: entry('Running', 50), check: FILES }),
       job('drives_consistency', {
         latest_run: entry('Completed', 100, { run_id: 'd2', job_name: 'drives_consistency' }),
+        check: DRIVES,
       }),
-      job('files_consistency', { latest_run: entry('Running', 50) }),
       before[3]!,
     ];
     const after = [
@@ -288,8 +292,8 @@ describe('following runs over HTTP', () => {
           outcome: { kind: 'ok' as const, count: 3, extra: {} },
         },
       },
-      during[1]!,
-      job('files_consistency', { latest_run: entry('Completed', 100) }),
+      job('files_consistency', { latest_run: entry('Completed', 100), check: FILES }),
+      during[2]!,
       before[3]!,
     ];
     api.script(
@@ -316,7 +320,7 @@ describe('following runs over HTTP', () => {
     expect(out).toContain('files_consistency  running  50/100 (50.0%)');
     expect(out).toMatch(/ {2}files_consistency: run r1 completed/);
     expect(out).not.toContain('run old');
-    expect(out).not.toContain('trash_cleanup');
+    expect(out).not.toContain('legacy_consistency');
     expect(out).toMatch(/consistency_batch: ok, count 3\n$/);
 
     api.script(

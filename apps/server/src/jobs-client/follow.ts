@@ -111,9 +111,11 @@ export async function followRun(
   return exitCodeOfStatus(last.body.status);
 }
 
-/** The jobs whose runs a batch drives: the `*_consistency` ones. */
+/** The jobs whose runs a batch drives: those the server lists with a `check` declaration, in its order. */
 function childJobs(jobs: readonly ApiJob[], batchName: string): ApiJob[] {
-  return jobs.filter((job) => job.name !== batchName && job.name.endsWith('_consistency'));
+  return jobs
+    .filter((job) => job.name !== batchName && job.check != null)
+    .sort((a, b) => (a.check?.order ?? 0) - (b.check?.order ?? 0));
 }
 
 const ACTIVE = new Set(['Running', 'CancelRequested']);

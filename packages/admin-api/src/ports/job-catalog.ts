@@ -1,4 +1,4 @@
-import type { JobOutcome, JobRunArgs } from '@oxicloud/scheduler';
+import type { JobCapabilities, JobOutcome, JobRunArgs } from '@oxicloud/scheduler';
 
 /** The last finished run of a job, as the catalog remembers it (JSON-ready). */
 export interface JobLastOutcome {
@@ -33,10 +33,10 @@ export interface JobSummary {
   /** `null` until the first run finishes. */
   readonly last_outcome: JobLastOutcome | null;
   /**
-   * Whether `deep=true` changes what the job does. Optional: when absent, the
-   * app's `deepJobs` option decides (`JobRegistry.list()` does not set it).
+   * What the job declared (deep mode, a consistency check, alerts), as
+   * `JobRegistry.list()` gives it. Absent = none.
    */
-  readonly supports_deep?: boolean;
+  readonly capabilities?: JobCapabilities;
 }
 
 /**

@@ -5,6 +5,7 @@ import type {
   RunSummary,
   TriggerResult,
 } from '@oxicloud/recoverable';
+import type { JobCapabilities } from '@oxicloud/scheduler';
 
 /**
  * The port the admin API needs for recoverable (Part 2) jobs: start or
@@ -28,6 +29,8 @@ export interface RunService {
   names(): readonly string[];
   /** `true` when a recoverable job of this name is registered. */
   has(name: string): boolean;
+  /** What the job declared (deep mode, a consistency check, alerts); only called for a name `has` knows. */
+  capabilities(name: string): JobCapabilities;
   /** Starts a fresh run, resumes a Paused one (keeping its params), or returns the active one. */
   trigger(name: string, args?: RunArgs): Promise<TriggerResult>;
   /** Asks the active run to pause. */

@@ -1,6 +1,6 @@
 import type { z } from '@hono/zod-openapi';
 import { outcomeOfRun, type RunSummary } from '@oxicloud/recoverable';
-import type { JobOutcome } from '@oxicloud/scheduler';
+import { type JobCapabilities, type JobOutcome, NO_CAPABILITIES } from '@oxicloud/scheduler';
 import { AdminApiError } from '../errors.js';
 import type { JobCatalog, JobSummary } from '../ports/job-catalog.js';
 import type { JobFreshness, OverdueJob } from '../ports/job-freshness.js';
@@ -60,9 +60,16 @@ function boundedOutcome(outcome: JobOutcome): JobOutcome {
   };
 }
 
+/** The listing's `check`: where a consistency check runs in `consistency_batch` and what its count means. */
+function checkJson(capabilities: JobCapabilities): JobEntryJson['check'] {
+  const check = capabilities.check;
+  return check === null ? null : { order: check.order, count_meaning: check.countMeaning };
+}
+
 /**
  * The JSON of a listing entry: the catalog fields, `running_since`
- * defaulting to `null`, plus `kind`, `supports_deep` and `latest_run`. A
+ * defaulting to `null`, plus `kind`, the declared capabilities
+ * (`supports_deep`, `check`) and `latest_run`. A
  * recoverable job counts as running while its latest run is Running or
  * CancelRequested (a run started through the engine is not the registry's).
  */
@@ -70,7 +77,8 @@ export function jobSummaryJson(
   job: JobSummary,
   extra: {
     readonly kind?: JobKind;
-    readonly supports_deep?: boolean;
+    /** @defaultValue the catalog entry's own, else none */
+    readonly capabilities?: JobCapabilities;
     readonly latest_run?: RunSummary | null;
     readonly overdue?: OverdueJob | null;
   } = {},
@@ -80,6 +88,7 @@ export function jobSummaryJson(
   // A recoverable job's last outcome is its latest finished run's, when the
   // registry remembers none (runs started through the engine are not the registry's).
   const last = job.last_outcome ?? (latest ? lastOutcomeOfRun(latest) : null);
+  const capabilities = extra.capabilities ?? job.capabilities ?? NO_CAPABILITIES;
   return {
     name: job.name,
     kind: extra.kind ?? 'periodic',
@@ -97,7 +106,8 @@ export function jobSummaryJson(
           ...(last.source !== undefined ? { source: last.source } : {}),
         }
       : null,
-    supports_deep: job.supports_deep ?? extra.supports_deep ?? false,
+    supports_deep: capabilities.deep,
+    check: checkJson(capabilities),
     latest_run: latest ? runListEntry(latest) : null,
     overdue: extra.overdue
       ? {
@@ -118,19 +128,16 @@ export function jobSummaryJson(
 export class JobDirectory {
   readonly #jobs: JobCatalog;
   readonly #runs: RunService | undefined;
-  readonly #deep: ReadonlySet<string>;
   readonly #freshness: JobFreshness | undefined;
 
   constructor(deps: {
     readonly jobs: JobCatalog;
     readonly runs?: RunService | undefined;
-    readonly deepJobs?: Iterable<string> | undefined;
     readonly freshness?: JobFreshness | undefined;
   }) {
     this.#jobs = deps.jobs;
     this.#freshness = deps.freshness;
     this.#runs = deps.runs;
-    this.#deep = new Set(deps.deepJobs ?? []);
   }
 
   /** The run service, when recoverable jobs are wired. */
@@ -194,7 +201,8 @@ export class JobDirectory {
         const latest = recoverable && runs ? await runs.latestRun(job.name) : null;
         return jobSummaryJson(job, {
           kind: recoverable ? 'recoverable' : 'periodic',
-          supports_deep: this.#deep.has(job.name),
+          // A recoverable job's declaration is the engine's (the registry only ticks it).
+          ...(recoverable && runs ? { capabilities: runs.capabilities(job.name) } : {}),
           latest_run: latest,
           overdue: overdue.get(job.name) ?? null,
         });

@@ -159,9 +159,24 @@ export const JobSummarySchema = z
       })
       .nullable(),
     supports_deep: z.boolean().openapi({ description: 'whether `deep=true` changes what the job does' }),
-    check: JobCheckSchema.nullable().optional().openapi({
-      description: 'consistency checks: their order and what `count` means; null for other jobs',
-    }),
+    check: z
+      .object({
+        order: z.number().int().openapi({
+          description: 'its place in consistency_batch (ascending; ties by name)',
+          example: 30,
+        }),
+        count_meaning: z.string().openapi({
+          description: "what a run's count means, in words",
+          example:
+            'new findings: files whose blob row is missing or of another size, or whose folder is trashed',
+        }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "the job's consistency-check declaration; null for jobs that are not consistency checks. The checks " +
+          'consistency_batch runs are exactly the entries with a check, by order',
+      }),
     latest_run: z.union([RunListEntrySchema, z.null()]).openapi({
       description:
         'recoverable jobs: the active run, else the newest (bounded, as in GET …/runs); null for periodic jobs',

@@ -139,6 +139,9 @@ export function createBlobsConsistencyCheck(options: BlobsConsistencyCheckOption
   const check: ConsistencyCheck = {
     name: BLOBS_CONSISTENCY_CHECK_NAME,
     subsystem: scan.subsystem(),
+    order: 33,
+    countMeaning:
+      'new findings: blob rows whose ref_count or orphaned_at disagrees with the files that reference them',
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),

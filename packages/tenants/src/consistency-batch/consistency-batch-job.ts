@@ -13,20 +13,6 @@ import { errorMessage } from '../run-support.js';
 /** Job name of the wrapper. */
 export const CONSISTENCY_BATCH_JOB_NAME = 'consistency_batch';
 
-/**
- * The order the batch runs the checks in: the cheap accounting checks first,
- * then the tree, the files, the blob rows' counters, the grants, and the blob
- * backend last (the slowest, and deep mode re-hashes every byte).
- */
-export const CONSISTENCY_CHECK_ORDER: readonly string[] = [
-  'drives_consistency',
-  'folders_consistency',
-  'files_consistency',
-  'blobs_consistency',
-  'grants_consistency',
-  'storage_consistency',
-];
-
 const LOG_TARGET = 'oxicloud::consistency';
 
 /** What the batch hands each child run. Structurally an `EngineRunArgs` of `@oxicloud/recoverable`. */
@@ -42,8 +28,10 @@ export interface ConsistencyBatchRunArgs {
 /** Options of {@link createConsistencyBatchJob}. */
 export interface ConsistencyBatchJobOptions {
   /**
-   * The `*_consistency` job names to run, in a stable order (read on every
-   * run, so checks registered later are picked up). See {@link orderConsistencyChecks}.
+   * The consistency checks to run, in order: the catalog's checks
+   * (`JobCatalog.checks()` of `@oxicloud/recoverable`: every job that
+   * declares a `check` capability, by its declared order). Read on every run,
+   * so checks registered later are picked up.
    */
   readonly checks: () => readonly string[];
   /** Starts or resumes one child run and resolves with its bridged outcome (`RecoverableEngine.runOrResume`). */
@@ -61,25 +49,6 @@ export interface PerCheckEntry {
   readonly skipped?: string;
 }
 
-/**
- * Orders job names for the batch: the {@link CONSISTENCY_CHECK_ORDER} ones
- * first in that order, then any other `*_consistency` name alphabetically;
- * names that do not end in `_consistency` are left out.
- *
- * @example
- * ```ts
- * orderConsistencyChecks(engine.names()); // ['drives_consistency', …, 'storage_consistency']
- * ```
- */
-export function orderConsistencyChecks(names: readonly string[]): string[] {
-  const unique = [...new Set(names.filter((n) => n.endsWith('_consistency')))];
-  const rank = (n: string) => {
-    const i = CONSISTENCY_CHECK_ORDER.indexOf(n);
-    return i === -1 ? CONSISTENCY_CHECK_ORDER.length : i;
-  };
-  return unique.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
-}
-
 function runIdOf(outcome: JobOutcome): string | undefined {
   if (outcome.kind !== 'ok') return undefined;
   const id = outcome.extra['run_id'];
@@ -88,7 +57,7 @@ function runIdOf(outcome: JobOutcome): string | undefined {
 
 /**
  * `consistency_batch`: a plain Part 1 job (not recoverable) that runs every
- * `*_consistency` check in turn through `runOrResume` (a Paused child is
+ * consistency check (`options.checks()`) in turn through `runOrResume` (a Paused child is
  * resumed, an active one is reported as `skipped: already_running`), passing
  * `deep` and `force` on. It ALWAYS returns `ok`: a child that fails or throws
  * lands in `extra.per_check[<name>].outcome`, never fails the batch.
@@ -109,6 +78,8 @@ export function createConsistencyBatchJob(options: ConsistencyBatchJobOptions): 
   const log = options.logger ?? silentLogger;
   return {
     name: CONSISTENCY_BATCH_JOB_NAME,
+    // Passes `deep` on to every check: deep mode changes what the storage check does.
+    capabilities: { deep: true },
     async run(args: JobRunArgs, signal: AbortSignal): Promise<JobOutcome> {
       const params = args.params ?? {};
       const deep = args.deep ?? params['deep'] === true;

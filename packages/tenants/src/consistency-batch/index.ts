@@ -6,7 +6,5 @@ export type {
 } from './consistency-batch-job.js';
 export {
   CONSISTENCY_BATCH_JOB_NAME,
-  CONSISTENCY_CHECK_ORDER,
   createConsistencyBatchJob,
-  orderConsistencyChecks,
 } from './consistency-batch-job.js';

@@ -152,6 +152,8 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
   return {
     name: DRIVES_CONSISTENCY_CHECK_NAME,
     subsystem: scan.subsystem(),
+    order: 10,
+    countMeaning: 'new findings: drives and users whose stored used bytes drifted from their files',
     graceWindowMs: () => 0,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),

@@ -334,6 +334,9 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
   const check: ConsistencyCheck = {
     name: FILES_CONSISTENCY_CHECK_NAME,
     subsystem: scan.subsystem(),
+    order: 30,
+    countMeaning:
+      'new findings: files whose blob row is missing or of another size, or whose folder is trashed',
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),

@@ -157,6 +157,8 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
   const check: ConsistencyCheck = {
     name: FOLDERS_CONSISTENCY_CHECK_NAME,
     subsystem: scan.subsystem(),
+    order: 20,
+    countMeaning: "new findings: folders whose path, lpath or trashed flag disagrees with their parent's",
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),

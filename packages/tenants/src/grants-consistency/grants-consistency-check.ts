@@ -132,6 +132,9 @@ export function createGrantsConsistencyCheck(options: GrantsConsistencyCheckOpti
   const check: ConsistencyCheck = {
     name: GRANTS_CONSISTENCY_CHECK_NAME,
     subsystem: scan.subsystem(),
+    order: 36,
+    countMeaning:
+      'new findings: grants on a resource that is gone, and expired grants grant_cleanup left behind',
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),

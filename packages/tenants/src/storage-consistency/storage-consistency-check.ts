@@ -450,6 +450,10 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
   const check: ConsistencyCheck = {
     name: STORAGE_CONSISTENCY_CHECK_NAME,
     subsystem: blobs.subsystem(),
+    order: 40,
+    countMeaning:
+      'new findings: blobs missing their bytes, orphaned bytes, and (deep) hash or mime mismatches',
+    deep: true,
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => index.estimateRows(),
