@@ -49,15 +49,14 @@ describe('the package-owned schema of jobs.run_findings', () => {
       [runId],
     );
     const store = new PgFindingStore({ pool: db.pool });
-    const sink = store.sink(runId);
     const finding = {
       kind: 'missing_blob',
       severity: 'DataLoss',
       resourceId: 'f1',
       detail: { n: 1 },
     } as const;
-    expect(await sink.recordFinding(finding)).toBe(true);
-    expect(await sink.recordFinding(finding)).toBe(false);
+    expect((await store.write(runId, [finding])).recordedNew).toEqual([true]);
+    expect((await store.write(runId, [finding])).recordedNew).toEqual([false]);
     const [stored] = await store.list(runId);
     expect(stored?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
