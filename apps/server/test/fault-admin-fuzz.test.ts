@@ -616,7 +616,7 @@ describe('the admin API under generated bad input', () => {
         { method: 'POST', body: '{"batch_size":"500"}' },
         400,
         'INVALID_PARAMS',
-        /batch_size must be an integer/,
+        /batch_size: expected an integer/,
       ],
       [
         '/api/admin/jobs/files_consistency/trigger',
