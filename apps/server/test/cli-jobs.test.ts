@@ -202,7 +202,7 @@ describe('oxijobs jobs (against a running server)', () => {
     expect(runId).toMatch(/^[0-9a-f-]{36}$/);
     expect(lines.at(-2)).toMatch(/^files_consistency {2}completed {2}[\d,]+\/[\d,]+ \(100\.0%\)/);
     expect(lines.at(-1)).toMatch(
-      new RegExp(`^files_consistency: run ${runId} completed in .*: [\\d,]+ processed, count 6$`),
+      new RegExp(`^files_consistency: run ${runId} completed in .*: [\\d,]+ processed, count 10$`),
     );
 
     const runs = await jobs(['runs', 'files_consistency', '--limit', '5']);
@@ -219,7 +219,7 @@ describe('oxijobs jobs (against a running server)', () => {
 
     const findings = await jobs(['findings', 'files_consistency', runId!]);
     expect(findings.code).toBe(0);
-    expect(findings.stdout).toMatch(new RegExp(`^run ${runId}: 6 findings\\n`));
+    expect(findings.stdout).toMatch(new RegExp(`^run ${runId}: 10 findings\\n`));
     expect(findings.stdout).toMatch(/DataLoss\s+missing_blob\s+2\n/);
     const dataLoss = await jobs([
       'findings',
@@ -301,7 +301,7 @@ describe('oxijobs jobs (against a running server)', () => {
     const resumed = await jobs(['trigger', 'folders_consistency', '--follow', '--interval', '0.2']);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(new RegExp(`^folders_consistency: resumed run ${runId}\n`));
-    expect(oneLine(resumed.stdout).at(-1)).toMatch(/completed in .*count 6$/);
+    expect(oneLine(resumed.stdout).at(-1)).toMatch(/completed in .*count 12$/);
   });
 
   it('consistency_batch --follow shows each check and exits 0 by the batch outcome', async () => {
@@ -312,12 +312,14 @@ describe('oxijobs jobs (against a running server)', () => {
       'drives_consistency',
       'folders_consistency',
       'files_consistency',
+      'blobs_consistency',
+      'grants_consistency',
       'storage_consistency',
     ]) {
       expect(result.stdout).toMatch(new RegExp(`\\n {2}${check}: run \\S+ completed in `));
     }
     expect(oneLine(result.stdout).at(-1)).toMatch(
-      /^consistency_batch: ok, count \d+; drives_consistency ok \d+, folders_consistency ok 6, files_consistency ok 6, storage_consistency ok \d+$/,
+      /^consistency_batch: ok, count \d+; drives_consistency ok \d+, folders_consistency ok 12, files_consistency ok 10, blobs_consistency ok 4, grants_consistency ok \d+, storage_consistency ok \d+$/,
     );
     const listed = await jobs(['list']);
     expect(listed.stdout).toMatch(
