@@ -21,14 +21,6 @@ export type { CheckOptions, CheckStore, ConsistencyCheck } from './consistency-c
 export type { ConsistencyErrorCode } from './consistency-error.js';
 export { ConsistencyError } from './consistency-error.js';
 export { ConsistencyRegistry } from './consistency-registry.js';
-export type { FindingBatchOptions } from './finding-batch.js';
-export {
-  CONSISTENCY_FINDINGS_ALERT,
-  CONSISTENCY_LOG_TARGET,
-  FindingBatch,
-  findingCount,
-} from './finding-batch.js';
-export type { FindingKey, FindingSink, FindingWriteResult, FindingWriter } from './finding-sink.js';
 export {
   CONSISTENCY_SCHEMA,
   CONSISTENCY_SCHEMA_VERSION,
@@ -37,6 +29,14 @@ export {
   consistencySqlFolder,
   migrate,
 } from './consistency-schema.js';
+export type { FindingBatchOptions } from './finding-batch.js';
+export {
+  CONSISTENCY_FINDINGS_ALERT,
+  CONSISTENCY_LOG_TARGET,
+  FindingBatch,
+  findingCount,
+} from './finding-batch.js';
+export type { FindingKey, FindingSink, FindingWriteResult, FindingWriter } from './finding-sink.js';
 export { DEEP_GRACE_WINDOW_MS, DEFAULT_GRACE_WINDOW_MS, effectiveGraceMs, graceBoundary } from './grace.js';
 export type { Inconsistency } from './inconsistency.js';
 export type { FindingCount, ListFindingsOptions, StoredFinding } from './pg-finding-store.js';

@@ -8,15 +8,6 @@ import {
 import { isTenantsError } from '../src/errors.js';
 
 const CHECKS = ['drives_consistency', 'folders_consistency', 'files_consistency', 'storage_consistency'];
-/** The order list's full run: CHECKS plus the blob-row and grant checks before the backend. */
-const ORDERED = [
-  'drives_consistency',
-  'folders_consistency',
-  'files_consistency',
-  'blobs_consistency',
-  'grants_consistency',
-  'storage_consistency',
-];
 
 function fakeEngine(behaviour: Record<string, (args: ConsistencyBatchRunArgs) => Promise<JobOutcome>> = {}) {
   const calls: Array<{ name: string; args: ConsistencyBatchRunArgs }> = [];

@@ -5,8 +5,8 @@ import {
   type DatasetOptions,
   datasetOptionsFromFlags,
   describeDatasetReport,
-  describeFaultResources,
   describeExpectedFindings,
+  describeFaultResources,
   generateDataset,
   isDatasetError,
 } from '@oxicloud/dataset';
