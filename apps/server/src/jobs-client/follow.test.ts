@@ -135,6 +135,7 @@ describe('following runs over HTTP', () => {
       running_since: null,
       last_outcome: null,
       supports_deep: true,
+      check: { order: 30, count_meaning: 'files' },
       latest_run: null,
       overdue: null,
     };
@@ -260,6 +261,7 @@ describe('following runs over HTTP', () => {
       running_since: null,
       last_outcome: null,
       supports_deep: false,
+      check: null,
       latest_run: null,
       overdue: null,
       ...extra,

@@ -149,6 +149,7 @@ describe('formatJobs', () => {
       source: 'tick',
     },
     supports_deep: false,
+    check: null,
     latest_run: null,
     overdue: null,
   };
