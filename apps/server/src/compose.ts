@@ -394,7 +394,9 @@ export function composeServer(input: ComposeInput): ComposedServer {
     onRunFinished: (event) => {
       metrics.jobs.onRunFinished(event);
       // A Paused run counts as a run (it ran), not as a success.
-      freshnessStore.recordRecoverableRun(event.run_id, event.status === 'Completed').catch(recordFailed);
+      freshnessStore
+        .recordRecoverableRun(event.run_id, event.status === 'Completed', event.options.deep)
+        .catch(recordFailed);
     },
   });
   const jobs = catalog.entries();
@@ -417,6 +419,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   });
   metrics.attach({ registry, engine, freshness });
   const app = createAdminApp({
+    catalog,
     jobs: registry,
     runs: engine,
     findings,

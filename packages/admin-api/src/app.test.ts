@@ -39,6 +39,8 @@ function fakeCatalog(lines: LogLine[]) {
       running: false,
       running_since: null,
       last_outcome: null,
+      // Declares a deep mode, so `deep=true` reaches it (a job without one refuses it).
+      capabilities: { check: null, deep: true, alerts: [] },
     },
     {
       name: 'failing_job',
@@ -316,6 +318,31 @@ describe('createAdminApp', () => {
       expect(deep.status).toBe(400);
       expect(((await deep.json()) as { error: { message: string } }).error.message).toContain('query.deep');
       expect(fake.calls).toEqual([]);
+    });
+
+    it('400 INVALID_PARAMS for deep=true (query or body) on a job without a deep mode, nothing dispatched', async () => {
+      for (const [query, body] of [
+        ['?deep=true', undefined],
+        ['', JSON.stringify({ deep: true, limit: 5 })],
+      ] as const) {
+        const res = await post(
+          `/api/admin/jobs/failing_job/trigger${query}`,
+          { ...bearer(adminToken), 'content-type': 'application/json' },
+          body,
+        );
+        expect(res.status, query || body).toBe(400);
+        const error = ((await res.json()) as { error: { code: string; message: string } }).error;
+        expect(error.code).toBe('INVALID_PARAMS');
+        expect(error.message).toBe(
+          'failing_job has no deep mode: deep=true is refused; jobs with a deep mode ' +
+            '(supports_deep in GET /api/admin/jobs): trash_cleanup',
+        );
+      }
+      // deep=false is always fine.
+      expect((await post('/api/admin/jobs/failing_job/trigger?deep=false', bearer(adminToken))).status).toBe(
+        200,
+      );
+      expect(fake.calls.map((call) => call.args)).toEqual([{ force: false, deep: false }]);
     });
 
     it('400 MALFORMED_JSON for a body that is not JSON', async () => {

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Logger } from '@oxicloud/scheduler';
+import { JobCatalog, type RecoverableJobList } from '@oxicloud/recoverable';
+import { type Logger, NO_CAPABILITIES } from '@oxicloud/scheduler';
 import { auditAdminPosts } from './audit/audit-log.js';
 import { adminAuth } from './auth/admin-auth.js';
 import { tokenKey } from './auth/admin-token.js';
@@ -13,7 +14,7 @@ import { registerAdminPageRoutes } from './page/page-routes.js';
 import type { AdminUserLookup } from './ports/admin-user-lookup.js';
 import type { FindingsReader } from './ports/findings-reader.js';
 import type { HealthProbe } from './ports/health-probe.js';
-import type { JobCatalog } from './ports/job-catalog.js';
+import type { JobCatalogView, PeriodicJobs } from './ports/job-catalog.js';
 import type { JobFreshness } from './ports/job-freshness.js';
 import type { ReadinessProbe } from './ports/readiness-probe.js';
 import type { RunService } from './ports/run-service.js';
@@ -23,19 +24,29 @@ import { registerJobRoutes } from './routes/jobs.js';
 import { registerProbeRoutes } from './routes/probes.js';
 import { registerRunRoutes } from './routes/runs.js';
 
+/** No recoverable jobs (an app without `runs`). */
+const NO_RECOVERABLE_JOBS: RecoverableJobList = { names: () => [], capabilities: () => NO_CAPABILITIES };
+
 /** Where the OpenAPI document is served (public: it holds no data). */
 export const OPENAPI_PATH = '/api/admin/openapi.json';
 
 /** What {@link createAdminApp} needs: ports, the token secret and a logger. */
 export interface AdminAppDeps {
-  /** The Part 1 jobs port: `JobRegistry` from `@oxicloud/scheduler` as it is. */
-  readonly jobs: JobCatalog;
+  /** The periodic jobs' live state and dispatch: `JobRegistry` from `@oxicloud/scheduler` as it is. */
+  readonly jobs: PeriodicJobs;
   /**
    * The Part 2 runs port: `RecoverableEngine` from `@oxicloud/recoverable` as
    * it is. Its jobs are listed (kind `recoverable`) even when `jobs` does not
    * list them, and their triggers go to it. Without it every job is periodic.
    */
   readonly runs?: RunService;
+  /**
+   * The one catalog of every job (kind, cadence, capabilities): `JobCatalog`
+   * of `@oxicloud/recoverable`, the same one `consistency_batch` runs its
+   * checks from. Every name lookup, kind and capability of the API reads it.
+   * @defaultValue `new JobCatalog(jobs, runs)`
+   */
+  readonly catalog?: JobCatalogView;
   /** A run's findings: `PgFindingStore` from `@oxicloud/consistency` as it is. */
   readonly findings?: FindingsReader;
   /** Checks every verified token's user against `auth.users`. */
@@ -135,6 +146,7 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   app.use('/api/admin/jobs/*', requestBodyLimit(maxBodyBytes));
 
   const directory = new JobDirectory({
+    catalog: deps.catalog ?? new JobCatalog(deps.jobs, deps.runs ?? NO_RECOVERABLE_JOBS),
     jobs: deps.jobs,
     runs: deps.runs,
     freshness: deps.freshness,

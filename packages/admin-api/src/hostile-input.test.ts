@@ -34,7 +34,8 @@ function twoRuleJob(seen: Array<Record<string, unknown>>): RecoverableJobHandler
       return { ok: true, params };
     },
     async runResumable(store) {
-      seen.push({ ...store.params });
+      // What the run got: its own params and its typed options.
+      seen.push({ ...store.params, ...store.options });
       return completed();
     },
   };

@@ -22,7 +22,13 @@ export type { AdminUserLookup, AdminUserRecord, UserRole } from './ports/admin-u
 export { USER_ROLES } from './ports/admin-user-lookup.js';
 export type { FindingsReader } from './ports/findings-reader.js';
 export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';
-export type { JobCatalog, JobLastOutcome, JobSummary } from './ports/job-catalog.js';
+export type {
+  JobCatalog,
+  JobCatalogView,
+  JobLastOutcome,
+  JobSummary,
+  PeriodicJobs,
+} from './ports/job-catalog.js';
 export type { JobFreshness, OverdueJob } from './ports/job-freshness.js';
 export type { ReadinessPart, ReadinessProbe, ReadinessReport } from './ports/readiness-probe.js';
 export type { RunService } from './ports/run-service.js';

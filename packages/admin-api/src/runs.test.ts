@@ -433,7 +433,12 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
 
   describe('periodic jobs', () => {
     it('trigger waits for the outcome and passes the body as args.params, after the audit line', async () => {
-      const res = await post('/api/admin/jobs/trash_cleanup/trigger?force=true&deep=true', { limit: 5 });
+      // trash_cleanup has no deep mode: deep=true is refused before anything runs.
+      const refused = await post('/api/admin/jobs/trash_cleanup/trigger?force=true&deep=true', { limit: 5 });
+      expect(refused.status).toBe(400);
+      expect((await errorOf(refused)).message).toContain('trash_cleanup has no deep mode');
+      expect(periodicCalls).toEqual([]);
+      const res = await post('/api/admin/jobs/trash_cleanup/trigger?force=true', { limit: 5 });
       expect(res.status).toBe(200);
       expect(await json(res)).toEqual({
         ok: true,
@@ -442,8 +447,8 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
       expect(periodicCalls).toEqual([
         {
           name: 'trash_cleanup',
-          args: { force: true, deep: true, params: { limit: 5 } },
-          auditLinesBefore: 1,
+          args: { force: true, deep: false, params: { limit: 5 } },
+          auditLinesBefore: 2,
         },
       ]);
     });

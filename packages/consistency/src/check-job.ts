@@ -2,7 +2,9 @@ import {
   cursorHex,
   failed,
   type JobStore,
+  NO_RUN_OPTIONS,
   type RecoverableJobHandler,
+  type RunOptions,
   type RunOutcome,
 } from '@oxicloud/recoverable';
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
@@ -29,20 +31,21 @@ export interface CheckJobHandler extends RecoverableJobHandler {
   /** The wrapped check. */
   readonly check: ConsistencyCheck;
   /**
-   * Validates trigger params (`force`, `deep`, `batch_size` 1..10000,
-   * `throttle_ms` 0..60000) without throwing, so the trigger can answer 400
+   * Validates trigger params (`batch_size` 1..10000, `throttle_ms`
+   * 0..60000; `force` / `deep` are the run's options) without throwing, so the trigger can answer 400
    * with the message before a run row exists.
    */
   validateParams(params: unknown): CheckParamsValidation;
   /** The strict rule of a new run's params: unknown keys refused, JSON types exact. */
   validateTriggerParams(params: unknown): CheckParamsValidation;
   /** Forwards to the check's `estimateTotal` (`null` when it has none or it fails). */
-  estimateTotal(params: Readonly<Record<string, unknown>>): Promise<number | null>;
+  estimateTotal(params: Readonly<Record<string, unknown>>, options?: RunOptions): Promise<number | null>;
 }
 
 /**
  * Turns a {@link ConsistencyCheck} into a `RecoverableJobHandler` (job name =
  * check name): reads the {@link CheckOptions} from the run's stored params,
+ * with the run's options (`store.options`),
  * composes the engine's `JobStore` with the run's {@link FindingBatch} into
  * a `CheckStore` (findings commit with the checkpoint that covers them, and
  * are audited once committed), and calls `check.runResumable`. A check that throws becomes
@@ -68,8 +71,11 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
     },
     validateParams: (params: unknown) => validateCheckParams(params),
     validateTriggerParams: validateCheckTriggerParams,
-    async estimateTotal(params: Readonly<Record<string, unknown>>): Promise<number | null> {
-      const validation = validateCheckParams(params);
+    async estimateTotal(
+      params: Readonly<Record<string, unknown>>,
+      runOptions: RunOptions = NO_RUN_OPTIONS,
+    ): Promise<number | null> {
+      const validation = validateCheckParams(params, { runOptions });
       if (!validation.ok || !check.estimateTotal) return null;
       try {
         return await check.estimateTotal(validation.options);
@@ -78,7 +84,7 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
       }
     },
     async runResumable(store: JobStore, signal: AbortSignal): Promise<RunOutcome> {
-      const validation = validateCheckParams(store.params);
+      const validation = validateCheckParams(store.params, { runOptions: store.options });
       if (!validation.ok) return failed(validation.message);
       const runId = store.runId;
       const findings = new FindingBatch({
@@ -94,6 +100,8 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
           ...base,
           event: `consistency.${check.name}.run`,
           params: validation.params,
+          force: store.options.force,
+          deep: store.options.deep,
           started_at: store.startedAt,
         },
         `${check.name}: scanning`,

@@ -2,7 +2,9 @@ import {
   BATCH_LIMITS,
   batchParamsFromQueryShape,
   batchParamsShape,
+  NO_RUN_OPTIONS,
   parseParams,
+  type RunOptions,
   strictParamsObject,
 } from '@oxicloud/recoverable';
 import { z } from 'zod';
@@ -16,36 +18,20 @@ export type CheckParamsValidation =
   | { readonly ok: true; readonly params: Readonly<Record<string, unknown>>; readonly options: CheckOptions }
   | { readonly ok: false; readonly message: string };
 
-/** `true`/`false`, also as the strings `true`/`false`/`1`/`0` of a query string. */
-const flag = z.preprocess(
-  (value) => (value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value),
-  z.boolean({ error: (issue) => `expected true or false, got ${JSON.stringify(issue.input)}` }).optional(),
-);
-
-/** A JSON boolean only (a fresh run's rule). */
-const jsonFlag = z
-  .boolean({
-    error: (issue) => `expected true or false (a JSON boolean), got ${JSON.stringify(issue.input)}`,
-  })
-  .optional();
-
 /**
  * The lenient params of a stored consistency run: the kit's batch params
- * (`batch_size`, `throttle_ms`, also as digit strings) plus `force` and `deep`
- * (also as `"true"`/`"1"`…). Unknown keys are kept: a run stored before a
- * stricter rule existed still resumes as it is.
+ * (`batch_size`, `throttle_ms`, also as digit strings). Unknown keys are
+ * kept: a run stored before a stricter rule existed still resumes as it is.
+ * `force` and `deep` are not params: they are the run's options
+ * (`store.options`), validated once at the trigger.
  */
-export const checkParamsSchema = z.looseObject({ ...batchParamsFromQueryShape, force: flag, deep: flag });
+export const checkParamsSchema = z.looseObject({ ...batchParamsFromQueryShape });
 
 /**
  * The strict params of a new consistency run: the same keys, unknown keys
- * refused (naming the allowed ones), JSON types exact.
+ * refused (naming the allowed ones, the trigger's options first), JSON types exact.
  */
-export const checkTriggerParamsSchema = strictParamsObject({
-  force: jsonFlag,
-  deep: jsonFlag,
-  ...batchParamsShape,
-});
+export const checkTriggerParamsSchema = strictParamsObject({ ...batchParamsShape });
 
 /** Options of {@link validateCheckParams}. */
 export interface CheckParamsOptions {
@@ -56,13 +42,15 @@ export interface CheckParamsOptions {
    * @defaultValue false
    */
   readonly strict?: boolean;
+  /** The run's options (`store.options`), folded into the {@link CheckOptions}. @defaultValue no force, no deep */
+  readonly runOptions?: RunOptions;
 }
 
 /**
- * Validates the params of a consistency run (`{ force?, deep?, batch_size?,
- * throttle_ms? }`, as stored in `jobs.recoverable_runs.params`) without
- * throwing. On success, `params` is the normalised object to store (typed
- * values) and `options` the {@link CheckOptions} a run gets. With
+ * Validates the params of a consistency run (`{ batch_size?, throttle_ms? }`)
+ * without throwing. On success, `params` is the normalised object (typed
+ * values) and `options` the {@link CheckOptions} a run gets (with the run's
+ * `force` / `deep` from `rule.runOptions`). With
  * `{ strict: true }` (a new run's params, see {@link validateCheckTriggerParams})
  * unknown keys are refused and values must have their JSON type.
  *
@@ -82,10 +70,11 @@ export function validateCheckParams(params: unknown, rule: CheckParamsOptions = 
   const parsed = parseParams(schema, params);
   if (!parsed.ok) return { ok: false, message: `invalid consistency check params: ${parsed.message}` };
   const normalised = Object.fromEntries(Object.entries(parsed.params).filter(([, v]) => v !== undefined));
-  const { force, deep, batch_size: batchSize, throttle_ms: throttleMs } = parsed.params;
+  const { batch_size: batchSize, throttle_ms: throttleMs } = parsed.params;
+  const run = rule.runOptions ?? NO_RUN_OPTIONS;
   const options: CheckOptions = {
-    force: force ?? false,
-    deep: deep ?? false,
+    force: run.force,
+    deep: run.deep,
     ...(batchSize !== undefined ? { batchSize } : {}),
     ...(throttleMs !== undefined ? { throttleMs } : {}),
   };

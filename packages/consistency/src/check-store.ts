@@ -1,4 +1,11 @@
-import type { BatchWrites, CheckpointProgress, JobStore, RunFacts, RunStatus } from '@oxicloud/recoverable';
+import type {
+  BatchWrites,
+  CheckpointProgress,
+  JobStore,
+  RunFacts,
+  RunOptions,
+  RunStatus,
+} from '@oxicloud/recoverable';
 import type { CheckStore } from './consistency-check.js';
 import type { FindingBatch } from './finding-batch.js';
 import type { Inconsistency } from './inconsistency.js';
@@ -19,6 +26,9 @@ export function checkStore(jobStore: JobStore, findings: FindingBatch): CheckSto
     },
     get params(): Readonly<Record<string, unknown>> {
       return jobStore.params;
+    },
+    get options(): RunOptions {
+      return jobStore.options;
     },
     get facts(): RunFacts {
       return jobStore.facts;

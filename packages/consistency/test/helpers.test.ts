@@ -134,9 +134,10 @@ describe('FindingBatch', () => {
 });
 
 describe('checkJob', () => {
-  it('hands the check its options from params and a store whose findings commit with the checkpoint', async () => {
+  it('hands the check its options (run options and params) and a store whose findings commit with the checkpoint', async () => {
     const store = new MemoryCheckStore();
-    store.params = { force: true, batch_size: 10 };
+    store.params = { batch_size: 10 };
+    store.options = { force: true, deep: false };
     const logger = recordingLogger();
     let seen: unknown;
     const job = checkJob(

@@ -3,6 +3,7 @@ import type {
   CheckpointProgress,
   JobStore,
   RunFacts,
+  RunOptions,
   RunStatus,
   RunTransaction,
 } from '@oxicloud/recoverable';
@@ -17,6 +18,7 @@ export class MemoryCheckStore implements JobStore, FindingWriter {
   readonly runId = '00000000-0000-7000-8000-000000000001';
   readonly startedAt = new Date('2026-01-01T12:00:00Z');
   params: Record<string, unknown> = {};
+  options: RunOptions = { force: false, deep: false };
   connectionRetryMs: number | undefined = undefined;
   statusValue: RunStatus = 'Running';
   cursor: Uint8Array | null = null;

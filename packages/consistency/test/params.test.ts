@@ -8,27 +8,30 @@ describe('validateCheckParams', () => {
     expect(validateCheckParams(undefined).ok).toBe(true);
   });
 
-  it('accepts typed values and query-string forms, and normalises them', () => {
-    const v = validateCheckParams({
-      force: 'true',
-      deep: false,
-      batch_size: '500',
-      throttle_ms: 0,
-      other: 'x',
-    });
+  it('accepts typed values and query-string forms, normalises them, and takes force/deep from the run options', () => {
+    const v = validateCheckParams(
+      { batch_size: '500', throttle_ms: 0, other: 'x' },
+      { runOptions: { force: true, deep: false } },
+    );
     expect(v.ok).toBe(true);
     if (!v.ok) return;
     expect(v.options).toEqual({ force: true, deep: false, batchSize: 500, throttleMs: 0 });
-    expect(v.params).toEqual({ force: true, deep: false, batch_size: 500, throttle_ms: 0, other: 'x' });
+    expect(v.params).toEqual({ batch_size: 500, throttle_ms: 0, other: 'x' });
+    // A stored row's option keys are not params: left out, never refused or read.
+    expect(validateCheckParams({ force: 'yes', deep: true })).toEqual({
+      ok: true,
+      params: {},
+      options: { force: false, deep: false },
+    });
   });
 
   it('says what was wrong and what is allowed, for every bad key at once, without throwing', () => {
-    const v = validateCheckParams({ force: 'yes', batch_size: 0, throttle_ms: 60_001 });
+    const v = validateCheckParams({ batch_size: 0, throttle_ms: 60_001 });
     expect(v.ok).toBe(false);
     if (v.ok) return;
     expect(v.message).toBe(
       'invalid consistency check params: batch_size: expected >=1 (1..10000), got 0; ' +
-        'throttle_ms: expected <=60000 (0..60000), got 60001; force: expected true or false, got "yes"',
+        'throttle_ms: expected <=60000 (0..60000), got 60001',
     );
     expect(validateCheckParams({ batch_size: 10_001 }).ok).toBe(false);
     expect(validateCheckParams({ batch_size: 1.5 }).ok).toBe(false);
@@ -52,25 +55,19 @@ describe('validateCheckTriggerParams (the strict rule of a new run)', () => {
     );
   });
 
-  it('wants JSON booleans and JSON numbers, not their string forms or null', () => {
-    for (const bad of [
-      { force: 'maybe' },
-      { force: 'true' },
-      { deep: 1 },
-      { batch_size: '500' },
-      { throttle_ms: null },
-    ]) {
+  it('wants JSON numbers, not their string forms or null (force/deep are checked by the trigger)', () => {
+    for (const bad of [{ batch_size: '500' }, { throttle_ms: null }]) {
       expect(validateCheckTriggerParams(bad).ok, JSON.stringify(bad)).toBe(false);
     }
-    const v = validateCheckTriggerParams({ force: true, deep: false, batch_size: 500, throttle_ms: 0 });
+    const v = validateCheckTriggerParams({ batch_size: 500, throttle_ms: 0 });
     expect(v).toMatchObject({
       ok: true,
-      options: { force: true, deep: false, batchSize: 500, throttleMs: 0 },
+      options: { force: false, deep: false, batchSize: 500, throttleMs: 0 },
     });
   });
 
   it('leaves the lenient rule of stored runs as it was: unknown keys kept', () => {
-    const stored = { force: true, deep: false, x: 'a\u0000b' };
+    const stored = { batch_size: 10, x: 'a\u0000b' };
     expect(validateCheckParams(stored)).toMatchObject({ ok: true, params: stored });
   });
 });

@@ -18,12 +18,10 @@ export {
   batchSizeField,
   concurrencyField,
   digitStringAsNumber,
-  ENGINE_PARAM_KEYS,
   integerField,
   parseParams,
   strictParamsObject,
   throttleMsField,
-  withoutEngineKeys,
 } from './batch/batch-params.js';
 export type { CursorCodec } from './batch/cursor-codecs.js';
 export { cursorHex, hashCursor, uuidCursor } from './batch/cursor-codecs.js';
@@ -72,6 +70,8 @@ export { RecoverableEngine } from './recoverable-engine.js';
 export type { RecoverableErrorCode } from './recoverable-error.js';
 export { RecoverableError } from './recoverable-error.js';
 export type { ParamsValidation, RecoverableJobHandler } from './recoverable-job-handler.js';
+export type { RunOptions, TriggerOptionsResult } from './run-options.js';
+export { NO_RUN_OPTIONS, RUN_OPTION_KEYS, triggerOptions } from './run-options.js';
 export type {
   RunArgs,
   RunFinishedEvent,

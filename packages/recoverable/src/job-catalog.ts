@@ -1,4 +1,4 @@
-import type { JobCapabilities } from '@oxicloud/scheduler';
+import { type JobCapabilities, NO_CAPABILITIES } from '@oxicloud/scheduler';
 
 /** `periodic`: a scheduler job only; `recoverable`: a job with runs (it may also tick on the scheduler). */
 export type JobKind = 'periodic' | 'recoverable';
@@ -17,7 +17,8 @@ export interface PeriodicJobList {
   list(): ReadonlyArray<{
     readonly name: string;
     readonly interval_ms: number | null;
-    readonly capabilities: JobCapabilities;
+    /** Absent = none declared. */
+    readonly capabilities?: JobCapabilities | undefined;
   }>;
 }
 
@@ -57,7 +58,12 @@ export class JobCatalog {
     const entries: CatalogEntry[] = listed.map((job) =>
       recoverable.has(job.name)
         ? this.#recoverableEntry(job.name, job.interval_ms)
-        : { name: job.name, kind: 'periodic', intervalMs: job.interval_ms, capabilities: job.capabilities },
+        : {
+            name: job.name,
+            kind: 'periodic',
+            intervalMs: job.interval_ms,
+            capabilities: job.capabilities ?? NO_CAPABILITIES,
+          },
     );
     for (const name of recoverable) if (!seen.has(name)) entries.push(this.#recoverableEntry(name, null));
     return entries;

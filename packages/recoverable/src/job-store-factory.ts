@@ -1,4 +1,5 @@
 import type { JobStore } from './job-store.js';
+import type { RunOptions } from './run-options.js';
 import type { RunOutcome } from './run-outcome.js';
 import type { RunRecord } from './run-record.js';
 
@@ -18,8 +19,8 @@ export interface JobStoreFactory {
   insertRunning(jobName: string, params: Readonly<Record<string, unknown>>): Promise<RunRecord | null>;
   /** Flips a `Paused` row to `Running` (same cursor, stats, params). `null` when it was no longer Paused. */
   resumePaused(runId: string): Promise<RunRecord | null>;
-  /** A store bound to this run; `params` are the (validated) params the handler sees. */
-  storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>): JobStore;
+  /** A store bound to this run; `params` are the (validated) params the handler sees, `options` its options (default none). */
+  storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>, options?: RunOptions): JobStore;
   /** Sets `stats.total_estimate`. */
   recordTotalEstimate(runId: string, total: number): Promise<void>;
   /**

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { RunOptions } from './run-options.js';
 import type { RunStatus } from './run-status.js';
 
 /**
@@ -60,8 +61,10 @@ export interface JobStore {
    * clock (consistency-check.md trap 1).
    */
   readonly startedAt: Date;
-  /** The run's stored params (from the trigger body); a resumed run keeps them. */
+  /** The run's own params (from the trigger body, validated by the job); a resumed run keeps them. */
   readonly params: Readonly<Record<string, unknown>>;
+  /** The run's typed options (`force`, `deep`), validated once at the trigger; a resumed run keeps them. */
+  readonly options: RunOptions;
   /** Typed facts about this run and attempt: no handler reads the engine's JSON layout. */
   readonly facts: RunFacts;
   /**

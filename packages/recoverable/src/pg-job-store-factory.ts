@@ -4,6 +4,7 @@ import type { RecoverableTables } from './db/recoverable-runs-table.js';
 import type { JobStore } from './job-store.js';
 import { PgJobStore } from './pg-job-store.js';
 import { MAX_RESUME_MARKS } from './progress.js';
+import type { RunOptions } from './run-options.js';
 import type { RunOutcome } from './run-outcome.js';
 import { type RunRecord, toRunRecord } from './run-record.js';
 import type { RunRepository } from './run-repository.js';
@@ -119,8 +120,8 @@ export class PgJobStoreFactory implements RunRepository {
     return row ? toRunRecord(row) : null;
   }
 
-  storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>): JobStore {
-    return new PgJobStore(this.#db, record, params, this.#connectionRetryMs);
+  storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>, options?: RunOptions): JobStore {
+    return new PgJobStore(this.#db, record, params, this.#connectionRetryMs, options);
   }
 
   async recordTotalEstimate(runId: string, total: number): Promise<void> {

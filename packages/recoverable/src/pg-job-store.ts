@@ -4,6 +4,7 @@ import { failpoint } from './failpoint.js';
 import type { BatchWrites, CheckpointProgress, JobStore, RunFacts, RunTransaction } from './job-store.js';
 import { MAX_PROGRESS_SAMPLES, MIN_SAMPLE_SPACING_MS } from './progress.js';
 import { RecoverableError } from './recoverable-error.js';
+import { NO_RUN_OPTIONS, type RunOptions } from './run-options.js';
 import { isJsonObject, type RunRecord } from './run-record.js';
 import { isRunStatus, type RunStatus } from './run-status.js';
 
@@ -24,6 +25,7 @@ export class PgJobStore implements JobStore {
   readonly runId: string;
   readonly startedAt: Date;
   readonly params: Readonly<Record<string, unknown>>;
+  readonly options: RunOptions;
   readonly facts: RunFacts;
   readonly connectionRetryMs: number | undefined;
   readonly #db: Kysely<RecoverableTables>;
@@ -40,12 +42,14 @@ export class PgJobStore implements JobStore {
       Partial<Pick<RunRecord, 'attempt' | 'attemptStartedAt' | 'cursor' | 'stats'>>,
     params: Readonly<Record<string, unknown>>,
     connectionRetryMs?: number,
+    options: RunOptions = NO_RUN_OPTIONS,
   ) {
     this.#db = db;
     this.connectionRetryMs = connectionRetryMs;
     this.runId = run.runId;
     this.startedAt = run.startedAt;
     this.params = Object.freeze({ ...params });
+    this.options = Object.freeze({ force: options.force, deep: options.deep });
     this.facts = Object.freeze({
       attempt: run.attempt ?? 1,
       attemptStartedAt: run.attemptStartedAt ?? run.startedAt,

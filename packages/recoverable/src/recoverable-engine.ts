@@ -14,7 +14,7 @@ import {
   InvalidParams,
   logRunLine,
   logRunStart,
-  prepareTriggerParams,
+  prepareTrigger,
   RECOVERABLE_TARGET,
   type RunArgs,
   type RunFinishedListener,
@@ -225,7 +225,8 @@ export class RecoverableEngine {
    * 5–6 in the background). Idempotent: while a run is active it returns
    * that run's id and status with `already_running: true`. A Paused run is
    * resumed with its stored params (new ones are ignored, even invalid
-   * ones: they refuse only a fresh start). `force` and `deep` are stored as `params.force` / `params.deep`.
+   * ones: they refuse only a fresh start). `force` and `deep` are the run's
+   * options (`store.options`), validated here once; the run's details show them among its params.
    *
    * Throws `UNKNOWN_JOB`, `INVALID_PARAMS` (the validator's message) or `SHUTTING_DOWN`.
    */
@@ -462,7 +463,7 @@ export class RecoverableEngine {
     args: RunArgs,
   ): Promise<{ job: RecoverableJobHandler; acquired: AcquiredRun }> {
     const job = this.#job(name);
-    const prepared = prepareTriggerParams(job, args);
+    const prepared = prepareTrigger(job, args);
     if (this.#closing) {
       throw new RecoverableError('SHUTTING_DOWN', `the server is shutting down; ${name} was not started`);
     }
@@ -472,7 +473,7 @@ export class RecoverableEngine {
     const acquired = await acquireRun(
       name,
       this.#factory,
-      prepared.ok ? prepared.params : new InvalidParams(prepared.message),
+      prepared.ok ? prepared : new InvalidParams(prepared.message),
     );
     if (acquired.kind !== 'already_running') logRunStart(this.#log, name, acquired);
     return { job, acquired };

@@ -1,5 +1,6 @@
 import type { JobCapabilities } from '@oxicloud/scheduler';
 import type { JobStore } from './job-store.js';
+import type { RunOptions } from './run-options.js';
 import type { RunOutcome } from './run-outcome.js';
 
 /** What {@link RecoverableJobHandler.validateParams} returns. */
@@ -51,9 +52,9 @@ export interface RecoverableJobHandler {
   /**
    * Validates trigger params (tenants use zod). Called on every trigger with
    * the new params, and again on resume with the stored ones: a stored row
-   * that no longer validates ends `Failed` with the message. The keys `force`
-   * and `deep` are reserved for the engine: they are removed before this is
-   * called and added back (as booleans) to the stored params.
+   * that no longer validates ends `Failed` with the message. It never sees
+   * `force` / `deep`: those are the run's options (`store.options`),
+   * validated once at the trigger.
    */
   validateParams?(raw: unknown): ParamsValidation;
   /**
@@ -61,15 +62,16 @@ export interface RecoverableJobHandler {
    * run), when the job wants a stricter rule for new input than for stored
    * runs: for example unknown keys refused. Absent → `validateParams`. A
    * resumed run is re-validated with `validateParams` only, so a stored run is
-   * never blocked by a rule added later. Same reserved keys as `validateParams`.
+   * never blocked by a rule added later. It never sees `force` / `deep` either.
    */
   validateTriggerParams?(raw: unknown): ParamsValidation;
   /**
    * The number of items the run will examine, when cheap to estimate (for
    * example `SELECT reltuples`), or `null`. Called at the start of each run
-   * and resume; stored as `stats.total_estimate` for progress and ETA.
+   * and resume with the run's params and options; stored as
+   * `stats.total_estimate` for progress and ETA.
    */
-  estimateTotal?(params: Readonly<Record<string, unknown>>): Promise<number | null>;
+  estimateTotal?(params: Readonly<Record<string, unknown>>, options: RunOptions): Promise<number | null>;
   /** One run (or the rest of a paused run). Never throws by contract; a throw ends the run `Failed`. */
   runResumable(store: JobStore, signal: AbortSignal): Promise<RunOutcome>;
 }

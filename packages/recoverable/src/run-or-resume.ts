@@ -4,6 +4,13 @@ import type { JobStore } from './job-store.js';
 import type { JobStoreFactory } from './job-store-factory.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
 import type { ParamsValidation, RecoverableJobHandler } from './recoverable-job-handler.js';
+import {
+  type RunOptions,
+  storedJobParams,
+  storedParams,
+  storedRunOptions,
+  triggerOptions,
+} from './run-options.js';
 import { completed, failed, paused, type RunOutcome } from './run-outcome.js';
 import { describeCorruption, isJsonObject, type RunRecord } from './run-record.js';
 import type { RunStatus } from './run-status.js';
@@ -16,11 +23,15 @@ export const RECOVERABLE_TARGET = 'oxicloud::recoverable';
 
 /** Trigger arguments of a recoverable run. */
 export interface RunArgs {
-  /** Run params, validated by the job's `validateParams`; ignored when a Paused run is resumed. */
+  /**
+   * Run params, validated by the job's `validateParams` (without `force` /
+   * `deep` keys: those are taken as the options); ignored when a Paused run
+   * is resumed.
+   */
   readonly params?: Readonly<Record<string, unknown>>;
-  /** Stored as `params.force` (acceleration semantics, per job). */
+  /** The run's `force` option (acceleration semantics, per job); wins over a `force` key in `params`. */
   readonly force?: boolean;
-  /** Stored as `params.deep` (deep mode of consistency checks). */
+  /** The run's `deep` option (deep mode); wins over a `deep` key in `params`. */
   readonly deep?: boolean;
 }
 
@@ -34,6 +45,8 @@ export interface RunFinishedEvent {
   readonly elapsedMs: number;
   /** The run's stats after the terminal write. */
   readonly stats: Readonly<Record<string, unknown>>;
+  /** The run's options (`force`, `deep`), as triggered. */
+  readonly options: RunOptions;
 }
 
 /** A hook called after each terminal write (alerts, findings mails). A throw or rejection is logged and contained. */
@@ -111,50 +124,41 @@ async function finishWithRetry(
   }
 }
 
-/**
- * Trigger params → the params to store: the job's `validateTriggerParams`
- * (else `validateParams`) applied to the params without `force`/`deep`, then
- * `force` and `deep` added as booleans. A `force` / `deep` in the params must
- * be a JSON boolean (the query flags of the same name win over it).
- */
-export function prepareTriggerParams(
-  job: RecoverableJobHandler,
-  args: RunArgs,
-): { ok: true; params: Record<string, unknown> } | { ok: false; message: string } {
-  const raw: unknown = args.params ?? {};
-  if (!isJsonObject(raw)) return { ok: false, message: 'params must be a JSON object' };
-  const { force: rawForce, deep: rawDeep, ...rest } = raw;
-  for (const [key, value] of [
-    ['force', rawForce],
-    ['deep', rawDeep],
-  ] as const) {
-    if (value !== undefined && typeof value !== 'boolean') {
-      return {
-        ok: false,
-        message: `${key} must be true or false (a JSON boolean), got ${JSON.stringify(value)}`,
-      };
-    }
-  }
-  const force = args.force ?? rawForce === true;
-  const deep = args.deep ?? rawDeep === true;
-  const validated = validateWith(job, rest, job.validateTriggerParams ?? job.validateParams);
-  if (!validated.ok) return validated;
-  return { ok: true, params: { ...validated.params, force, deep } };
+/** Trigger arguments → the job's validated params and the run's options. */
+export interface PreparedTrigger {
+  readonly params: Record<string, unknown>;
+  readonly options: RunOptions;
 }
 
 /**
- * Stored params → the params the handler sees (re-validated with the lenient
- * `validateParams`; `force`/`deep` kept): a stored run is never blocked by a
- * rule only new triggers follow.
+ * Trigger arguments → what a fresh run stores: the options validated once
+ * ({@link triggerOptions}: `force` / `deep` from the arguments or from the
+ * params' keys of that name), then the job's `validateTriggerParams` (else
+ * `validateParams`) on its own params, which never carry the options.
  */
-function prepareStoredParams(
+export function prepareTrigger(
+  job: RecoverableJobHandler,
+  args: RunArgs,
+): ({ ok: true } & PreparedTrigger) | { ok: false; message: string } {
+  const split = triggerOptions(args);
+  if (!split.ok) return split;
+  const validated = validateWith(job, split.params, job.validateTriggerParams ?? job.validateParams);
+  if (!validated.ok) return validated;
+  return { ok: true, params: validated.params, options: split.options };
+}
+
+/**
+ * A stored run → the params the handler sees (its own params re-validated
+ * with the lenient `validateParams`: a stored run is never blocked by a rule
+ * only new triggers follow) and its options.
+ */
+function prepareStored(
   job: RecoverableJobHandler,
   stored: Record<string, unknown>,
-): { ok: true; params: Record<string, unknown> } | { ok: false; message: string } {
-  const { force, deep, ...rest } = stored;
-  const validated = validateWith(job, rest, job.validateParams);
+): ({ ok: true } & PreparedTrigger) | { ok: false; message: string } {
+  const validated = validateWith(job, storedJobParams(stored), job.validateParams);
   if (!validated.ok) return validated;
-  return { ok: true, params: { ...validated.params, force: force === true, deep: deep === true } };
+  return { ok: true, params: validated.params, options: storedRunOptions(stored) };
 }
 
 function validateWith(
@@ -185,17 +189,17 @@ function validateWith(
 export async function acquireRun(
   jobName: string,
   factory: JobStoreFactory,
-  params: Readonly<Record<string, unknown>> | InvalidParams,
+  trigger: PreparedTrigger | InvalidParams,
 ): Promise<AcquiredRun> {
   let latest = await factory.latestRun(jobName);
   for (let attempt = 1; ; attempt++) {
     if (latest === null || latest.status === 'Completed' || latest.status === 'Failed') {
       // Trigger params matter only for a fresh run: a resume keeps its stored
       // params, so params that fail validation refuse only a fresh start.
-      if (params instanceof InvalidParams) {
-        throw new RecoverableError('INVALID_PARAMS', `invalid params for ${jobName}: ${params.message}`);
+      if (trigger instanceof InvalidParams) {
+        throw new RecoverableError('INVALID_PARAMS', `invalid params for ${jobName}: ${trigger.message}`);
       }
-      const inserted = await factory.insertRunning(jobName, params);
+      const inserted = await factory.insertRunning(jobName, storedParams(trigger.params, trigger.options));
       if (inserted) return { kind: 'started', record: inserted };
       // Lost the race for the one-active-run index: read the winner, continue from step 3.
     } else if (latest.status === 'Paused') {
@@ -345,6 +349,7 @@ export async function executeRun(
       outcome: jobOutcome,
       elapsedMs,
       stats: isJsonObject(final.stats) ? final.stats : {},
+      options: storedRunOptions(final.params),
     };
     try {
       await options.onRunFinished(event);
@@ -375,13 +380,13 @@ async function runHandler(
   if (corruption !== null) {
     return failed(`run ${record.runId} of ${job.name} has a corrupted row: ${corruption}`);
   }
-  const prepared = prepareStoredParams(job, record.params as Record<string, unknown>);
+  const prepared = prepareStored(job, record.params as Record<string, unknown>);
   if (!prepared.ok) {
     return failed(`stored params of run ${record.runId} are not valid for ${job.name}: ${prepared.message}`);
   }
   if (job.estimateTotal) {
     try {
-      const total = await job.estimateTotal(prepared.params);
+      const total = await job.estimateTotal(prepared.params, prepared.options);
       if (typeof total === 'number' && Number.isFinite(total) && total >= 0) {
         await factory.recordTotalEstimate(record.runId, total);
       }
@@ -398,7 +403,7 @@ async function runHandler(
       );
     }
   }
-  const store = trackCheckpoints(factory.storeFor(record, prepared.params), record.cursor);
+  const store = trackCheckpoints(factory.storeFor(record, prepared.params, prepared.options), record.cursor);
   try {
     const outcome: unknown = await job.runResumable(store, signal);
     if (!isRunOutcome(outcome)) {
@@ -447,6 +452,9 @@ function trackCheckpoints(
     },
     get params() {
       return store.params;
+    },
+    get options() {
+      return store.options;
     },
     get facts() {
       return store.facts;
@@ -504,13 +512,13 @@ export async function runOrResume(
 ): Promise<JobOutcome> {
   const startedAtMs = performance.now();
   const log = options.logger ?? silentLogger;
-  const prepared = prepareTriggerParams(job, options);
+  const prepared = prepareTrigger(job, options);
   let acquired: AcquiredRun;
   try {
     acquired = await acquireRun(
       job.name,
       factory,
-      prepared.ok ? prepared.params : new InvalidParams(prepared.message),
+      prepared.ok ? prepared : new InvalidParams(prepared.message),
     );
   } catch (thrown) {
     if (thrown instanceof RecoverableError && thrown.code === 'INVALID_PARAMS') return err(thrown.message);

@@ -13,6 +13,7 @@ import {
   processPrefix,
   RecoverableError,
   type RunFacts,
+  type RunOptions,
   type RunStatus,
   type RunTransaction,
   runBatches,
@@ -27,6 +28,7 @@ class MemoryJobStore implements JobStore {
   readonly runId = '00000000-0000-7000-8000-000000000001';
   readonly startedAt = new Date('2026-01-01T00:00:00Z');
   readonly params = {};
+  readonly options: RunOptions = { force: false, deep: false };
   readonly checkpoints: Array<{ cursor: Uint8Array; deltaCount: number; progress?: CheckpointProgress }> = [];
   readonly stats: Record<string, number> = {};
   statuses: RunStatus[] = ['Running'];

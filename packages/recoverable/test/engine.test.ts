@@ -167,7 +167,9 @@ describe('cancel and resume (Verification Part 2, item 4)', () => {
       [run_id, 0],
       [run_id, 30],
     ]);
-    expect(job.seen[1]?.params).toEqual({ label: 'first', force: false, deep: true });
+    // The handler sees its own params and the typed options apart (stored together, shown together).
+    expect(job.seen[1]?.params).toEqual({ label: 'first' });
+    expect(job.seen[1]?.options).toEqual({ force: false, deep: true });
     expect(finished.at(-1)).toMatchObject({ status: 'Completed', outcome: { kind: 'ok', count: 100 } });
   });
 
@@ -348,7 +350,8 @@ describe('params, listing and lookups', () => {
       resumed: true,
     });
     await e.whenIdle();
-    expect(job.seen[0]?.params).toEqual({ extra: 'old', force: false, deep: false });
+    expect(job.seen[0]?.params).toEqual({ extra: 'old' });
+    expect(job.seen[0]?.options).toEqual({ force: false, deep: false });
     expect((await runRow(db.pool, id))?.status).toBe('Completed');
     // A fresh run follows the strict rule.
     expect(await codeOf(e.trigger('two_rules_job', { params: { extra: 'new' } }))).toBe('INVALID_PARAMS');

@@ -5,6 +5,7 @@ import {
   type ParamsValidation,
   paused,
   type RecoverableJobHandler,
+  type RunOptions,
   type RunOutcome,
 } from '../src/index.js';
 
@@ -63,7 +64,12 @@ export interface WalkerOptions {
  * between batches. Records what each run saw.
  */
 export function walker(name: string, options: WalkerOptions) {
-  const seen: Array<{ runId: string; startCursor: number; params: Readonly<Record<string, unknown>> }> = [];
+  const seen: Array<{
+    runId: string;
+    startCursor: number;
+    params: Readonly<Record<string, unknown>>;
+    options: RunOptions;
+  }> = [];
   const handler: RecoverableJobHandler & { seen: typeof seen } = {
     name,
     seen,
@@ -72,7 +78,7 @@ export function walker(name: string, options: WalkerOptions) {
     ...(options.estimate !== undefined ? { estimateTotal: async () => options.estimate ?? null } : {}),
     async runResumable(store: JobStore, signal: AbortSignal): Promise<RunOutcome> {
       let position = decodeCursor(await store.loadCursor());
-      seen.push({ runId: store.runId, startCursor: position, params: store.params });
+      seen.push({ runId: store.runId, startCursor: position, params: store.params, options: store.options });
       while (position < options.total) {
         await options.gate?.wait();
         if (!options.stubborn && (signal.aborted || (await store.status()) === 'CancelRequested')) {

@@ -25,6 +25,7 @@ class MemoryStore implements CheckStore {
   readonly runId = '00000000-0000-7000-8000-000000000001';
   readonly startedAt = new Date('2026-03-01T12:00:00Z');
   readonly params = {};
+  readonly options = { force: false, deep: false };
   cursor: Uint8Array | null = null;
   scanned = 0;
   count = 0;

@@ -277,6 +277,7 @@ describe('files_consistency', () => {
           runId: store.runId,
           startedAt: store.startedAt,
           params: store.params,
+          options: store.options,
           facts: store.facts,
           status: () => store.status(),
           loadCursor: () => store.loadCursor(),

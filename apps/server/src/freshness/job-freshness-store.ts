@@ -71,14 +71,15 @@ export class PgJobFreshnessStore {
   /**
    * A recoverable run reached its terminal write: its end is the run row's
    * own `completed_at` (else its last progress), so this table and
-   * `jobs.recoverable_runs` agree to the microsecond.
+   * `jobs.recoverable_runs` agree to the microsecond. `deep`: the run's
+   * `deep` option (the engine's `RunFinishedEvent.options`).
    */
-  async recordRecoverableRun(runId: string, success: boolean): Promise<void> {
+  async recordRecoverableRun(runId: string, success: boolean, deep = false): Promise<void> {
     await this.#pool.query(
       `INSERT INTO jobs.job_registrations AS r (job_name, last_run_at, last_success_at, last_deep_success_at)
        SELECT job_name, at, CASE WHEN $2 THEN at END, CASE WHEN $2 AND deep THEN at END
          FROM (SELECT job_name, COALESCE(completed_at, last_progress_at) AS at,
-                      COALESCE(params->>'deep' = 'true', false) AS deep
+                      $3::boolean AS deep
                  FROM jobs.recoverable_runs WHERE id = $1) AS run
        ON CONFLICT (job_name) DO UPDATE SET
          last_run_at = GREATEST(r.last_run_at, EXCLUDED.last_run_at),
@@ -87,7 +88,7 @@ export class PgJobFreshnessStore {
          overdue_alerted_at = CASE WHEN $2 THEN NULL ELSE r.overdue_alerted_at END,
          deep_overdue_alerted_at = CASE WHEN EXCLUDED.last_deep_success_at IS NOT NULL
                                         THEN NULL ELSE r.deep_overdue_alerted_at END`,
-      [runId, success],
+      [runId, success, deep],
     );
   }
 

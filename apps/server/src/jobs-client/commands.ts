@@ -107,9 +107,13 @@ async function refuseWhatTheJobIgnores(
   name: string,
   flags: TriggerFlags,
 ): Promise<void> {
-  const job = (await client.listJobs()).body.find((j) => j.name === name);
+  const listed = (await client.listJobs()).body;
+  const job = listed.find((j) => j.name === name);
   if (job === undefined) return; // the trigger answers UNKNOWN_JOB with the list of jobs
   const takes = job.supports_deep ? '--force and --deep' : '--force';
+  // The jobs whose declaration says they have a deep mode (the listing's supports_deep), never a list of names.
+  const deepJobs = listed.filter((j) => j.supports_deep).map((j) => j.name);
+  const deepIsFor = `--deep is for jobs with a deep mode: ${deepJobs.length > 0 ? deepJobs.join(', ') : '(none)'}`;
   if (job.kind === 'periodic' && flags.params !== undefined) {
     throw new JobsClientError(
       'USAGE',
@@ -120,8 +124,8 @@ async function refuseWhatTheJobIgnores(
     throw new JobsClientError(
       'USAGE',
       job.kind === 'periodic'
-        ? `${name} is a periodic job: it takes --force only; --deep is for consistency_batch and storage_consistency`
-        : `${name} has no deep mode; --deep is for consistency_batch and storage_consistency`,
+        ? `${name} is a periodic job: it takes --force only; ${deepIsFor}`
+        : `${name} has no deep mode; ${deepIsFor}`,
     );
   }
 }

@@ -1,3 +1,4 @@
+import type { CatalogEntry } from '@oxicloud/recoverable';
 import type { JobCapabilities, JobOutcome, JobRunArgs } from '@oxicloud/scheduler';
 
 /** The last finished run of a job, as the catalog remembers it (JSON-ready). */
@@ -40,16 +41,17 @@ export interface JobSummary {
 }
 
 /**
- * The port the admin API needs for jobs: the list and the one manual
- * dispatch. `JobRegistry` from `@oxicloud/scheduler` satisfies it as it is;
- * the server may compose it with other catalogs (recoverable jobs).
+ * The port the admin API needs for periodic jobs: their live state and the
+ * one manual dispatch. `JobRegistry` from `@oxicloud/scheduler` satisfies it
+ * as it is. Which jobs exist, their kind and capabilities come from the
+ * {@link JobCatalogView}.
  *
  * @example
  * ```ts
  * const app = createAdminApp({ jobs: registry, users, jwtSecret, logger });
  * ```
  */
-export interface JobCatalog {
+export interface PeriodicJobs {
   /** Every registered job, in a stable order. */
   list(): readonly JobSummary[];
   /**
@@ -58,4 +60,22 @@ export interface JobCatalog {
    * `extra.skipped = 'already_running'`, not `undefined`).
    */
   trigger(name: string, args: JobRunArgs): Promise<JobOutcome | undefined>;
+}
+
+/** @deprecated the old name of {@link PeriodicJobs} (kept for callers written before the one catalog). */
+export type JobCatalog = PeriodicJobs;
+
+/**
+ * The one catalog of every job, of both kinds, with its kind, cadence and
+ * capabilities: `JobCatalog` of `@oxicloud/recoverable` satisfies it as it
+ * is (the server hands the same one to `consistency_batch`). The listing's
+ * order, every name lookup (404 `JOB_NOT_FOUND`), a job's kind (409
+ * `NOT_RECOVERABLE`) and its capabilities (`supports_deep`, `check`, a
+ * `deep=true` trigger refused) come from it.
+ */
+export interface JobCatalogView {
+  /** Every job, in a stable order. */
+  entries(): readonly CatalogEntry[];
+  /** The entry of `name`, or `undefined`. */
+  get(name: string): CatalogEntry | undefined;
 }

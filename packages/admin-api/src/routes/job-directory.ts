@@ -1,8 +1,8 @@
 import type { z } from '@hono/zod-openapi';
-import { outcomeOfRun, type RunSummary } from '@oxicloud/recoverable';
+import { type CatalogEntry, outcomeOfRun, type RunSummary } from '@oxicloud/recoverable';
 import { type JobCapabilities, type JobOutcome, NO_CAPABILITIES } from '@oxicloud/scheduler';
 import { AdminApiError } from '../errors.js';
-import type { JobCatalog, JobSummary } from '../ports/job-catalog.js';
+import type { JobCatalogView, JobSummary, PeriodicJobs } from '../ports/job-catalog.js';
 import type { JobFreshness, OverdueJob } from '../ports/job-freshness.js';
 import type { RunService } from '../ports/run-service.js';
 import { boundedJsonObject, fitString } from './bounded-json.js';
@@ -17,7 +17,7 @@ export type JobEntryJson = z.infer<typeof JobSummarySchema>;
 
 const ACTIVE = new Set(['Running', 'CancelRequested']);
 
-/** A recoverable job the Part 1 catalog does not list: on demand, nothing remembered there. */
+/** A recoverable job the scheduler does not tick: on demand, nothing remembered there. */
 function recoverableOnly(name: string): JobSummary {
   return {
     name,
@@ -121,20 +121,25 @@ export function jobSummaryJson(
 }
 
 /**
- * Both job catalogs behind one name lookup: the Part 1 {@link JobCatalog}
- * (the registry) and the Part 2 {@link RunService} (the engine). A name the
- * engine knows is `recoverable` (even when the registry also ticks it).
+ * The routes' view of the jobs: the one {@link JobCatalogView} (kind,
+ * cadence, capabilities of every job, of both kinds) decides every name
+ * lookup, kind and capability; the {@link PeriodicJobs} port adds a periodic
+ * job's live state (next tick, running, last outcome), the {@link RunService}
+ * a recoverable job's runs.
  */
 export class JobDirectory {
-  readonly #jobs: JobCatalog;
+  readonly #catalog: JobCatalogView;
+  readonly #jobs: PeriodicJobs;
   readonly #runs: RunService | undefined;
   readonly #freshness: JobFreshness | undefined;
 
   constructor(deps: {
-    readonly jobs: JobCatalog;
+    readonly catalog: JobCatalogView;
+    readonly jobs: PeriodicJobs;
     readonly runs?: RunService | undefined;
     readonly freshness?: JobFreshness | undefined;
   }) {
+    this.#catalog = deps.catalog;
     this.#jobs = deps.jobs;
     this.#freshness = deps.freshness;
     this.#runs = deps.runs;
@@ -145,24 +150,23 @@ export class JobDirectory {
     return this.#runs;
   }
 
-  /** The kind of `name`, or `undefined` when neither catalog has it. */
-  kindOf(name: string): JobKind | undefined {
-    if (this.#runs?.has(name)) return 'recoverable';
-    return this.#jobs.list().some((job) => job.name === name) ? 'periodic' : undefined;
-  }
-
-  /** Every job name: the catalog's order, then the recoverable jobs it does not list. */
+  /** Every job name, in the catalog's order. */
   names(): string[] {
-    const names = this.#jobs.list().map((job) => job.name);
-    const seen = new Set(names);
-    for (const name of this.#runs?.names() ?? []) if (!seen.has(name)) names.push(name);
-    return names;
+    return this.#catalog.entries().map((entry) => entry.name);
   }
 
-  /** Throws `JOB_NOT_FOUND` (with the known names) unless `name` is a job; returns its kind. */
-  require(name: string): JobKind {
-    const kind = this.kindOf(name);
-    if (kind) return kind;
+  /** The jobs that declare a deep mode, in the catalog's order. */
+  deepJobs(): string[] {
+    return this.#catalog
+      .entries()
+      .filter((entry) => entry.capabilities.deep)
+      .map((entry) => entry.name);
+  }
+
+  /** Throws `JOB_NOT_FOUND` (with the known names) unless `name` is a job; returns its catalog entry. */
+  require(name: string): CatalogEntry {
+    const entry = this.#catalog.get(name);
+    if (entry) return entry;
     const known = this.names();
     throw new AdminApiError(
       'JOB_NOT_FOUND',
@@ -172,8 +176,8 @@ export class JobDirectory {
 
   /** Throws `JOB_NOT_FOUND` or `NOT_RECOVERABLE` unless `name` is a recoverable job; returns the run service. */
   requireRecoverable(name: string, action: string): RunService {
-    const kind = this.require(name);
-    if (kind !== 'recoverable' || !this.#runs) {
+    const entry = this.require(name);
+    if (entry.kind !== 'recoverable' || !this.#runs) {
       throw new AdminApiError(
         'NOT_RECOVERABLE',
         `${name} is a periodic job: it has no runs to ${action}; only recoverable jobs (kind "recoverable" in GET /api/admin/jobs) do`,
@@ -182,12 +186,10 @@ export class JobDirectory {
     return this.#runs;
   }
 
-  /** The listing: every job, with each recoverable job's latest run (read in parallel). */
+  /** The listing: every job of the catalog, with each recoverable job's latest run (read in parallel). */
   async list(): Promise<JobEntryJson[]> {
     const runs = this.#runs;
-    const listed = this.#jobs.list();
-    const seen = new Set(listed.map((job) => job.name));
-    const all = [...listed, ...(runs?.names() ?? []).filter((name) => !seen.has(name)).map(recoverableOnly)];
+    const live = new Map(this.#jobs.list().map((job) => [job.name, job]));
     // The regular cadence first: a job overdue on both shows the regular one.
     const overdue = new Map<string, OverdueJob>();
     for (const o of [...((await this.#freshness?.overdue()) ?? [])].sort(
@@ -196,15 +198,14 @@ export class JobDirectory {
       overdue.set(o.job, o);
     }
     return Promise.all(
-      all.map(async (job) => {
-        const recoverable = runs?.has(job.name) ?? false;
-        const latest = recoverable && runs ? await runs.latestRun(job.name) : null;
-        return jobSummaryJson(job, {
-          kind: recoverable ? 'recoverable' : 'periodic',
-          // A recoverable job's declaration is the engine's (the registry only ticks it).
-          ...(recoverable && runs ? { capabilities: runs.capabilities(job.name) } : {}),
+      this.#catalog.entries().map(async (entry) => {
+        const recoverable = entry.kind === 'recoverable' && runs !== undefined;
+        const latest = recoverable ? await runs.latestRun(entry.name) : null;
+        return jobSummaryJson(live.get(entry.name) ?? recoverableOnly(entry.name), {
+          kind: entry.kind,
+          capabilities: entry.capabilities,
           latest_run: latest,
-          overdue: overdue.get(job.name) ?? null,
+          overdue: overdue.get(entry.name) ?? null,
         });
       }),
     );

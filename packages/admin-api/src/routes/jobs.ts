@@ -1,4 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { triggerOptions } from '@oxicloud/recoverable';
 import type { JobRunArgs, Logger } from '@oxicloud/scheduler';
 import type { Context } from 'hono';
 import { auditAllowed } from '../audit/audit-log.js';
@@ -6,7 +7,7 @@ import { AdminApiError } from '../errors.js';
 import type { AdminEnv } from '../http/admin-env.js';
 import { parseParamsBody } from '../http/json-input.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
-import type { JobCatalog } from '../ports/job-catalog.js';
+import type { PeriodicJobs } from '../ports/job-catalog.js';
 import type { JobDirectory } from './job-directory.js';
 import {
   booleanQueryFlag,
@@ -120,7 +121,7 @@ async function readParams(c: Context<AdminEnv>): Promise<Record<string, unknown>
 /** Registers `GET /api/admin/jobs` and `POST /api/admin/jobs/{name}/trigger`. */
 export function registerJobRoutes(
   app: OpenAPIHono<AdminEnv>,
-  deps: { readonly directory: JobDirectory; readonly jobs: JobCatalog; readonly logger: Logger },
+  deps: { readonly directory: JobDirectory; readonly jobs: PeriodicJobs; readonly logger: Logger },
 ): void {
   const { directory, jobs, logger } = deps;
 
@@ -134,7 +135,21 @@ export function registerJobRoutes(
     const deep = flagValue(query.deep);
     const wait = flagValue(query.wait) ?? true;
     const params = await readParams(c);
-    const kind = directory.require(name);
+    const job = directory.require(name);
+    const kind = job.kind;
+    // The run options, validated once here: a query flag wins over a body key of the same name.
+    const options = triggerOptions({ params, force, deep });
+    if (!options.ok) throw new AdminApiError('INVALID_PARAMS', options.message);
+    if (options.options.deep && !job.capabilities.deep) {
+      const deepJobs = directory.deepJobs();
+      throw new AdminApiError(
+        'INVALID_PARAMS',
+        `${name} has no deep mode: deep=true is refused; jobs with a deep mode (supports_deep in GET /api/admin/jobs): ${
+          deepJobs.length > 0 ? deepJobs.join(', ') : '(none)'
+        }`,
+      );
+    }
+    const ownParams = params === undefined ? undefined : options.params;
 
     if (kind === 'recoverable' && directory.runs) {
       const args = {
@@ -143,7 +158,11 @@ export function registerJobRoutes(
         ...(params ? { params } : {}),
       };
       auditAllowed(logger, c, { kind, args });
-      const run = await directory.runs.trigger(name, args);
+      const run = await directory.runs.trigger(name, {
+        force: options.options.force,
+        deep: options.options.deep,
+        ...(ownParams ? { params: ownParams } : {}),
+      });
       return c.json(
         {
           ok: true as const,
@@ -156,7 +175,11 @@ export function registerJobRoutes(
       );
     }
 
-    const args: JobRunArgs = { force: force ?? false, deep: deep ?? false, ...(params ? { params } : {}) };
+    const args: JobRunArgs = {
+      force: options.options.force,
+      deep: options.options.deep,
+      ...(ownParams ? { params: ownParams } : {}),
+    };
     auditAllowed(logger, c, { kind, args });
     if (!wait) {
       void jobs.trigger(name, args).then(

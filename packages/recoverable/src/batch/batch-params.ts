@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RUN_OPTION_KEYS } from '../run-options.js';
 
 /** Defaults and bounds of the batch knobs every recoverable run shares. */
 export const BATCH_LIMITS = {
@@ -58,13 +59,13 @@ export const batchParamsFromQueryShape = {
 
 /**
  * A fresh run's params object: the keys of `shape` only. An unknown key is
- * refused with a message naming it and the allowed ones
- * (`unknown keys "x", "y"; allowed: batch_size, throttle_ms`). Stored runs are
- * read with the job's lenient schema, so a rule added later never blocks a
- * resume.
+ * refused with a message naming it and the allowed ones, the run options a
+ * trigger also takes first (`unknown keys "x", "y"; allowed: force, deep,
+ * batch_size, throttle_ms`). Stored runs are read with the job's lenient
+ * schema, so a rule added later never blocks a resume.
  */
 export function strictParamsObject<S extends z.ZodRawShape>(shape: S) {
-  const allowed = Object.keys(shape).join(', ');
+  const allowed = [...RUN_OPTION_KEYS, ...Object.keys(shape)].join(', ');
   return z.strictObject(shape, {
     error: (issue) => {
       if (issue.code !== 'unrecognized_keys') return undefined;
@@ -82,15 +83,18 @@ export const batchParamsSchema = z.looseObject(batchParamsShape);
 export type BatchParams = z.infer<typeof batchParamsSchema>;
 
 /**
- * Validates `raw` against `schema`; the refusal message names every bad
- * field with what is allowed (`batch_size: expected >=1 (1..10000), got 0`);
- * an issue of the whole object (unknown keys) carries no field name.
+ * Validates a job's params `raw` against `schema`; the refusal message names
+ * every bad field with what is allowed (`batch_size: expected >=1 (1..10000),
+ * got 0`); an issue of the whole object (unknown keys) carries no field name.
+ * The run options (`force`, `deep`) are never a job's params: the engine
+ * takes them out at the trigger, and a stored row's keys of that name,
+ * handed here directly, are left out rather than refused.
  */
 export function parseParams<T>(
   schema: z.ZodType<T>,
   raw: unknown,
 ): { ok: true; params: T } | { ok: false; message: string } {
-  const result = schema.safeParse(raw ?? {});
+  const result = schema.safeParse(withoutOptionKeys(raw ?? {}));
   if (result.success) return { ok: true, params: result.data };
   const problems = result.error.issues.map((issue) => {
     return issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
@@ -98,11 +102,9 @@ export function parseParams<T>(
   return { ok: false, message: problems.join('; ') };
 }
 
-/** Param keys the engine owns (`?force`, `?deep`): stripped before a job's own schema sees the params. */
-export const ENGINE_PARAM_KEYS: readonly string[] = ['force', 'deep'];
-
-/** The params without the engine's keys (a run's stored params carry `force` and `deep`). */
-export function withoutEngineKeys(params: unknown): unknown {
+function withoutOptionKeys(params: unknown): unknown {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return params;
-  return Object.fromEntries(Object.entries(params).filter(([key]) => !ENGINE_PARAM_KEYS.includes(key)));
+  return Object.fromEntries(
+    Object.entries(params).filter(([key]) => !(RUN_OPTION_KEYS as readonly string[]).includes(key)),
+  );
 }

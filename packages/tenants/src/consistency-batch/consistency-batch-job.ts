@@ -81,10 +81,10 @@ export function createConsistencyBatchJob(options: ConsistencyBatchJobOptions): 
     // Passes `deep` on to every check: deep mode changes what the storage check does.
     capabilities: { deep: true },
     async run(args: JobRunArgs, signal: AbortSignal): Promise<JobOutcome> {
-      const params = args.params ?? {};
-      const deep = args.deep ?? params['deep'] === true;
-      const force = args.force || params['force'] === true;
-      const { deep: _deep, force: _force, ...rest } = params;
+      // The options come typed from the trigger (validated there once); the params pass on as they are.
+      const deep = args.deep === true;
+      const force = args.force;
+      const rest = args.params ?? {};
       let names: string[];
       try {
         names = [...new Set(options.checks())];

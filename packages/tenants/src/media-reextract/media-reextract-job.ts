@@ -13,7 +13,6 @@ import {
   runBatches,
   throttleMsField,
   uuidCursor,
-  withoutEngineKeys,
 } from '@oxicloud/recoverable';
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
 import { z } from 'zod';
@@ -111,7 +110,7 @@ export function createMediaReextractJob<Metadata>(
 ): MediaReextractJob {
   const { files, blobs } = options;
   const logger = options.logger ?? silentLogger;
-  const validate = (raw: unknown) => parseParams(mediaReextractParamsSchema, withoutEngineKeys(raw));
+  const validate = (raw: unknown) => parseParams(mediaReextractParamsSchema, raw);
 
   async function extractOne(
     file: MediaFileRow,

@@ -12,7 +12,6 @@ import {
   type RecoverableJobHandler,
   type RunOutcome,
   runBatches,
-  withoutEngineKeys,
 } from '@oxicloud/recoverable';
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
 import { destroyStream, errorCode } from '../blob-stream.js';
@@ -186,7 +185,7 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
   function validate(
     raw: unknown,
   ): { ok: true; params: StorageMigrationParams } | { ok: false; message: string } {
-    const parsed = parseParams(storageMigrationParamsSchema, withoutEngineKeys(raw));
+    const parsed = parseParams(storageMigrationParamsSchema, raw);
     if (!parsed.ok) return parsed;
     const { target } = parsed.params;
     if (target === sourceBackend) {
