@@ -54,9 +54,8 @@ export type {
 } from './job-store.js';
 export type { JobStoreFactory } from './job-store-factory.js';
 export { PgJobStore, RESERVED_STATS_KEYS } from './pg-job-store.js';
-export { MAX_PAUSE_HISTORY, PgJobStoreFactory, RESTART_PAUSE_REASON } from './pg-job-store-factory.js';
+export { PgJobStoreFactory, RESTART_PAUSE_REASON } from './pg-job-store-factory.js';
 export type { RunProgress } from './progress.js';
-export { computeProgress, MAX_PROGRESS_SAMPLES, MIN_SAMPLE_SPACING_MS, RATE_WINDOW_MS } from './progress.js';
 export type {
   ActiveRun,
   CancelResult,
@@ -78,21 +77,14 @@ export type {
   RunFinishedListener,
   RunOrResumeOptions,
 } from './run-or-resume.js';
-export {
-  outcomeOfRun,
-  RECOVERABLE_TARGET,
-  runOrResume,
-  toJobOutcome,
-} from './run-or-resume.js';
+export { outcomeOfRun, RECOVERABLE_TARGET, runOrResume } from './run-or-resume.js';
 export type { RunOutcome } from './run-outcome.js';
 export { completed, failed, paused } from './run-outcome.js';
 export type { RunPause, RunRecord } from './run-record.js';
-export { describeCorruption } from './run-record.js';
 export type { RunRepository } from './run-repository.js';
 export type { RunStatus } from './run-status.js';
 export { ACTIVE_STATUSES, isRunStatus, RUN_STATUSES, TERMINAL_STATUSES } from './run-status.js';
 export type { RunSummary } from './run-summary.js';
-export { toRunSummary } from './run-summary.js';
 export type {
   PackageSchema,
   SchemaClient,

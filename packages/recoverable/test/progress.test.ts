@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeProgress } from '../src/index.js';
+import { computeProgress } from '../src/progress.js';
 
 describe('computeProgress', () => {
   it('rate over the last minute, ETA from the estimate', () => {

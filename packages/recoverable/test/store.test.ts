@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   completed,
   type JobStoreFactory,
-  MAX_PROGRESS_SAMPLES,
   PgJobStoreFactory,
   type RecoverableJobHandler,
   type RecoverableTables,
   type RunRecord,
   runOrResume,
 } from '../src/index.js';
+import { MAX_PROGRESS_SAMPLES } from '../src/progress.js';
 import { CapturingLogger, decodeCursor, encodeCursor, Gate, runRow, walker } from './support.js';
 
 let db: TestDatabase;
