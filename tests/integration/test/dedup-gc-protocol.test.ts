@@ -15,7 +15,7 @@ import {
   reserveBlob,
   type StorageDatabase,
 } from '@oxicloud/storage';
-import { createDedupGcJob, dedupGcConfigFromEnv } from '@oxicloud/tenants/dedup-gc';
+import { createDedupGcJob, dedupGcConfigFromEnv } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';

@@ -11,13 +11,16 @@ import {
   PgUsageRepository,
 } from '@oxicloud/storage';
 import type { UsageCorrection } from '@oxicloud/tenants';
-import { createDedupGcJob, dedupGcConfigFromEnv } from '@oxicloud/tenants/dedup-gc';
-import { createGrantCleanupJob, grantCleanupConfigFromEnv } from '@oxicloud/tenants/grant-cleanup';
 import {
+  createDedupGcJob,
+  createGrantCleanupJob,
   createStorageReconcileJob,
+  createTrashCleanupJob,
+  dedupGcConfigFromEnv,
+  grantCleanupConfigFromEnv,
   storageReconcileConfigFromEnv,
-} from '@oxicloud/tenants/storage-reconcile';
-import { createTrashCleanupJob, trashCleanupConfigFromEnv } from '@oxicloud/tenants/trash-cleanup';
+  trashCleanupConfigFromEnv,
+} from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countRows, recordingLogger, storageDb } from './part1-fixtures.js';

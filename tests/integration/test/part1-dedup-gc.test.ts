@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { defaultRunArgs, type JobOutcomeOk } from '@oxicloud/scheduler';
 import { LocalFsBlobStorage, PgOrphanBlobRepository } from '@oxicloud/storage';
 import type { OrphanBlobRepository } from '@oxicloud/tenants';
-import { createDedupGcJob, dedupGcConfigFromEnv } from '@oxicloud/tenants/dedup-gc';
+import { createDedupGcJob, dedupGcConfigFromEnv } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 import { defaultRunArgs, type JobOutcomeOk } from '@oxicloud/scheduler';
 import { PgGrantRepository } from '@oxicloud/storage';
-import { createGrantCleanupJob, grantCleanupConfigFromEnv } from '@oxicloud/tenants/grant-cleanup';
+import { createGrantCleanupJob, grantCleanupConfigFromEnv } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ago, DAY, HOUR, insertDrive, insertUser, recordingLogger, storageDb } from './part1-fixtures.js';

@@ -1,10 +1,7 @@
 import { defaultRunArgs, type JobOutcomeOk } from '@oxicloud/scheduler';
 import { PgUsageRepository } from '@oxicloud/storage';
 import type { UsageCorrection } from '@oxicloud/tenants';
-import {
-  createStorageReconcileJob,
-  storageReconcileConfigFromEnv,
-} from '@oxicloud/tenants/storage-reconcile';
+import { createStorageReconcileJob, storageReconcileConfigFromEnv } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ago, DAY, insertBlob, insertDrive, insertFile, insertUser, storageDb } from './part1-fixtures.js';

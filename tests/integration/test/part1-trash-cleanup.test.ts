@@ -1,7 +1,7 @@
 import type { JobOutcomeOk } from '@oxicloud/scheduler';
 import { defaultRunArgs } from '@oxicloud/scheduler';
 import { PgTrashRepository } from '@oxicloud/storage';
-import { createTrashCleanupJob, trashCleanupConfigFromEnv } from '@oxicloud/tenants/trash-cleanup';
+import { createTrashCleanupJob, trashCleanupConfigFromEnv } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
