@@ -44,6 +44,8 @@ export { PgFindingStore } from './pg-finding-store.js';
 export type { FindingsDatabase, RunFindingsTable } from './run-findings-table.js';
 export type { Severity } from './severity.js';
 export { isSeverity, SEVERITIES, severityRank } from './severity.js';
+export type { AnomalyPage, SinglePhaseScanOptions } from './single-phase-scan.js';
+export { singlePhaseScan } from './single-phase-scan.js';
 export type { StatefulAdapter } from './stateful-adapter.js';
 export type { Candidate } from './two-pass.js';
 export { twoPass } from './two-pass.js';

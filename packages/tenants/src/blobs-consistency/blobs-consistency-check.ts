@@ -44,7 +44,7 @@
  *    statement's snapshot sees both sides agree), but an upload path that
  *    writes the row and its file in separate transactions looks miscounted
  *    for a moment. `force` makes it 0.
- * 5. Batch. 1000 rows or 30 s (`runBatches` of `@oxicloud/recoverable`),
+ * 5. Batch. 1000 rows or 30 s (`singlePhaseScan` of `@oxicloud/consistency`),
  *    checkpoint + status poll between batches; only the anomalies and the
  *    last hash leave Postgres; Pass 2 re-reads each anomalous row and
  *    re-counts its files before recording (a file added or deleted since
@@ -53,23 +53,14 @@
 import {
   type CheckOptions,
   type CheckStore,
-  CONSISTENCY_LOG_TARGET,
   type ConsistencyCheck,
   DEFAULT_GRACE_WINDOW_MS,
   effectiveGraceMs,
   graceBoundary,
   type Inconsistency,
-  twoPass,
+  singlePhaseScan,
 } from '@oxicloud/consistency';
-import {
-  decodePhaseCursor,
-  encodePhaseCursor,
-  hashCursor,
-  type RunOutcome,
-  runBatches,
-  type ScanBatch,
-  scanBatch,
-} from '@oxicloud/recoverable';
+import { hashCursor, type RunOutcome } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import type { BlobRowAnomaly, BlobRowScan, BlobRowScanOptions } from '../ports/blob-row-scan.js';
 
@@ -78,9 +69,6 @@ export const BLOBS_CONSISTENCY_CHECK_NAME = 'blobs_consistency';
 /** Finding kinds of blobs_consistency. */
 export const REF_COUNT_MISMATCH = 'ref_count_mismatch';
 export const ORPHANED_AT_MISMATCH = 'orphaned_at_mismatch';
-
-const PHASE_BLOBS = 1;
-const KEY_LENGTHS = { [PHASE_BLOBS]: 32 };
 
 /** Options of {@link createBlobsConsistencyCheck}. */
 export interface BlobsConsistencyCheckOptions {
@@ -149,49 +137,23 @@ export function createBlobsConsistencyCheck(options: BlobsConsistencyCheckOption
       const scanOptions: BlobRowScanOptions = {
         createdBefore: graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions)),
       };
-      return runBatches({
-        logTarget: CONSISTENCY_LOG_TARGET,
-        store,
-        signal,
+      return singlePhaseScan({
         name: BLOBS_CONSISTENCY_CHECK_NAME,
+        store,
+        options: runOptions,
+        signal,
         logger,
-        batchSize: runOptions.batchSize,
-        throttleMs: runOptions.throttleMs,
-        batch: scanBatch(
-          async (cursor, limit): Promise<ScanBatch<BlobRowAnomaly>> => {
-            const key = cursor === null ? new Uint8Array() : decodePhaseCursor(cursor, KEY_LENGTHS).key;
-            const page = await scan.scanBlobRows(
-              key.length === 0 ? null : hashCursor.decode(key),
-              limit,
+        key: { codec: hashCursor, bytes: 32 },
+        fetch: (after, limit) => scan.scanBlobRows(after, limit, scanOptions),
+        kinds: [REF_COUNT_MISMATCH, ORPHANED_AT_MISMATCH],
+        resourceOf: (a) => a.hash,
+        reverify: async (items) =>
+          (
+            await scan.reverifyBlobRows(
+              items.map((a) => a.hash),
               scanOptions,
-            );
-            return {
-              scanned: page.scanned,
-              items: page.anomalies,
-              cursor: encodePhaseCursor(
-                PHASE_BLOBS,
-                page.lastKey === null ? key : hashCursor.encode(page.lastKey),
-              ),
-              done: page.scanned < limit,
-            };
-          },
-          (items: readonly BlobRowAnomaly[]) =>
-            // Both kinds are candidates for each row, so Pass 2 also drops a kind
-            // recorded before a resume that has since healed or turned into the other.
-            twoPass(
-              store,
-              items.flatMap((a) =>
-                [REF_COUNT_MISMATCH, ORPHANED_AT_MISMATCH].map((kind) => ({ kind, resourceId: a.hash })),
-              ),
-              async () =>
-                (
-                  await scan.reverifyBlobRows(
-                    items.map((a) => a.hash),
-                    scanOptions,
-                  )
-                ).flatMap(blobRowFindings),
-            ),
-        ),
+            )
+          ).flatMap(blobRowFindings),
       });
     },
   };

@@ -28,7 +28,7 @@
  *    0. `expired_grant_lingering` has no grace of its own: its threshold
  *    (`expires_at` + cleanup grace + margin, from `startedAt`) is the
  *    definition of the condition, so `force` does not move it.
- * 5. Batch. 1000 grants or 30 s (`runBatches` of `@oxicloud/recoverable`),
+ * 5. Batch. 1000 grants or 30 s (`singlePhaseScan` of `@oxicloud/consistency`),
  *    checkpoint + status poll between batches; only the anomalies and the
  *    last id leave Postgres; Pass 2 re-reads each anomalous grant and its
  *    resource before recording (a grant deleted meanwhile, or a resource
@@ -37,23 +37,14 @@
 import {
   type CheckOptions,
   type CheckStore,
-  CONSISTENCY_LOG_TARGET,
   type ConsistencyCheck,
   DEFAULT_GRACE_WINDOW_MS,
   effectiveGraceMs,
   graceBoundary,
   type Inconsistency,
-  twoPass,
+  singlePhaseScan,
 } from '@oxicloud/consistency';
-import {
-  decodePhaseCursor,
-  encodePhaseCursor,
-  type RunOutcome,
-  runBatches,
-  type ScanBatch,
-  scanBatch,
-  uuidCursor,
-} from '@oxicloud/recoverable';
+import { type RunOutcome, uuidCursor } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import { DAY_MS } from '../env.js';
 import { TenantsError } from '../errors.js';
@@ -65,9 +56,6 @@ export const GRANTS_CONSISTENCY_CHECK_NAME = 'grants_consistency';
 /** Finding kinds of grants_consistency. */
 export const DANGLING_GRANT = 'dangling_grant';
 export const EXPIRED_GRANT_LINGERING = 'expired_grant_lingering';
-
-const PHASE_GRANTS = 1;
-const KEY_LENGTHS = { [PHASE_GRANTS]: 16 };
 
 /** Options of {@link createGrantsConsistencyCheck}. */
 export interface GrantsConsistencyCheckOptions {
@@ -144,47 +132,23 @@ export function createGrantsConsistencyCheck(options: GrantsConsistencyCheckOpti
         createdBefore: graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions)),
         lingerBefore: graceBoundary(store.startedAt, cleanupGraceMs + lingerMarginMs),
       };
-      return runBatches({
-        logTarget: CONSISTENCY_LOG_TARGET,
-        store,
-        signal,
+      return singlePhaseScan({
         name: GRANTS_CONSISTENCY_CHECK_NAME,
+        store,
+        options: runOptions,
+        signal,
         logger,
-        batchSize: runOptions.batchSize,
-        throttleMs: runOptions.throttleMs,
-        batch: scanBatch(
-          async (cursor, limit): Promise<ScanBatch<GrantAnomaly>> => {
-            const key = cursor === null ? new Uint8Array() : decodePhaseCursor(cursor, KEY_LENGTHS).key;
-            const page = await scan.scanGrants(
-              key.length === 0 ? null : uuidCursor.decode(key),
-              limit,
+        key: { codec: uuidCursor, bytes: 16 },
+        fetch: (after, limit) => scan.scanGrants(after, limit, scanOptions),
+        kinds: [DANGLING_GRANT, EXPIRED_GRANT_LINGERING],
+        resourceOf: (a) => a.grantId,
+        reverify: async (items) =>
+          (
+            await scan.reverifyGrants(
+              items.map((a) => a.grantId),
               scanOptions,
-            );
-            return {
-              scanned: page.scanned,
-              items: page.anomalies,
-              cursor: encodePhaseCursor(
-                PHASE_GRANTS,
-                page.lastKey === null ? key : uuidCursor.encode(page.lastKey),
-              ),
-              done: page.scanned < limit,
-            };
-          },
-          (items: readonly GrantAnomaly[]) =>
-            twoPass(
-              store,
-              items.flatMap((a) =>
-                [DANGLING_GRANT, EXPIRED_GRANT_LINGERING].map((kind) => ({ kind, resourceId: a.grantId })),
-              ),
-              async () =>
-                (
-                  await scan.reverifyGrants(
-                    items.map((a) => a.grantId),
-                    scanOptions,
-                  )
-                ).flatMap(grantFindings),
-            ),
-        ),
+            )
+          ).flatMap(grantFindings),
       });
     },
   };
