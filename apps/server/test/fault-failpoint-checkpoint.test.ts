@@ -1,19 +1,17 @@
-import { join } from 'node:path';
-import { backdateLocalBlob, type FaultName, generateDataset } from '@oxicloud/dataset';
-import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   adminClient,
   adminToken,
   type CliProcess,
-  composeInProcess,
-  copyDatabase,
   type DatabaseCopy,
+  type FinishedRun,
   findingSet,
   freePort,
   killHard,
+  referenceRuns,
   scratchDir,
+  seedConsistencyFaults,
   serverEnv,
   startServer,
 } from './fault-support.js';
@@ -27,19 +25,6 @@ const JOBS = [
   { name: 'folders_consistency', params: { batch_size: 5 } },
   { name: 'files_consistency', params: { batch_size: 10 } },
   { name: 'storage_consistency', params: { batch_size: 5 } },
-];
-
-const FAULTS: FaultName[] = [
-  'drive_used_bytes_drift',
-  'user_used_bytes_drift',
-  'live_folder_under_trashed_parent',
-  'live_file_under_trashed_folder',
-  'wrong_folder_path',
-  'wrong_folder_lpath',
-  'missing_blob_row',
-  'blob_size_mismatch',
-  'orphan_blob_on_disk',
-  'blob_bytes_missing',
 ];
 
 /** The counters of a run: the engine's count and scanned_count, and every finding counter. */
@@ -64,49 +49,15 @@ describe('kill -9 inside the checkpoint transaction, between the finding writes 
   let reference: DatabaseCopy;
   let dir: ReturnType<typeof scratchDir>;
   let server: CliProcess | undefined;
-  const expected = new Map<string, { stats: Record<string, unknown>; findings: string[] }>();
+  let expected = new Map<string, FinishedRun>();
 
   beforeAll(async () => {
     db = await createTestDatabase();
     dir = scratchDir('fault-failpoint');
-    const blobs = new LocalFsBlobStorage({ root: join(dir.path, 'blobs') });
-    await generateDataset({
-      pool: db.pool,
-      blobs,
-      backdateBlob: backdateLocalBlob((hash) => blobs.pathOf(hash)),
-      options: {
-        users: 30,
-        filesPerUser: 30,
-        blobsOnDisk: 300,
-        foldersPerDrive: { min: 4, max: 10 },
-        secondDriveShare: 0.5,
-        trashedFolderShare: 0.2,
-        trashedFileShare: 0.1,
-        seed: 4242,
-        faults: FAULTS,
-        faultsPerKind: 3,
-      },
-    });
-    reference = await copyDatabase(db.name, 'ref');
-    const { server: ref } = await composeInProcess({ pool: reference.pool, dataDir: dir.path });
-    try {
-      for (const job of JOBS) {
-        const outcome = await ref.engine.runOrResume(job.name, { params: job.params });
-        expect(outcome.kind, `${job.name}: ${JSON.stringify(outcome)}`).toBe('ok');
-        const { rows } = await reference.pool.query(
-          `SELECT id::text, stats FROM jobs.recoverable_runs WHERE job_name = $1 ORDER BY started_at DESC LIMIT 1`,
-          [job.name],
-        );
-        const run = rows[0] as { id: string; stats: Record<string, unknown> };
-        const found = await reference.pool.query(
-          'SELECT kind, severity, resource_id FROM jobs.run_findings WHERE run_id = $1',
-          [run.id],
-        );
-        expected.set(job.name, { stats: run.stats, findings: findingSet(found.rows) });
-      }
-    } finally {
-      await ref.stop();
-    }
+    await seedConsistencyFaults(db.pool, dir.path, 3);
+    const ref = await referenceRuns(db.name, dir.path, JOBS);
+    reference = ref.reference;
+    expected = ref.runs;
   }, 180_000);
 
   afterAll(async () => {

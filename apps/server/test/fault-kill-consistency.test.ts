@@ -1,20 +1,18 @@
-import { join } from 'node:path';
-import { backdateLocalBlob, type FaultName, generateDataset } from '@oxicloud/dataset';
-import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   adminClient,
   adminToken,
   type CliProcess,
-  composeInProcess,
-  copyDatabase,
   type DatabaseCopy,
+  type FinishedRun,
   findingSet,
   freePort,
   killHard,
   type RunJson,
+  referenceRuns,
   scratchDir,
+  seedConsistencyFaults,
   serverEnv,
   sleep,
   startServer,
@@ -30,26 +28,6 @@ const JOBS: Array<{ name: string; params: { batch_size: number; throttle_ms: num
   { name: 'files_consistency', params: { batch_size: 40, throttle_ms: 100 } },
   { name: 'storage_consistency', params: { batch_size: 15, throttle_ms: 120 } },
 ];
-
-const FAULTS: FaultName[] = [
-  'drive_used_bytes_drift',
-  'user_used_bytes_drift',
-  'live_folder_under_trashed_parent',
-  'live_file_under_trashed_folder',
-  'wrong_folder_path',
-  'wrong_folder_lpath',
-  'missing_blob_row',
-  'blob_size_mismatch',
-  'orphan_blob_on_disk',
-  'blob_bytes_missing',
-];
-
-interface RunResult {
-  readonly runId: string;
-  readonly stats: Record<string, unknown>;
-  readonly findings: string[];
-  readonly findingRows: number;
-}
 
 function stat(stats: Record<string, unknown>, key: string): number {
   return Number(stats[key] ?? 0);
@@ -78,42 +56,21 @@ describe('kill -9 of the server during a consistency batch', () => {
   let reference: DatabaseCopy;
   let dir: ReturnType<typeof scratchDir>;
   let server: CliProcess | undefined;
-  const expected = new Map<string, RunResult>();
+  let expected = new Map<string, FinishedRun>();
 
   beforeAll(async () => {
     db = await createTestDatabase();
     dir = scratchDir('fault-kill');
-    const blobs = new LocalFsBlobStorage({ root: join(dir.path, 'blobs') });
-    await generateDataset({
-      pool: db.pool,
-      blobs,
-      // Orphans on disk older than the grace window, so storage_consistency reports them too.
-      backdateBlob: backdateLocalBlob((hash) => blobs.pathOf(hash)),
-      options: {
-        users: 30,
-        filesPerUser: 30,
-        blobsOnDisk: 300,
-        foldersPerDrive: { min: 4, max: 10 },
-        secondDriveShare: 0.5,
-        trashedFolderShare: 0.2,
-        trashedFileShare: 0.1,
-        seed: 4242,
-        faults: FAULTS,
-        faultsPerKind: 2,
-      },
-    });
+    await seedConsistencyFaults(db.pool, dir.path, 2);
     // The reference: the same database, copied before anything ran, checked without interruption in-process.
-    reference = await copyDatabase(db.name, 'ref');
-    const { server: ref } = await composeInProcess({ pool: reference.pool, dataDir: dir.path });
-    try {
-      for (const job of JOBS) {
-        const outcome = await ref.engine.runOrResume(job.name, { params: { ...job.params, throttle_ms: 0 } });
-        expect(outcome.kind, `${job.name}: ${JSON.stringify(outcome)}`).toBe('ok');
-        expected.set(job.name, await readRun(reference.pool, job.name));
-      }
-    } finally {
-      await ref.stop();
-    }
+    const ref = await referenceRuns(
+      db.name,
+      dir.path,
+      JOBS.map((job) => ({ name: job.name, params: { ...job.params, throttle_ms: 0 } })),
+    );
+    reference = ref.reference;
+    expected = ref.runs;
+    for (const [job, run] of expected) expect(run.status, job).toBe('Completed');
   }, 180_000);
 
   afterAll(async () => {
@@ -122,25 +79,6 @@ describe('kill -9 of the server during a consistency batch', () => {
     await db?.drop();
     dir?.remove();
   });
-
-  async function readRun(pool: import('pg').Pool, job: string): Promise<RunResult> {
-    const { rows } = await pool.query(
-      `SELECT id::text, status, stats FROM jobs.recoverable_runs WHERE job_name = $1 ORDER BY started_at DESC LIMIT 1`,
-      [job],
-    );
-    const run = rows[0] as { id: string; status: string; stats: Record<string, unknown> };
-    expect(run.status, job).toBe('Completed');
-    const findings = await pool.query(
-      'SELECT kind, severity, resource_id FROM jobs.run_findings WHERE run_id = $1',
-      [run.id],
-    );
-    return {
-      runId: run.id,
-      stats: run.stats,
-      findings: findingSet(findings.rows),
-      findingRows: findings.rowCount ?? 0,
-    };
-  }
 
   it(`${KILLS} kills at random moments: same findings as the uninterrupted run, none twice, ≤ one batch replayed per kill`, async () => {
     const port = await freePort();

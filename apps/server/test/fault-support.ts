@@ -2,7 +2,9 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signAdminToken } from '@oxicloud/admin-api';
+import { backdateLocalBlob, type FaultName, generateDataset } from '@oxicloud/dataset';
 import type { Logger } from '@oxicloud/scheduler';
+import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { ADMIN_URL_ENV, freePort } from '@oxicloud/test-support';
 import pg from 'pg';
 import {
@@ -302,6 +304,106 @@ export async function composeInProcess(options: {
   });
   await server.start();
   return { server, logger };
+}
+
+/** The faults the consistency fault tests seed: every kind the four checks report. */
+export const CONSISTENCY_FAULTS: FaultName[] = [
+  'drive_used_bytes_drift',
+  'user_used_bytes_drift',
+  'live_folder_under_trashed_parent',
+  'live_file_under_trashed_folder',
+  'wrong_folder_path',
+  'wrong_folder_lpath',
+  'missing_blob_row',
+  'blob_size_mismatch',
+  'orphan_blob_on_disk',
+  'blob_bytes_missing',
+];
+
+/**
+ * The consistency fault tests' dataset: 30 users, 300 blobs on disk under
+ * `<dataDir>/blobs`, seed 4242, {@link CONSISTENCY_FAULTS} × `faultsPerKind`.
+ * Orphans on disk are backdated past the grace window, so storage_consistency
+ * reports them too.
+ */
+export async function seedConsistencyFaults(
+  pool: pg.Pool,
+  dataDir: string,
+  faultsPerKind: number,
+): Promise<void> {
+  const blobs = new LocalFsBlobStorage({ root: join(dataDir, 'blobs') });
+  await generateDataset({
+    pool,
+    blobs,
+    backdateBlob: backdateLocalBlob((hash) => blobs.pathOf(hash)),
+    options: {
+      users: 30,
+      filesPerUser: 30,
+      blobsOnDisk: 300,
+      foldersPerDrive: { min: 4, max: 10 },
+      secondDriveShare: 0.5,
+      trashedFolderShare: 0.2,
+      trashedFileShare: 0.1,
+      seed: 4242,
+      faults: CONSISTENCY_FAULTS,
+      faultsPerKind,
+    },
+  });
+}
+
+/** A job's latest run as a fault test compares it: stats and findings. */
+export interface FinishedRun {
+  readonly runId: string;
+  readonly status: string;
+  readonly stats: Record<string, unknown>;
+  /** `kind severity resource_id` of each finding, sorted ({@link findingSet}). */
+  readonly findings: string[];
+  readonly findingRows: number;
+}
+
+/** The latest run of `job` in the database and its findings. */
+export async function latestRun(pool: pg.Pool, job: string): Promise<FinishedRun> {
+  const { rows } = await pool.query(
+    `SELECT id::text, status, stats FROM jobs.recoverable_runs WHERE job_name = $1 ORDER BY started_at DESC LIMIT 1`,
+    [job],
+  );
+  const run = rows[0] as { id: string; status: string; stats: Record<string, unknown> };
+  const found = await pool.query(
+    'SELECT kind, severity, resource_id FROM jobs.run_findings WHERE run_id = $1',
+    [run.id],
+  );
+  return {
+    runId: run.id,
+    status: run.status,
+    stats: run.stats,
+    findings: findingSet(found.rows),
+    findingRows: found.rowCount ?? 0,
+  };
+}
+
+/**
+ * The uninterrupted reference: a copy of database `source` taken before
+ * anything ran, each job run once in-process (in order, no interruption).
+ * Returns the copy (drop it in `afterAll`) and each job's finished run.
+ */
+export async function referenceRuns(
+  source: string,
+  dataDir: string,
+  jobs: ReadonlyArray<{ readonly name: string; readonly params: Readonly<Record<string, unknown>> }>,
+): Promise<{ readonly reference: DatabaseCopy; readonly runs: Map<string, FinishedRun> }> {
+  const reference = await copyDatabase(source, 'ref');
+  const runs = new Map<string, FinishedRun>();
+  const { server } = await composeInProcess({ pool: reference.pool, dataDir });
+  try {
+    for (const job of jobs) {
+      const outcome = await server.engine.runOrResume(job.name, { params: job.params });
+      if (outcome.kind !== 'ok') throw new Error(`reference run of ${job.name}: ${JSON.stringify(outcome)}`);
+      runs.set(job.name, await latestRun(reference.pool, job.name));
+    }
+  } finally {
+    await server.stop();
+  }
+  return { reference, runs };
 }
 
 export { type CliProcess, freePort, jsonLines };
