@@ -20,7 +20,7 @@ export interface RunSummary {
   readonly cursor_hex: string | null;
   /** Job-specific counters; `count` mirrors `JobOutcome.ok.count`, `scanned_count` the items examined. */
   readonly stats: Readonly<Record<string, unknown>>;
-  /** The run's params; `force` and `deep` are set by the engine. */
+  /** The run's params as stored: the job's own params and the run's options `force` and `deep`. */
   readonly params: Readonly<Record<string, unknown>>;
   /** The message of a Failed run; `null` otherwise (a pause is history, see {@link RunSummary.pauses}). */
   readonly error_message: string | null;
