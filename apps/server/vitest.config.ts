@@ -3,12 +3,13 @@ import { packageTestConfig } from '../../vitest.shared.ts';
 
 /**
  * Files whose Postgres is not the test run's: they start their own (the
- * embedded default, the outage test's stoppable server) or use none. The
+ * embedded default, the outage and crash tests' stoppable server) or use none. The
  * second pass of `pnpm test` (Testcontainers Postgres 15) leaves them out:
  * it would only run them again against the same embedded server.
  */
 const OWN_POSTGRES = [
   'test/fault-postgres-outage.test.ts',
+  'test/fault-postgres-crash.test.ts',
   'test/embedded-default.test.ts',
   'test/docs-links.test.ts',
 ];

@@ -136,6 +136,8 @@ function memoryCheckStore() {
     runId: '00000000-0000-4000-8000-000000000000',
     startedAt: new Date(),
     params: {},
+    // The run kit's typed facts (a fresh run): runBatches starts at facts.cursor.
+    facts: { attempt: 1, attemptStartedAt: new Date(), cursor: null, counters: {} },
     status: async () => 'Running',
     loadCursor: async () => null,
     checkpoint: async (_cursor, _delta, progress) => {

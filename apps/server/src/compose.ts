@@ -235,12 +235,17 @@ export function createRecoverableJobs(deps: {
   });
   const catalog = new JobCatalog(registry, engine);
   const consistency = new ConsistencyRegistry()
-    .register(new PgDriveUsageScan(db))
-    .register(new PgFolderTreeScan(db))
-    .register(new PgFileBlobScan(db))
-    .register(new PgBlobRowScan(db))
+    // The checks' batch loops log their retries, lost checkpoints and failures through the server's logger.
+    .register(new PgDriveUsageScan(db, { logger }))
+    .register(new PgFolderTreeScan(db, { logger }))
+    .register(new PgFileBlobScan(db, { logger }))
+    .register(new PgBlobRowScan(db, { logger }))
     .register(
-      new PgGrantScan(db, { cleanupGraceMs: tenants.grantCleanup.graceMs, ...tenants.grantsConsistency }),
+      new PgGrantScan(db, {
+        cleanupGraceMs: tenants.grantCleanup.graceMs,
+        ...tenants.grantsConsistency,
+        logger,
+      }),
     )
     .register(backends.source);
   for (const check of consistency.allChecks()) {

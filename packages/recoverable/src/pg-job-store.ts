@@ -35,6 +35,13 @@ export class PgJobStore implements JobStore {
    * that lands between the two is seen at the next batch boundary.
    */
   #statusFromCheckpoint: RunStatus | undefined;
+  /**
+   * The cursor this store last wrote or read (the run's stored one at first).
+   * Each checkpoint's UPDATE requires it in the row: a checkpoint lost in a
+   * Postgres crash (see {@link PgJobStore.checkpoint}) shows as a mismatch
+   * (`CHECKPOINT_LOST`), never as a silently skipped batch.
+   */
+  #written: Uint8Array | null;
 
   constructor(
     db: Kysely<RecoverableTables>,
@@ -56,6 +63,7 @@ export class PgJobStore implements JobStore {
       cursor: run.cursor ?? null,
       counters: Object.freeze(countersOf(run.stats)),
     });
+    this.#written = run.cursor ?? null;
   }
 
   async status(): Promise<RunStatus> {
@@ -79,7 +87,8 @@ export class PgJobStore implements JobStore {
       .where('id', '=', this.runId)
       .executeTakeFirst();
     if (!row) throw this.#gone();
-    return row.cursor === null ? null : new Uint8Array(row.cursor);
+    this.#written = row.cursor === null ? null : new Uint8Array(row.cursor);
+    return this.#written;
   }
 
   /**
@@ -87,6 +96,19 @@ export class PgJobStore implements JobStore {
    * progress.scanned ?? deltaCount`, each counter added, `total_estimate` set
    * when given, a progress sample appended (see `MAX_PROGRESS_SAMPLES`),
    * `last_progress_at = NOW()`.
+   *
+   * **A checkpoint does not wait for the disk** (`synchronous_commit = off`
+   * for its transaction only): it commits, is visible at once, and reaches the
+   * WAL on disk within `wal_writer_delay` (×3 at worst). A Postgres crash in
+   * that window loses the checkpoint together with the batch's own writes (one
+   * transaction), which is exactly the state before the batch: the batch
+   * replays, and its findings are upserts. A server crash loses nothing (the
+   * commit is in Postgres). Nothing else is weaker: the run start and the
+   * terminal write stay synchronous, and a synchronous commit flushes all WAL
+   * before it, so a Completed/Paused/Failed run never rests on a lost
+   * checkpoint. A lost checkpoint is detected, not skipped: the UPDATE requires
+   * the cursor this store last wrote, so the next checkpoint after a crash
+   * fails with `CHECKPOINT_LOST` and the batch loop reloads the stored cursor.
    */
   async checkpoint(
     cursor: Uint8Array,
@@ -141,13 +163,18 @@ export class PgJobStore implements JobStore {
       counters[key] = value;
     }
     const total = progress.totalEstimate === undefined ? {} : { total_estimate: progress.totalEstimate };
+    const expected = this.#written === null ? null : toBuffer(this.#written);
     const result = await sql<{ status: string }>`
-      WITH cur AS (
+      WITH no_disk_wait AS (
+        -- SET LOCAL synchronous_commit = off, for this checkpoint's transaction only (see checkpoint)
+        SELECT set_config('synchronous_commit', 'off', true) AS v
+      ), cur AS (
         SELECT id,
                CASE WHEN jsonb_typeof(stats) = 'object' THEN stats ELSE '{}'::jsonb END AS s,
                (extract(epoch FROM now()) * 1000)::bigint AS now_ms
           FROM jobs.recoverable_runs
          WHERE id = ${this.runId}
+           AND cursor IS NOT DISTINCT FROM ${expected}::bytea
       ), base AS (
         SELECT id, s, now_ms,
                COALESCE((s->>'count')::numeric, 0) + ${deltaCount}::numeric AS new_count,
@@ -179,20 +206,36 @@ export class PgJobStore implements JobStore {
           FROM trimmed, jsonb_each_text(${JSON.stringify(counters)}::jsonb) AS c
       )
       UPDATE jobs.recoverable_runs r
-         SET cursor = ${Buffer.from(cursor.buffer, cursor.byteOffset, cursor.byteLength)},
+         SET cursor = ${toBuffer(cursor)},
              stats = t.s || counters.merged
                      || jsonb_build_object('count', t.new_count,
                                            'scanned_count', t.new_scanned,
                                            'progress_samples', t.samples)
                      || ${JSON.stringify(total)}::jsonb,
              last_progress_at = now()
-        FROM trimmed t, counters
+        FROM trimmed t, counters, no_disk_wait
        WHERE r.id = t.id
       RETURNING r.status
     `.execute(db);
     const row = result.rows[0];
-    if (!row) throw this.#gone();
+    if (!row) throw await this.#lostOrGone(db);
+    this.#written = cursor;
     this.#statusFromCheckpoint = isRunStatus(row.status) ? row.status : 'CancelRequested';
+  }
+
+  /** Why a checkpoint's UPDATE matched no row: the run is gone, or its stored cursor is not ours. */
+  async #lostOrGone(db: Kysely<RecoverableTables>): Promise<RecoverableError> {
+    const row = await db
+      .selectFrom('jobs.recoverable_runs')
+      .select('cursor')
+      .where('id', '=', this.runId)
+      .executeTakeFirst();
+    if (!row) return this.#gone();
+    const hex = (c: Uint8Array | null): string => (c === null ? 'none' : Buffer.from(c).toString('hex'));
+    return new RecoverableError(
+      'CHECKPOINT_LOST',
+      `run ${this.runId}: stored cursor ${hex(row.cursor)} is not the last one written (${hex(this.#written)}); a checkpoint was lost (Postgres crash), the batch replays`,
+    );
   }
 
   #gone(): RecoverableError {
@@ -201,6 +244,10 @@ export class PgJobStore implements JobStore {
       `run ${this.runId} no longer exists in jobs.recoverable_runs`,
     );
   }
+}
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function checkCount(name: string, value: unknown): void {

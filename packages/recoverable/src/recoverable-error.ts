@@ -10,6 +10,9 @@
  * - `RUN_NOT_FOUND`: no run with that id for that job.
  * - `NO_ACTIVE_RUN`: cancel found no Running, CancelRequested or Paused run.
  * - `INVALID_CHECKPOINT`: a checkpoint with counts that are not finite non-negative numbers.
+ * - `CHECKPOINT_LOST`: the run's stored cursor is not the one this store last wrote: a
+ *   checkpoint committed without waiting for the disk was lost in a Postgres crash
+ *   (the batch loop reloads the stored cursor and replays from there).
  * - `INVALID_CURSOR`: cursor bytes that are not a cursor of this walk (another job's, another version's).
  * - `SHUTTING_DOWN`: the engine is shutting down and starts no run.
  * - `SCHEMA_MISSING`: `jobs.recoverable_runs` does not exist (call `migrate()`).
@@ -26,6 +29,7 @@ export type RecoverableErrorCode =
   | 'RUN_NOT_FOUND'
   | 'NO_ACTIVE_RUN'
   | 'INVALID_CHECKPOINT'
+  | 'CHECKPOINT_LOST'
   | 'INVALID_CURSOR'
   | 'SHUTTING_DOWN'
   | 'SCHEMA_MISSING'

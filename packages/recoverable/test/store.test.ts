@@ -1,13 +1,15 @@
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type BatchWrites,
   completed,
   type JobStoreFactory,
   PgJobStoreFactory,
   type RecoverableJobHandler,
   type RecoverableTables,
   type RunRecord,
+  runBatches,
   runOrResume,
 } from '../src/index.js';
 import { MAX_PROGRESS_SAMPLES } from '../src/progress.js';
@@ -98,6 +100,97 @@ describe('PgJobStore.checkpoint', () => {
       code: 'INVALID_CHECKPOINT',
     });
     expect((await runRow(db.pool, record.runId))!.stats).toEqual({});
+  });
+});
+
+describe('a checkpoint lost in a Postgres crash (checkpoints do not wait for the disk)', () => {
+  /** What a crash does to an asynchronously committed checkpoint: the row goes back to an earlier state. */
+  async function loseCheckpointsSince(runId: string, saved: { cursor: Buffer | null; stats: unknown }) {
+    await db.pool.query('UPDATE jobs.recoverable_runs SET cursor = $2, stats = $3 WHERE id = $1', [
+      runId,
+      saved.cursor,
+      JSON.stringify(saved.stats),
+    ]);
+  }
+
+  it('the next checkpoint fails with CHECKPOINT_LOST and writes nothing; after loadCursor() it lands', async () => {
+    await db.pool.query('CREATE TABLE IF NOT EXISTS public.lost_cp_writes (item int PRIMARY KEY)');
+    const record = (await factory.insertRunning('lost_cp_job', {}))!;
+    const store = factory.storeFor(record, {});
+    await store.checkpoint(encodeCursor(5), 5);
+    const saved = (await runRow(db.pool, record.runId))!;
+    await store.checkpoint(encodeCursor(7), 2);
+    await loseCheckpointsSince(record.runId, saved);
+
+    const write: BatchWrites = async (tx) => {
+      await sql`INSERT INTO public.lost_cp_writes VALUES (8)`.execute(tx);
+      return {};
+    };
+    await expect(store.checkpoint(encodeCursor(9), 2, {}, write)).rejects.toMatchObject({
+      code: 'CHECKPOINT_LOST',
+    });
+    // Nothing of that batch landed: its own writes rolled back with it, the row is as the crash left it.
+    expect((await db.pool.query('SELECT item FROM public.lost_cp_writes')).rows).toEqual([]);
+    expect(decodeCursor((await runRow(db.pool, record.runId))!.cursor)).toBe(5);
+
+    expect(decodeCursor(await store.loadCursor())).toBe(5);
+    await store.checkpoint(encodeCursor(9), 4);
+    const row = (await runRow(db.pool, record.runId))!;
+    expect(decodeCursor(row.cursor)).toBe(9);
+    expect(row.stats['count']).toBe(9);
+  });
+
+  it('runBatches reloads the stored cursor and replays the lost batches: every item counted once', async () => {
+    await db.pool.query('CREATE TABLE IF NOT EXISTS public.lost_cp_items (item int PRIMARY KEY)');
+    const record = (await factory.insertRunning('lost_cp_loop', {}))!;
+    const store = factory.storeFor(record, {});
+    const ITEMS = 50;
+    const BATCH = 5;
+    let saved: Awaited<ReturnType<typeof runRow>> | undefined;
+    let batches = 0;
+    const outcome = await runBatches({
+      name: 'lost_cp_loop',
+      store,
+      signal: new AbortController().signal,
+      batchSize: BATCH,
+      async batch(cursor, { limit }) {
+        batches++;
+        // After 3 checkpoints keep the row; after 6, a "crash" takes the last 3 away.
+        if (batches === 4) saved = await runRow(db.pool, record.runId);
+        if (batches === 7 && saved) {
+          // The crash takes the lost batches' own writes too (they were in the checkpoints' transactions).
+          await loseCheckpointsSince(record.runId, saved);
+          await db.pool.query('DELETE FROM public.lost_cp_items WHERE item > $1', [
+            decodeCursor(saved.cursor),
+          ]);
+        }
+        const from = cursor === null ? 0 : decodeCursor(cursor) + 1;
+        const items = Array.from({ length: Math.min(limit, ITEMS - from) }, (_, i) => from + i);
+        const last = items.at(-1);
+        return {
+          cursor: last === undefined ? null : encodeCursor(last),
+          done: from + items.length >= ITEMS,
+          scanned: items.length,
+          writes: async (tx) => {
+            for (const item of items) {
+              const { rows } = await sql`INSERT INTO public.lost_cp_items VALUES (${item})
+                ON CONFLICT DO NOTHING RETURNING item`.execute(tx);
+              if (rows.length === 0) throw new Error(`item ${item} written twice`);
+            }
+            return { count: items.length };
+          },
+        };
+      },
+    });
+    expect(outcome.kind).toBe('completed');
+    // 10 batches + the 3 lost ones replayed + the one whose checkpoint found the loss.
+    expect(batches).toBe(ITEMS / BATCH + 3 + 1);
+    const row = (await runRow(db.pool, record.runId))!;
+    expect(row.stats['count']).toBe(ITEMS);
+    expect(row.stats['scanned_count']).toBe(ITEMS);
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM public.lost_cp_items')).rows[0].n).toBe(
+      ITEMS,
+    );
   });
 });
 

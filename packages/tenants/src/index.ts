@@ -97,7 +97,6 @@ export type { BlobRow, BlobWalkRepository } from './ports/blob-walk-repository.j
 export type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from './ports/drive-usage-scan.js';
 export type {
   FileBlobAnomaly,
-  FileBlobKey,
   FileBlobScan,
   FileRowAnomaly,
   FileScanOptions,

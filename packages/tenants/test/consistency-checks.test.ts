@@ -202,26 +202,17 @@ describe('folders_consistency', () => {
 
 describe('files_consistency over a fake port', () => {
   const h = (c: string) => c.repeat(64);
+  const fileIds = ids(3);
+  // Three files in id order; the second and third reference blob rows that do not exist.
   const files = [
-    { blobHash: h('1'), fileId: ids(1)[0]! },
-    { blobHash: h('2'), fileId: ids(2)[1]! },
-    { blobHash: h('3'), fileId: ids(3)[2]! },
+    { blobHash: h('1'), fileId: fileIds[0]!, blobSize: 5 as number | null },
+    { blobHash: h('2'), fileId: fileIds[1]!, blobSize: null },
+    { blobHash: h('3'), fileId: fileIds[2]!, blobSize: null },
   ];
   const cursorsSeen: Array<string | null> = [];
   const scan: FileBlobScan = {
     subsystem: () => 'files',
     consistencyChecks: () => [],
-    scanFilesByBlob: async (after, limit) => {
-      cursorsSeen.push(after === null ? null : `${after.blobHash.slice(0, 1)}/${after.fileId}`);
-      const rows = files.filter((f) => after === null || f.blobHash > after.blobHash).slice(0, limit);
-      return {
-        scanned: rows.length,
-        lastKey: rows.at(-1) ?? null,
-        anomalies: rows
-          .filter((r) => r.blobHash !== h('1'))
-          .map((r) => ({ fileId: r.fileId, blobHash: r.blobHash, fileSize: 5, blobSize: null })),
-      };
-    },
     missingBlobs: async (hashes) =>
       hashes.map((blobHash) => ({
         blobHash,
@@ -233,22 +224,43 @@ describe('files_consistency over a fake port', () => {
     reverifyBlobSizes: async () => [],
     scanTrashedFolders: async () => ({ scanned: 0, lastKey: null, anomalies: [] }),
     reverifyLiveFilesInTrashedFolders: async () => [],
-    scanFilesById: async () => ({ scanned: 0, lastKey: null, anomalies: [] }),
+    scanFilesById: async (after, limit) => {
+      cursorsSeen.push(after);
+      const rows = files.filter((f) => after === null || f.fileId > after).slice(0, limit);
+      return {
+        scanned: rows.length,
+        lastKey: rows.at(-1)?.fileId ?? null,
+        anomalies: rows
+          .filter((r) => r.blobSize !== 5)
+          .map((r) => ({
+            fileId: r.fileId,
+            driveId: 'd',
+            folderId: null,
+            folderDriveId: null,
+            blobHash: r.blobHash,
+            mimeType: 'text/plain',
+            blobContentType: null,
+            mimeMismatch: false,
+            fileSize: 5,
+            blobSize: r.blobSize,
+          })),
+      };
+    },
     reverifyFileRows: async () => [],
     estimateRows: async () => 3,
   };
 
-  it('walks (blob_hash, id) with a 1+32+16-byte cursor, then trashed folders; records biggest impact first', async () => {
+  it('walks trashed folders, then the files by id (1+16-byte cursor) with their blob rows in the same pass; records biggest impact first', async () => {
+    cursorsSeen.length = 0;
     const store = new MemoryStore();
     const check = createFilesConsistencyCheck({ scan });
     const outcome = await check.runResumable(store, { ...opts, batchSize: 2 }, signal);
     expect(outcome.kind).toBe('completed');
-    expect(cursorsSeen).toEqual([null, `2/${files[1]!.fileId}`]);
-    const first = decodePhaseCursor(store.checkpoints[0]!);
-    expect(first.phase).toBe(1);
-    expect(first.key).toHaveLength(48);
-    expect(hashCursor.decode(first.key.subarray(0, 32))).toBe(h('2'));
-    expect(decodePhaseCursor(store.checkpoints[1]!).phase).toBe(2);
+    expect(decodePhaseCursor(store.checkpoints[0]!).phase).toBe(3);
+    expect(cursorsSeen).toEqual([null, fileIds[1]]);
+    const byId = decodePhaseCursor(store.checkpoints[1]!);
+    expect(byId.phase).toBe(3);
+    expect(uuidCursor.decode(byId.key)).toBe(fileIds[1]);
     expect([...store.findings.values()].map((f) => [f.kind, f.severity, f.resourceId])).toEqual([
       ['missing_blob', 'DataLoss', h('2')],
       ['missing_blob', 'DataLoss', h('3')],
@@ -257,7 +269,21 @@ describe('files_consistency over a fake port', () => {
       ref_count: 3,
       affected_file_ids_truncated: true,
     });
-    expect(hashCursor.encode(h('2'))).toHaveLength(32);
+  });
+
+  it("an older build's phase-1 cursor (blob order) restarts at phase 2 and finds the same", async () => {
+    cursorsSeen.length = 0;
+    const store = new MemoryStore();
+    const old = encodePhaseCursor(1, hashCursor.encode(h('2')), uuidCursor.encode(fileIds[1]!));
+    store.cursor = old;
+    const outcome = await createFilesConsistencyCheck({ scan }).runResumable(
+      store,
+      { ...opts, batchSize: 10 },
+      signal,
+    );
+    expect(outcome.kind).toBe('completed');
+    expect(cursorsSeen).toEqual([null]);
+    expect([...store.findings.values()].map((f) => f.resourceId)).toEqual([h('3'), h('2')]);
   });
 
   it('returns paused with the cursor when the run is CancelRequested between batches', async () => {

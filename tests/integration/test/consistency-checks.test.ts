@@ -49,8 +49,8 @@ describe('the three checks on a clean world', () => {
     const files = await h.run(filesCheck());
     expect(files.status).toBe('Completed');
     expect(files.findings).toEqual([]);
-    // Files twice (phase 1 by blob, phase 3 by id) and the trashed folders (phase 2).
-    expect(files.stats['scanned_count']).toBe(2 * world.counts.files + world.counts.trashedFolders);
+    // The trashed folders (phase 2), then the files once (phase 3, by id, with their blob rows).
+    expect(files.stats['scanned_count']).toBe(world.counts.files + world.counts.trashedFolders);
     expect(h.lines.filter((l) => l['target'] === 'audit')).toEqual([]);
   });
 
@@ -199,8 +199,8 @@ describe('files_consistency', () => {
     const racing: FileBlobScan = {
       subsystem: () => real.subsystem(),
       consistencyChecks: () => [],
-      scanFilesByBlob: async (after, limit, options) => {
-        const page = await real.scanFilesByBlob(after, limit, options);
+      scanFilesById: async (after, limit, options) => {
+        const page = await real.scanFilesById(after, limit, options);
         if (page.anomalies.length > 0) {
           await sql('DELETE FROM storage.files WHERE id = ANY($1)', [[lone.id, sized.id]]);
           await sql('INSERT INTO storage.blobs (hash, size) VALUES ($1, 500) ON CONFLICT DO NOTHING', [
@@ -214,7 +214,6 @@ describe('files_consistency', () => {
       scanTrashedFolders: (after, limit, options) => real.scanTrashedFolders(after, limit, options),
       reverifyLiveFilesInTrashedFolders: (ids, options) =>
         real.reverifyLiveFilesInTrashedFolders(ids, options),
-      scanFilesById: (after, limit, options) => real.scanFilesById(after, limit, options),
       reverifyFileRows: (ids, options) => real.reverifyFileRows(ids, options),
       estimateRows: () => real.estimateRows(),
     };
@@ -300,17 +299,18 @@ describe('files_consistency', () => {
     expect(first.status).toBe('Paused');
     expect(first.outcome).toMatchObject({ kind: 'ok', extra: { paused: true } });
     expect(first.cursor).not.toBeNull();
-    expect(first.cursor?.[0]).toBe(1); // still in phase 1, (blob_hash, id) order
-    expect(first.cursor).toHaveLength(1 + 32 + 16);
+    expect(first.cursor?.[0]).toBe(3); // in phase 3, id order
+    expect(first.cursor).toHaveLength(1 + 16);
     // The status poll right after a checkpoint reuses the status that UPDATE read, so a cancel that
-    // lands just after the 2nd checkpoint is seen at the next batch boundary: 3 batches of 2.
-    expect(first.stats['scanned_count']).toBe(6);
+    // lands just after the 2nd checkpoint is seen at the next batch boundary: 3 batches of 2
+    // (the 2 trashed folders, the empty page that ends phase 2, 2 files).
+    expect(first.stats['scanned_count']).toBe(4);
 
     const second = await h.run(cancelling);
     expect(second.runId).toBe(first.runId);
     expect(second.status).toBe('Completed');
     expect(summary(second.findings)).toEqual(expected);
-    expect(second.stats['scanned_count']).toBe(2 * world.counts.files + world.counts.trashedFolders);
+    expect(second.stats['scanned_count']).toBe(world.counts.files + world.counts.trashedFolders);
     expect(second.stats['count']).toBe(4);
   });
 
@@ -327,7 +327,7 @@ describe('files_consistency', () => {
     expect(replay.runId).toBe(first.runId);
     expect(replay.findings).toHaveLength(4);
     expect(replay.stats['count']).toBe(4);
-    expect(replay.stats['scanned_count']).toBe(2 * (2 * world.counts.files + world.counts.trashedFolders));
+    expect(replay.stats['scanned_count']).toBe(2 * (world.counts.files + world.counts.trashedFolders));
   });
 
   it('refuses invalid params before a run row exists', async () => {

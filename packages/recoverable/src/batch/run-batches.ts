@@ -1,6 +1,7 @@
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
 import { DATABASE_UNREACHABLE, isConnectionLoss, withConnectionRetry } from '../connection-retry.js';
 import type { BatchWrites, JobStore } from '../job-store.js';
+import { RecoverableError } from '../recoverable-error.js';
 import { completed, failed, paused, type RunOutcome } from '../run-outcome.js';
 import { BATCH_LIMITS } from './batch-params.js';
 import { cursorHex } from './cursor-codecs.js';
@@ -93,6 +94,16 @@ export interface BatchLoop {
  * Replay rule: a batch that did not checkpoint (a throw, a crash, kill -9)
  * left nothing behind, its writes included, and runs again after a resume.
  *
+ * Checkpoints do not wait for the disk (`PgJobStore.checkpoint`:
+ * `synchronous_commit = off` on the checkpoint's transaction, not on the run
+ * start or the terminal write). A Postgres crash may lose the last few; each
+ * lost one took its batch's writes with it, so the run is as if those batches
+ * never ran. The loop then continues from the STORED cursor, not its own:
+ * after a lost connection the retried step reloads it (`store.loadCursor()`),
+ * and a checkpoint that finds another cursor stored than the one it last
+ * wrote (`CHECKPOINT_LOST`: Postgres crashed and came back between two
+ * statements, unseen) reloads it and replays from there.
+ *
  * A lost database connection is not a failure: the batch with its checkpoint
  * (and the status poll) is retried with backoff (`withConnectionRetry`, for
  * `store.connectionRetryMs`; a retried batch replays, its uncommitted writes
@@ -113,12 +124,35 @@ export async function runBatches(loop: BatchLoop): Promise<RunOutcome> {
   let cursor: Uint8Array | null = stored !== null && stored.length > 0 ? stored : null;
   const pausedHere = (): RunOutcome => paused(cursor ?? loop.emptyCursor ?? new Uint8Array(0));
   let limit = batchSize;
+  // After a lost connection or a lost checkpoint the stored cursor is the truth (see above).
+  let reloadCursor = false;
+  const reload = async (): Promise<void> => {
+    if (!reloadCursor) return;
+    const loaded = await store.loadCursor();
+    const stored = loaded !== null && loaded.length > 0 ? loaded : null;
+    if (cursorHex(stored) !== cursorHex(cursor)) {
+      logger.warn(
+        {
+          target,
+          event: 'recoverable.checkpoint_lost',
+          job: name,
+          run_id: store.runId,
+          cursor_hex: cursorHex(cursor),
+          stored_cursor_hex: cursorHex(stored),
+        },
+        `${name}: the last checkpoint(s) did not survive (Postgres crashed); replaying from the stored cursor`,
+      );
+    }
+    cursor = stored;
+    reloadCursor = false;
+  };
   // A lost connection retries the step; a retried batch replays (its writes rolled back with the checkpoint).
   const retry = <R>(step: () => Promise<R>): Promise<R> =>
     withConnectionRetry(step, {
       retryForMs: store.connectionRetryMs,
       signal,
-      onRetry: ({ attempt, error, delayMs }) =>
+      onRetry: ({ attempt, error, delayMs }) => {
+        reloadCursor = true;
         logger.warn(
           {
             target,
@@ -130,25 +164,35 @@ export async function runBatches(loop: BatchLoop): Promise<RunOutcome> {
             error: error instanceof Error ? error.message : String(error),
           },
           `${name}: the database is unreachable; retrying the batch`,
-        ),
+        );
+      },
     });
   try {
     for (;;) {
       if (signal.aborted) return pausedHere();
-      const { result, elapsedMs } = await retry(async () => {
+      const step = await retry(async () => {
+        await reload();
         const startedAt = performance.now();
         const result = await loop.batch(cursor, { limit, signal, deadline: startedAt + maxBatchMs });
         const elapsedMs = performance.now() - startedAt;
         if (result.cursor !== null) {
-          await store.checkpoint(
-            result.cursor,
-            result.count ?? 0,
-            { scanned: result.scanned, ...(result.counters ? { counters: result.counters } : {}) },
-            result.writes,
-          );
+          try {
+            await store.checkpoint(
+              result.cursor,
+              result.count ?? 0,
+              { scanned: result.scanned, ...(result.counters ? { counters: result.counters } : {}) },
+              result.writes,
+            );
+          } catch (error) {
+            if (!(error instanceof RecoverableError && error.code === 'CHECKPOINT_LOST')) throw error;
+            reloadCursor = true; // logged by reload()
+            return null;
+          }
         }
         return { result, elapsedMs };
       });
+      if (step === null) continue;
+      const { result, elapsedMs } = step;
       if (result.cursor !== null) {
         cursor = result.cursor;
         result.committed?.();

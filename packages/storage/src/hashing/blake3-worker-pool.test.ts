@@ -39,6 +39,21 @@ describe('Blake3WorkerPool', () => {
     expect((await pool.hashFile(await file(new Uint8Array()))).hash).toBe(BLAKE3_EMPTY);
   });
 
+  it('one worker, its read buffer reused: a short file after a long one has only its own bytes in its head', async () => {
+    const one = new Blake3WorkerPool({ size: 1, chunkBytes: SNIFF_HEAD_BYTES });
+    try {
+      const long = randomBytes(3 * SNIFF_HEAD_BYTES + 5);
+      const short = randomBytes(10);
+      expect((await one.hashFile(await file(long))).hash).toBe(blake3Hex(long));
+      const digest = await one.hashFile(await file(short));
+      expect(digest.hash).toBe(blake3Hex(short));
+      expect(Buffer.from(digest.head).equals(short)).toBe(true);
+      expect((await one.hashFile(await file(new Uint8Array()))).head).toHaveLength(0);
+    } finally {
+      await one.close();
+    }
+  });
+
   it('hashes streams whose chunks do not line up with its own', async () => {
     const bytes = randomBytes(1_000_003);
     const sizes = [1, 4095, 70_000, 3, 65_536];

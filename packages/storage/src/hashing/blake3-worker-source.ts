@@ -19,28 +19,28 @@ let streamSize = 0;
 function fail(id, error) {
   parentPort.postMessage({ type: 'error', id, code: error && error.code ? String(error.code) : 'EWORKER', message: error && error.message ? error.message : String(error) });
 }
+// One read buffer per worker, reused for every file (a fresh 1 MiB buffer per small blob cost
+// more than reading it: issue 22).
+let readBuffer = null;
 function hashFile(id, path, headBytes, chunkBytes) {
   let fd = -1;
   try {
     fd = fs.openSync(path, 'r');
     const hasher = new Blake3Hasher();
-    const buffer = Buffer.allocUnsafe(chunkBytes);
-    const head = new Uint8Array(headBytes);
-    let headLength = 0;
+    if (readBuffer === null || readBuffer.length < chunkBytes) readBuffer = Buffer.allocUnsafe(chunkBytes);
+    const buffer = readBuffer;
+    let head = null;
     let size = 0;
     for (;;) {
       const n = fs.readSync(fd, buffer, 0, chunkBytes, null);
       if (n === 0) break;
       const chunk = buffer.subarray(0, n);
-      if (headLength < headBytes) {
-        const take = Math.min(headBytes - headLength, n);
-        head.set(chunk.subarray(0, take), headLength);
-        headLength += take;
-      }
+      // chunkBytes >= headBytes: the head is in the first chunk (copied: the buffer is reused).
+      if (head === null) head = Uint8Array.prototype.slice.call(chunk, 0, Math.min(headBytes, n));
       hasher.update(chunk);
       size += n;
     }
-    const out = head.slice(0, headLength);
+    const out = head === null ? new Uint8Array(0) : head;
     parentPort.postMessage({ type: 'done', id, hash: hasher.digest('hex'), size, head: out }, [out.buffer]);
   } catch (error) {
     fail(id, error);

@@ -3,7 +3,6 @@ import type { Logger } from '@oxicloud/scheduler';
 import {
   createFilesConsistencyCheck,
   type FileBlobAnomaly,
-  type FileBlobKey,
   type FileBlobScan,
   type FileRowAnomaly,
   type FileScanOptions,
@@ -38,6 +37,8 @@ interface FileRowJson {
   mime_type: string;
   blob_content_type: string | null;
   mime_mismatch: boolean;
+  file_size: string;
+  blob_size: string | null;
 }
 
 const toFileRow = (r: FileRowJson): FileRowAnomaly => ({
@@ -49,6 +50,8 @@ const toFileRow = (r: FileRowJson): FileRowAnomaly => ({
   mimeType: r.mime_type,
   blobContentType: r.blob_content_type,
   mimeMismatch: r.mime_mismatch,
+  fileSize: bigintToNumber(r.file_size),
+  blobSize: r.blob_size === null ? null : bigintToNumber(r.blob_size),
 });
 
 /** A mime type with case and parameters dropped; NULL when unknown (empty or the column default). */
@@ -82,11 +85,14 @@ export interface PgFileBlobScanOptions {
  * and the stateful adapter of the file → blob references
  * (`subsystem() === 'files'`): it contributes `files_consistency`.
  *
- * Phase 1 pages walk the covering index `files (blob_hash, id) INCLUDE
- * (size, folder_id, is_trashed)` and fetch the matching `storage.blobs`
- * range (`hash BETWEEN first AND last`) in the same statement, so both sides
- * are read in key order (a merge, not a million random lookups); the
- * comparison happens in SQL and only the anomalies, grace-filtered, come back.
+ * The file pages walk `storage.files` in id order (heap order: UUIDv7) and
+ * probe each page's folders and blob rows by primary key in the same
+ * statement (blob row missing or of another size, folder in another drive,
+ * mime type against the blob's content type): ONE pass over the files. (A
+ * separate `(blob_hash, id)` merge pass for the blob rows used to come first;
+ * the id pass probes the blob rows anyway, so it was a second walk of every
+ * file for nothing: issue 22.) The comparison happens in SQL and only the
+ * anomalies, grace-filtered, come back.
  */
 export class PgFileBlobScan implements FileBlobScan {
   readonly #db: Kysely<StorageDatabase>;
@@ -110,55 +116,6 @@ export class PgFileBlobScan implements FileBlobScan {
   /** `files_consistency`: missing blob rows, size mismatches, live files in trashed folders, drive and mime of each file row. */
   consistencyChecks(): readonly ConsistencyCheck[] {
     return this.#checks;
-  }
-
-  async scanFilesByBlob(
-    after: FileBlobKey | null,
-    limit: number,
-    options: FileScanOptions,
-  ): Promise<ScanPage<FileBlobAnomaly, FileBlobKey>> {
-    const { rows } = await sql<{
-      scanned: string;
-      last_key: { blob_hash: string; id: string } | null;
-      anomalies: BlobAnomalyJson[];
-    }>`
-      WITH batch AS MATERIALIZED (
-        SELECT f.blob_hash, f.id, f.size, row_number() OVER (ORDER BY f.blob_hash, f.id) AS rn
-          FROM storage.files f
-         ${after === null ? sql`` : sql`WHERE (f.blob_hash, f.id) > (${after.blobHash}::text, ${after.fileId}::uuid)`}
-         ORDER BY f.blob_hash, f.id
-         LIMIT ${limit}
-      ),
-      bounds AS (SELECT min(blob_hash) AS lo, max(blob_hash) AS hi FROM batch),
-      blobs AS MATERIALIZED (
-        SELECT b.hash, b.size FROM storage.blobs b, bounds WHERE b.hash >= bounds.lo AND b.hash <= bounds.hi
-      ),
-      -- MATERIALIZED, and the grace filter below as a per-anomaly primary-key lookup: joined
-      -- instead, the planner (expecting every batch row to be an anomaly) seq-scans all of
-      -- storage.files once per batch from batch_size ~5000 up (0.5 s a batch at 1M files).
-      anomalies AS MATERIALIZED (
-        SELECT x.id, x.blob_hash, x.size AS file_size, bl.size AS blob_size
-          FROM batch x LEFT JOIN blobs bl ON bl.hash = x.blob_hash
-         WHERE bl.hash IS NULL OR bl.size <> x.size
-      )
-      SELECT (SELECT count(*) FROM batch) AS scanned,
-             -- The last row by its rank in index order: no sort of 1000 text keys.
-             (SELECT json_build_object('blob_hash', blob_hash, 'id', id)
-                FROM batch WHERE rn = (SELECT max(rn) FROM batch)) AS last_key,
-             COALESCE((
-               SELECT json_agg(json_build_object(
-                        'id', a.id, 'blob_hash', a.blob_hash,
-                        'file_size', a.file_size::text, 'blob_size', a.blob_size::text) ORDER BY a.blob_hash, a.id)
-                 FROM anomalies a
-                WHERE (SELECT f.created_at FROM storage.files f WHERE f.id = a.id) <= ${options.createdBefore}
-             ), '[]'::json) AS anomalies`.execute(this.#db);
-    const row = rows[0];
-    if (!row) return { scanned: 0, lastKey: null, anomalies: [] };
-    return {
-      scanned: bigintToNumber(row.scanned),
-      lastKey: row.last_key === null ? null : { blobHash: row.last_key.blob_hash, fileId: row.last_key.id },
-      anomalies: row.anomalies.map(toBlobAnomaly),
-    };
   }
 
   async missingBlobs(
@@ -260,7 +217,7 @@ export class PgFileBlobScan implements FileBlobScan {
     options: FileScanOptions,
   ): Promise<ScanPage<FileRowAnomaly>> {
     const row = await this.#compareFileRows(
-      sql`SELECT id, drive_id, folder_id, blob_hash, mime_type, created_at FROM storage.files
+      sql`SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at FROM storage.files
           ${afterFileId === null ? sql`` : sql`WHERE id > ${afterFileId}::uuid`}
           ORDER BY id LIMIT ${limit}`,
       options,
@@ -275,17 +232,16 @@ export class PgFileBlobScan implements FileBlobScan {
   async reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]> {
     if (fileIds.length === 0) return [];
     const row = await this.#compareFileRows(
-      sql`SELECT id, drive_id, folder_id, blob_hash, mime_type, created_at FROM storage.files
+      sql`SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at FROM storage.files
            WHERE id = ANY(${[...fileIds]}::uuid[])`,
       options,
     );
     return row.anomalies.map(toFileRow);
   }
 
-  /** Files twice: phase 1 by blob, phase 3 by id (phase 2 reads the few trashed folders). */
+  /** Files once, by id (phase 2 reads the few trashed folders). */
   async estimateRows(): Promise<number | null> {
-    const files = await estimateRowsOf(this.#db, ['storage.files']);
-    return files === null ? null : files * 2;
+    return estimateRowsOf(this.#db, ['storage.files']);
   }
 
   async #compareFileRows(
@@ -301,13 +257,14 @@ export class PgFileBlobScan implements FileBlobScan {
          WHERE d.id = ANY (ARRAY(SELECT DISTINCT b.folder_id FROM batch b WHERE b.folder_id IS NOT NULL))
       ),
       blobs AS MATERIALIZED (
-        SELECT bl.hash, bl.content_type FROM storage.blobs bl
+        SELECT bl.hash, bl.size, bl.content_type FROM storage.blobs bl
          WHERE bl.hash = ANY (ARRAY(SELECT DISTINCT b.blob_hash FROM batch b))
       ),
       checked AS (
         SELECT b.id, b.drive_id, b.folder_id, b.blob_hash, b.mime_type, b.created_at,
                CASE WHEN d.drive_id <> b.drive_id THEN d.drive_id END AS folder_drive_id,
                bl.content_type AS blob_content_type,
+               b.size AS file_size, bl.size AS blob_size, bl.hash IS NULL AS blob_missing,
                COALESCE(${KNOWN_MIME('b.mime_type')} <> ${KNOWN_MIME('bl.content_type')}, false) AS mime_mismatch
           FROM batch b
           LEFT JOIN folders d ON d.id = b.folder_id
@@ -320,9 +277,11 @@ export class PgFileBlobScan implements FileBlobScan {
                         'id', c.id, 'drive_id', c.drive_id, 'folder_id', c.folder_id,
                         'folder_drive_id', c.folder_drive_id, 'blob_hash', c.blob_hash,
                         'mime_type', c.mime_type, 'blob_content_type', c.blob_content_type,
-                        'mime_mismatch', c.mime_mismatch) ORDER BY c.id)
+                        'mime_mismatch', c.mime_mismatch,
+                        'file_size', c.file_size::text, 'blob_size', c.blob_size::text) ORDER BY c.id)
                  FROM checked c
-                WHERE (c.folder_drive_id IS NOT NULL OR c.mime_mismatch)
+                WHERE (c.folder_drive_id IS NOT NULL OR c.mime_mismatch
+                       OR c.blob_missing OR c.blob_size <> c.file_size)
                   AND c.created_at <= ${options.createdBefore}
              ), '[]'::json) AS anomalies`.execute(this.#db);
     return rows[0] ?? { scanned: '0', last_id: null, anomalies: [] };

@@ -5,19 +5,17 @@
  *
  * 1. Direction. Forward (DB → blob rows): the missing side of the old
  *    bidirectional blob check (the orphan side, storage → DB, is
- *    storage_consistency's). Two phases:
- *    (1) `storage.files` in `(blob_hash, id)` order over the covering index,
- *        the matching `storage.blobs` range joined per page: `missing_blob`
- *        and `blob_size_mismatch`;
+ *    storage_consistency's). Two phases (numbered 2 and 3: phase 1, a
+ *    `(blob_hash, id)` merge walk for the blob rows alone, is gone, issue 22):
  *    (2) the trashed folders in id order, and the live files inside them:
  *        `parent_folder_trashed`. Walking the few trashed folders instead of
- *        looking up every file's folder keeps phase 1 a merge of two ranges;
+ *        looking up every file's folder trash state keeps phase 3 lean;
  *    (3) `storage.files` in id order (heap order: ids are UUIDv7), each row
  *        joined by primary key to its folder and its blob row:
- *        `drive_id_parent_mismatch` and `mime_mismatch`. A pass of its own
- *        because phase 1 reads only the covering index (no `drive_id`, no
- *        `mime_type`): widening that index for two rarely-failing columns
- *        would cost every upload, a second pass costs only the check.
+ *        `missing_blob`, `blob_size_mismatch`, `drive_id_parent_mismatch`
+ *        and `mime_mismatch`, in ONE pass over the files (the blob rows are
+ *        probed for the content type anyway; a second walk in blob order for
+ *        their existence and size doubled the scan).
  * 2. Severity.
  *    - `missing_blob`: `DataLoss`. Every GET of every file referencing the
  *      hash fails; one finding per blob with its fan-out (ref count, total
@@ -41,9 +39,10 @@
  *      `files.size` is what quota and usage sum, so it is an accounting
  *      mismatch (a client trusting a listed size may see a different
  *      Content-Length, which is why it is worth fixing).
- * 3. Cursor. Phase byte + 32-byte BLAKE3 hash + 16-byte file id (phase 1);
- *    phase byte + 16-byte folder id (phase 2); phase byte + 16-byte file id
- *    (phase 3).
+ * 3. Cursor. Phase byte + 16-byte folder id (phase 2); phase byte + 16-byte
+ *    file id (phase 3). A stored phase-1 cursor (phase byte + 32-byte hash +
+ *    16-byte file id, a run paused by an older build) restarts at phase 2:
+ *    its findings so far are upserted again, none lost.
  * 4. Grace. 1 h from the run's `startedAt`: files created after the boundary
  *    are skipped (an upload whose blob row lands a moment later is not
  *    missing), and folders trashed after it do not count as trashed (a
@@ -69,7 +68,6 @@ import {
 import {
   decodePhaseCursor,
   encodePhaseCursor,
-  hashCursor,
   type RunOutcome,
   runBatches,
   type ScanBatch,
@@ -79,7 +77,6 @@ import {
 import type { Logger } from '@oxicloud/scheduler';
 import type {
   FileBlobAnomaly,
-  FileBlobKey,
   FileBlobScan,
   FileRowAnomaly,
   FileScanOptions,
@@ -99,6 +96,7 @@ export const MIME_MISMATCH = 'mime_mismatch';
 /** At most this many file ids are listed in a `missing_blob` finding's detail. */
 export const MAX_AFFECTED_FILE_IDS = 1000;
 
+/** An older build's first phase: its cursors still decode, and restart at phase 2. */
 const PHASE_FILES_BY_BLOB = 1;
 const PHASE_TRASHED_FOLDERS = 2;
 const PHASE_FILES_BY_ID = 3;
@@ -113,7 +111,6 @@ export interface FilesConsistencyCheckOptions {
 }
 
 type Item =
-  | { readonly phase: typeof PHASE_FILES_BY_BLOB; readonly anomaly: FileBlobAnomaly }
   | { readonly phase: typeof PHASE_TRASHED_FOLDERS; readonly anomaly: LiveFileInTrashedFolder }
   | { readonly phase: typeof PHASE_FILES_BY_ID; readonly anomaly: FileRowAnomaly };
 
@@ -203,34 +200,12 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     limit: number,
     scanOptions: FileScanOptions,
   ): Promise<ScanBatch<Item>> {
-    const at =
+    const stored =
       cursor === null
-        ? { phase: PHASE_FILES_BY_BLOB, key: new Uint8Array() }
+        ? { phase: PHASE_TRASHED_FOLDERS, key: new Uint8Array() }
         : decodePhaseCursor(cursor, KEY_LENGTHS);
-    if (at.phase === PHASE_FILES_BY_BLOB) {
-      const after: FileBlobKey | null =
-        at.key.length === 0
-          ? null
-          : {
-              blobHash: hashCursor.decode(at.key.subarray(0, 32)),
-              fileId: uuidCursor.decode(at.key.subarray(32)),
-            };
-      const page = await scan.scanFilesByBlob(after, limit, scanOptions);
-      const last = page.lastKey;
-      return {
-        scanned: page.scanned,
-        items: page.anomalies.map((anomaly) => ({ phase: PHASE_FILES_BY_BLOB, anomaly })),
-        cursor:
-          last === null || page.scanned < limit
-            ? encodePhaseCursor(PHASE_TRASHED_FOLDERS)
-            : encodePhaseCursor(
-                PHASE_FILES_BY_BLOB,
-                hashCursor.encode(last.blobHash),
-                uuidCursor.encode(last.fileId),
-              ),
-        done: false,
-      };
-    }
+    const at =
+      stored.phase === PHASE_FILES_BY_BLOB ? { phase: PHASE_TRASHED_FOLDERS, key: new Uint8Array() } : stored;
     if (at.phase === PHASE_TRASHED_FOLDERS) {
       const page = await scan.scanTrashedFolders(
         at.key.length === 0 ? null : uuidCursor.decode(at.key),
@@ -272,9 +247,21 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     const inTrash: LiveFileInTrashedFolder[] = [];
     const fileRows: FileRowAnomaly[] = [];
     for (const item of items) {
-      if (item.phase === PHASE_FILES_BY_BLOB) blobAnomalies.push(item.anomaly);
-      else if (item.phase === PHASE_TRASHED_FOLDERS) inTrash.push(item.anomaly);
-      else fileRows.push(item.anomaly);
+      if (item.phase === PHASE_TRASHED_FOLDERS) {
+        inTrash.push(item.anomaly);
+        continue;
+      }
+      const a = item.anomaly;
+      // One file row may stand for a blob anomaly (missing, size) and a row anomaly (drive, mime).
+      if (a.blobSize === null || a.blobSize !== a.fileSize) {
+        blobAnomalies.push({
+          fileId: a.fileId,
+          blobHash: a.blobHash,
+          fileSize: a.fileSize,
+          blobSize: a.blobSize,
+        });
+      }
+      if (a.folderDriveId !== null || a.mimeMismatch) fileRows.push(a);
     }
     const missingHashes = [
       ...new Set(blobAnomalies.filter((a) => a.blobSize === null).map((a) => a.blobHash)),

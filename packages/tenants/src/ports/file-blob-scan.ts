@@ -1,12 +1,6 @@
 import type { StatefulAdapter } from '@oxicloud/consistency';
 import type { ScanPage } from './scan-page.js';
 
-/** The position of a file in the `(blob_hash, id)` walk. */
-export interface FileBlobKey {
-  readonly blobHash: string;
-  readonly fileId: string;
-}
-
 /** A file whose blob row is missing (`blobSize === null`) or has another size. */
 export interface FileBlobAnomaly {
   readonly fileId: string;
@@ -38,7 +32,10 @@ export interface LiveFileInTrashedFolder {
   readonly folderTrashedAt: Date | null;
 }
 
-/** A file whose drive differs from its folder's, or whose mime type contradicts its blob's content type. */
+/**
+ * A file whose blob row is missing or of another size, whose drive differs
+ * from its folder's, or whose mime type contradicts its blob's content type.
+ */
 export interface FileRowAnomaly {
   readonly fileId: string;
   readonly driveId: string;
@@ -52,6 +49,10 @@ export interface FileRowAnomaly {
   readonly blobContentType: string | null;
   /** Both types are known (not empty, not `application/octet-stream`) and differ (case and parameters ignored). */
   readonly mimeMismatch: boolean;
+  /** `storage.files.size`. */
+  readonly fileSize: number;
+  /** `storage.blobs.size`, or `null` when the blob row does not exist (a missing blob). */
+  readonly blobSize: number | null;
 }
 
 /** The grace boundaries of a file scan (from the run's `startedAt`, never the wall clock). */
@@ -63,21 +64,14 @@ export interface FileScanOptions {
 }
 
 /**
- * What `files_consistency` reads. Phase 1 walks `storage.files` in
- * `(blob_hash, id)` order over the covering index `(blob_hash, id) INCLUDE
- * (size, folder_id, is_trashed)` and range-joins `storage.blobs` per page;
- * phase 2 walks the trashed folders in id order and finds the live files
- * inside them; phase 3 walks the file rows in id order against their folder
- * (drive) and blob row (content type). A state-owning port: the adapter returns `files_consistency`
- * from `consistencyChecks()`.
+ * What `files_consistency` reads. Phase 2 walks the trashed folders in id
+ * order and finds the live files inside them; phase 3 walks the file rows in
+ * id order against their folder (drive) and blob row (existence, size,
+ * content type). (Phase 1, a `(blob_hash, id)` walk for the blob rows alone,
+ * is gone: issue 22.) A state-owning port: the adapter returns
+ * `files_consistency` from `consistencyChecks()`.
  */
 export interface FileBlobScan extends StatefulAdapter {
-  /** Phase 1: up to `limit` files after `after` in `(blob_hash, id)` order; anomalies: missing blob row or size mismatch. */
-  scanFilesByBlob(
-    after: FileBlobKey | null,
-    limit: number,
-    options: FileScanOptions,
-  ): Promise<ScanPage<FileBlobAnomaly, FileBlobKey>>;
   /** Pass 2 of `missing_blob`: of these hashes, those still absent, with their old-enough referencing files. */
   missingBlobs(
     hashes: readonly string[],
@@ -101,9 +95,9 @@ export interface FileBlobScan extends StatefulAdapter {
   ): Promise<LiveFileInTrashedFolder[]>;
   /**
    * Phase 3: up to `limit` files with id > `afterFileId` in id order, each
-   * joined to its folder and its blob row by primary key; anomalies: a drive
-   * that differs from the folder's, a mime type that contradicts the blob's
-   * content type.
+   * joined to its folder and its blob row by primary key; anomalies: a blob
+   * row that is missing or of another size, a drive that differs from the
+   * folder's, a mime type that contradicts the blob's content type.
    */
   scanFilesById(
     afterFileId: string | null,
@@ -112,6 +106,6 @@ export interface FileBlobScan extends StatefulAdapter {
   ): Promise<ScanPage<FileRowAnomaly>>;
   /** Pass 2 of phase 3: of these files, those still anomalous. */
   reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]>;
-  /** Rows the walk will examine (files twice: by blob, then by id), from planner statistics; `null` when unknown. */
+  /** Rows the walk will examine (the files, once), from planner statistics; `null` when unknown. */
   estimateRows(): Promise<number | null>;
 }

@@ -16,8 +16,9 @@
  *      disagree, which the blob-row check owns, so this check skips it.
  *    - forward (row → bytes): a row whose key the backend did not list has
  *      lost its bytes.
- *    `?deep=true` also re-hashes every listed blob (worker threads, 2 at a
- *    time) and sniffs its mime type from the first bytes.
+ *    `?deep=true` also re-hashes every listed blob (worker threads that read
+ *    the file themselves; 4 blobs in flight for 2 workers, so neither waits
+ *    for the event loop) and sniffs its mime type from the first bytes.
  * 2. Severity.
  *    - `orphan_blob`: `Reclaimable` (disk waste, no user impact).
  *    - `missing_blob_bytes`: `DataLoss` (every GET of every file pointing at
@@ -100,7 +101,11 @@ export interface StorageConsistencyCheckOptions {
   readonly graceWindowMs?: number;
   /** Age the bytes must have before deep mode re-hashes them. @defaultValue 24 h */
   readonly deepGraceWindowMs?: number;
-  /** Blobs re-hashed at once in deep mode. @defaultValue 2 */
+  /**
+   * Blobs re-hashed at once in deep mode. Twice the hashing pool's 2 workers
+   * by default, so a worker never waits for the event loop (mime sniffing,
+   * the next job's message) between two blobs. @defaultValue 4
+   */
   readonly hashConcurrency?: number;
   readonly logger?: Logger;
 }
@@ -183,7 +188,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     DEEP_GRACE_WINDOW_MS,
     0,
   );
-  const hashConcurrency = positiveInteger('hashConcurrency', options.hashConcurrency, 2, 1);
+  const hashConcurrency = positiveInteger('hashConcurrency', options.hashConcurrency, 4, 1);
 
   /** Deep mode over the listed keys of one interval; `undone` = the first key whose hash did not finish (abort). */
   async function deepCheck(
