@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
 import { failpoint } from './failpoint.js';
 import type { BatchWrites, CheckpointProgress, JobStore, RunFacts, RunTransaction } from './job-store.js';
+import { DEFAULT_LEASE_MS } from './lease/lease-settings.js';
 import { MAX_PROGRESS_SAMPLES, MIN_SAMPLE_SPACING_MS } from './progress.js';
 import { RecoverableError } from './recoverable-error.js';
 import { isJsonObject, type RunRecord } from './run-record.js';
@@ -16,9 +17,39 @@ export const RESERVED_STATS_KEYS: readonly string[] = [
   'progress_resumed_at_ms',
 ];
 
+/** The statuses a run's owner may still write (a cancel request is written by anyone). */
+const OWNED_STATUSES = ['Running', 'CancelRequested'] as const;
+
+/**
+ * The fence of a run's writes: the owner node and attempt the row was
+ * acquired with (`sql/004_run_leases.sql`), as a WHERE condition on
+ * `jobs.recoverable_runs`. A node that took the run over wrote another owner
+ * and a higher attempt; a janitor's pause left the owned statuses.
+ */
+export function fenceCondition(run: { ownerNode: string | null; attempt: number }) {
+  return sql<boolean>`owner_node IS NOT DISTINCT FROM ${run.ownerNode}::text
+    AND attempt = ${run.attempt}::int
+    AND status IN (${sql.join([...OWNED_STATUSES])})`;
+}
+
+/** `now() + leaseMs` (database clock). */
+export function leaseEnd(leaseMs: number) {
+  return sql<Date>`now() + make_interval(secs => ${leaseMs / 1000}::double precision)`;
+}
+
+/** The error of a write its fence refused. */
+export function leaseLost(runId: string, what: string): RecoverableError {
+  return new RecoverableError(
+    'LEASE_LOST',
+    `run ${runId}: ${what} refused by its fence (another node took the run over, or it was paused): this node stops it and writes nothing more`,
+  );
+}
+
 /**
  * {@link JobStore} for one row of `jobs.recoverable_runs`. The process that
- * runs the job owns the row, so a checkpoint is one uncontended UPDATE.
+ * runs the job owns the row: every write carries the fence (owner node and
+ * attempt, see {@link fenceCondition}) and renews the lease; a write the
+ * fence refuses throws `LEASE_LOST`.
  */
 export class PgJobStore implements JobStore {
   readonly runId: string;
@@ -27,6 +58,8 @@ export class PgJobStore implements JobStore {
   readonly facts: RunFacts;
   readonly connectionRetryMs: number | undefined;
   readonly #db: Kysely<RecoverableTables>;
+  readonly #fence: { readonly ownerNode: string | null; readonly attempt: number };
+  readonly #leaseMs: number;
   /**
    * The status the last checkpoint's UPDATE returned, not yet read: the batch
    * loop's `checkpoint` then `status()` costs one round trip, not two. A cancel
@@ -37,11 +70,14 @@ export class PgJobStore implements JobStore {
   constructor(
     db: Kysely<RecoverableTables>,
     run: Pick<RunRecord, 'runId' | 'startedAt'> &
-      Partial<Pick<RunRecord, 'attempt' | 'attemptStartedAt' | 'cursor' | 'stats'>>,
+      Partial<Pick<RunRecord, 'attempt' | 'attemptStartedAt' | 'cursor' | 'stats' | 'ownerNode'>>,
     params: Readonly<Record<string, unknown>>,
     connectionRetryMs?: number,
+    leaseMs: number = DEFAULT_LEASE_MS,
   ) {
     this.#db = db;
+    this.#fence = { ownerNode: run.ownerNode ?? null, attempt: run.attempt ?? 1 };
+    this.#leaseMs = leaseMs;
     this.connectionRetryMs = connectionRetryMs;
     this.runId = run.runId;
     this.startedAt = run.startedAt;
@@ -92,6 +128,9 @@ export class PgJobStore implements JobStore {
   ): Promise<void> {
     if (writes === undefined) return this.#advance(this.#db, cursor, deltaCount, progress);
     await this.#db.transaction().execute(async (tx) => {
+      // The fence first: it takes the run row's lock, so no takeover lands while the batch writes;
+      // when it matches no row, the throw rolls the transaction back (the batch's writes with it).
+      await this.#claim(tx);
       const added = await writes(tx as unknown as RunTransaction);
       // Test-only: a kill here lands between the batch's own writes and the commit of its checkpoint.
       failpoint('checkpoint.after_batch_writes');
@@ -105,6 +144,28 @@ export class PgJobStore implements JobStore {
         counters,
       });
     });
+  }
+
+  /** The fenced UPDATE of the run row (renews the lease); `LEASE_LOST` when it matches no row. */
+  async #claim(db: Kysely<RecoverableTables>): Promise<void> {
+    const row = await db
+      .updateTable('jobs.recoverable_runs')
+      .set({ lease_until: leaseEnd(this.#leaseMs) })
+      .where('id', '=', this.runId)
+      .where(fenceCondition(this.#fence))
+      .returning('status')
+      .executeTakeFirst();
+    if (!row) throw await this.#refused(db, 'checkpoint');
+  }
+
+  /** `RUN_NOT_FOUND` when the row is gone, else `LEASE_LOST`. */
+  async #refused(db: Kysely<RecoverableTables>, what: string): Promise<RecoverableError> {
+    const row = await db
+      .selectFrom('jobs.recoverable_runs')
+      .select('id')
+      .where('id', '=', this.runId)
+      .executeTakeFirst();
+    return row ? leaseLost(this.runId, what) : this.#gone();
   }
 
   async #advance(
@@ -144,6 +205,7 @@ export class PgJobStore implements JobStore {
                (extract(epoch FROM now()) * 1000)::bigint AS now_ms
           FROM jobs.recoverable_runs
          WHERE id = ${this.runId}
+           AND ${fenceCondition(this.#fence)}
       ), base AS (
         SELECT id, s, now_ms,
                COALESCE((s->>'count')::numeric, 0) + ${deltaCount}::numeric AS new_count,
@@ -181,13 +243,14 @@ export class PgJobStore implements JobStore {
                                            'scanned_count', t.new_scanned,
                                            'progress_samples', t.samples)
                      || ${JSON.stringify(total)}::jsonb,
-             last_progress_at = now()
+             last_progress_at = now(),
+             lease_until = ${leaseEnd(this.#leaseMs)}
         FROM trimmed t, counters
        WHERE r.id = t.id
       RETURNING r.status
     `.execute(db);
     const row = result.rows[0];
-    if (!row) throw this.#gone();
+    if (!row) throw await this.#refused(db, 'checkpoint');
     this.#statusFromCheckpoint = isRunStatus(row.status) ? row.status : 'CancelRequested';
   }
 
