@@ -2,13 +2,13 @@ import { type Kysely, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
 import type { JobStore } from './job-store.js';
-import { createNodeId } from './lease/node-id.js';
+import type { RunFence } from './job-store-factory.js';
 import { DEFAULT_LEASE_MS } from './lease/lease-settings.js';
+import { createNodeId } from './lease/node-id.js';
 import { fenceCondition, leaseEnd, leaseLost, PgJobStore } from './pg-job-store.js';
 import { MAX_RESUME_MARKS } from './progress.js';
 import type { RunOutcome } from './run-outcome.js';
 import { type RunRecord, toRunRecord } from './run-record.js';
-import type { RunFence } from './job-store-factory.js';
 import type { RunRepository } from './run-repository.js';
 import { ACTIVE_STATUSES } from './run-status.js';
 
@@ -278,7 +278,9 @@ export class PgJobStoreFactory implements RunRepository {
    * up to their last progress. Runs other live nodes execute are left alone.
    * Never resumes. Returns the swept rows.
    */
-  async sweep(isDead: (ownerNode: string | null) => boolean): Promise<Array<{ runId: string; jobName: string }>> {
+  async sweep(
+    isDead: (ownerNode: string | null) => boolean,
+  ): Promise<Array<{ runId: string; jobName: string }>> {
     const active = await this.#db
       .selectFrom(TABLE)
       .select(['id', 'owner_node'])
@@ -321,15 +323,15 @@ export class PgJobStoreFactory implements RunRepository {
       .updateTable(TABLE)
       .set({
         status: 'Paused',
-        pauses: appendPauseOf(
-          sql<string>`'node ' || COALESCE(owner_node, '(unknown)') || ' lost mid-run'`,
-        ),
+        pauses: appendPauseOf(sql<string>`'node ' || COALESCE(owner_node, '(unknown)') || ' lost mid-run'`),
         active_ms: closeSegment('last_progress'),
         running_since: null,
         lease_until: null,
       })
       .where('status', 'in', ['Running', 'CancelRequested'])
-      .where(sql<boolean>`COALESCE(lease_until, last_progress_at + make_interval(secs => ${this.#leaseMs / 1000}::double precision)) < now()`)
+      .where(
+        sql<boolean>`COALESCE(lease_until, last_progress_at + make_interval(secs => ${this.#leaseMs / 1000}::double precision)) < now()`,
+      )
       .where(sql<boolean>`owner_node IS DISTINCT FROM ${exceptOwner}::text`)
       .returning(['id', 'job_name', 'owner_node'])
       .execute();

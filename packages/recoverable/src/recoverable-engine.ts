@@ -4,7 +4,7 @@ import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import { DATABASE_UNREACHABLE, isConnectionLoss } from './connection-retry.js';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
 import type { RunFence } from './job-store-factory.js';
-import { leaseExpiredReason, leaseSettings, type LeaseSettings } from './lease/lease-settings.js';
+import { type LeaseSettings, leaseExpiredReason, leaseSettings } from './lease/lease-settings.js';
 import { isDeadLocalOwner } from './lease/node-id.js';
 import { type LeaseEnd, RunLeases } from './lease/run-leases.js';
 import { PgJobStoreFactory } from './pg-job-store-factory.js';
@@ -428,9 +428,7 @@ export class RecoverableEngine {
    */
   async sweep(): Promise<number> {
     await this.#schema();
-    const swept = await this.#factory.sweep(
-      (owner) => owner !== this.nodeId && isDeadLocalOwner(owner),
-    );
+    const swept = await this.#factory.sweep((owner) => owner !== this.nodeId && isDeadLocalOwner(owner));
     if (swept.length > 0) {
       this.#log.warn(
         {
@@ -440,7 +438,7 @@ export class RecoverableEngine {
           runs: swept.map((s) => ({ job: s.jobName, run_id: s.runId })),
         },
         `boot sweep paused ${swept.length} run(s) left Running by a dead process of this host`,
-      )
+      );
     }
     return swept.length;
   }

@@ -1,6 +1,7 @@
 import type { JobStoreFactory, RunFence } from './job-store-factory.js';
 
 export type { RunFence } from './job-store-factory.js';
+
 import type { RunRecord } from './run-record.js';
 
 /**

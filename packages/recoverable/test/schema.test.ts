@@ -37,7 +37,12 @@ describe('the package-owned schema of jobs.recoverable_runs', () => {
   it('migrate() creates the jobs schema, the table and its indexes; concurrent and repeated calls apply once', async () => {
     const results = await Promise.all([migrate(db.pool), migrate(db.pool), migrate(db.pool)]);
     const applied = results.flatMap((r) => r.applied);
-    expect(applied).toEqual(['001_recoverable_runs.sql', '002_run_history.sql', '003_run_attempts.sql', '004_run_leases.sql']);
+    expect(applied).toEqual([
+      '001_recoverable_runs.sql',
+      '002_run_history.sql',
+      '003_run_attempts.sql',
+      '004_run_leases.sql',
+    ]);
     expect(results.every((r) => r.to === RECOVERABLE_SCHEMA_VERSION)).toBe(true);
     const again = await migrate(db.pool);
     expect(again).toEqual({ package: '@oxicloud/recoverable', from: 4, to: 4, applied: [] });

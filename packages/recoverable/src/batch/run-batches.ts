@@ -1,7 +1,7 @@
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
 import { DATABASE_UNREACHABLE, isConnectionLoss, withConnectionRetry } from '../connection-retry.js';
-import { RecoverableError } from '../recoverable-error.js';
 import type { BatchWrites, JobStore } from '../job-store.js';
+import { RecoverableError } from '../recoverable-error.js';
 import { completed, failed, paused, type RunOutcome } from '../run-outcome.js';
 import { BATCH_LIMITS } from './batch-params.js';
 import { cursorHex } from './cursor-codecs.js';
