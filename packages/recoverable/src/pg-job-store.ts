@@ -146,16 +146,22 @@ export class PgJobStore implements JobStore {
     });
   }
 
-  /** The fenced UPDATE of the run row (renews the lease); `LEASE_LOST` when it matches no row. */
+  /**
+   * The fenced UPDATE of the run row (renews the lease); `LEASE_LOST` when it
+   * matches no row. It also bounds how long this transaction may sit idle
+   * (`idle_in_transaction_session_timeout` = the lease, local to it): a node
+   * stalled inside its checkpoint (SIGSTOP, a frozen VM) would otherwise hold
+   * the row lock, and no janitor or takeover could touch the run.
+   */
   async #claim(db: Kysely<RecoverableTables>): Promise<void> {
-    const row = await db
-      .updateTable('jobs.recoverable_runs')
-      .set({ lease_until: leaseEnd(this.#leaseMs) })
-      .where('id', '=', this.runId)
-      .where(fenceCondition(this.#fence))
-      .returning('status')
-      .executeTakeFirst();
-    if (!row) throw await this.#refused(db, 'checkpoint');
+    const result = await sql<{ status: string }>`
+      UPDATE jobs.recoverable_runs
+         SET lease_until = ${leaseEnd(this.#leaseMs)}
+        FROM (SELECT set_config('idle_in_transaction_session_timeout', ${String(this.#leaseMs)}, true)) AS idle_bound
+       WHERE id = ${this.runId}
+         AND ${fenceCondition(this.#fence)}
+      RETURNING status`.execute(db);
+    if (result.rows.length === 0) throw await this.#refused(db, 'checkpoint');
   }
 
   /** `RUN_NOT_FOUND` when the row is gone, else `LEASE_LOST`. */
