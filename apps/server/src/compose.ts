@@ -82,7 +82,7 @@ export interface ComposedServer {
   readonly metrics: ServerMetrics;
   /** Job freshness: overdue jobs and the `job_overdue` mails. */
   readonly freshness: FreshnessMonitor;
-  /** Runs the boot sweep of recoverable runs, then starts the scheduler loop. */
+  /** Runs the engine's start (boot sweep of dead processes of this host, then the run janitor), then the scheduler loop. */
   start(): Promise<void>;
   /**
    * Graceful stop: asks this process's running runs to pause (they land

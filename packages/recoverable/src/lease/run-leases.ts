@@ -149,11 +149,17 @@ export class RunLeases {
 
   #trust(held: Held, sentAt: number): void {
     held.trustedUntil = Math.max(held.trustedUntil, sentAt + this.#options.settings.trustMs);
+    this.#armTrustTimer(held);
+  }
+
+  /** One timer per run, at the end of its trust window (re-armed when a renewal moved it). */
+  #armTrustTimer(held: Held): void {
     clearTimeout(held.timer);
     held.timer = setTimeout(
       () => {
-        if (held.state === 'held' && performance.now() >= held.trustedUntil) this.#end(held, 'trust');
-        else if (held.state === 'held') this.#trust(held, held.trustedUntil - this.#options.settings.trustMs);
+        if (held.state !== 'held') return;
+        if (performance.now() >= held.trustedUntil) this.#end(held, 'trust');
+        else this.#armTrustTimer(held);
       },
       Math.max(0, held.trustedUntil - performance.now()),
     );
