@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { completed, RecoverableEngine } from '@oxicloud/recoverable';
+import { completed, DEFAULT_HEARTBEAT_MS, PgJobStoreFactory, RecoverableEngine } from '@oxicloud/recoverable';
 import {
   LocalFsBlobStorage,
   PgBlobRowScan,
@@ -298,6 +298,24 @@ export async function overheadBench({ databaseUrl, runs, warmup }) {
   };
   await timeRuns(warmup);
   const recoverable = await timeRuns(runs);
+  // The lease: a Running run's owner renews it every heartbeat (one UPDATE for all its runs), so a
+  // run pays one renewal per heartbeat interval it lasts. Measured on a held run, like the heartbeat does.
+  const factory = new PgJobStoreFactory(new Kysely({ dialect: new PostgresDialect({ pool }) }));
+  await pool.query(`DELETE FROM jobs.recoverable_runs WHERE job_name = 'bench_lease'`);
+  const held = await factory.insertRunning('bench_lease', {});
+  const timeRenewals = async (n) => {
+    const times = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      const renewed = await factory.renewLeases([held]);
+      times.push(performance.now() - t0);
+      if (renewed.length !== 1) throw new Error(`bench_lease: the renewal matched ${renewed.length} rows`);
+    }
+    return times;
+  };
+  await timeRenewals(warmup);
+  const leaseRenewal = await timeRenewals(runs);
+  await factory.finishRun(held, completed());
   await pool.end();
 
   const { default: PgBoss } = await import('pg-boss');
@@ -326,5 +344,5 @@ export async function overheadBench({ databaseUrl, runs, warmup }) {
   await timeJobs(warmup);
   const pgBoss = await timeJobs(runs);
   await boss.stop({ graceful: false, wait: true, close: true }).catch(() => undefined);
-  return { runs, recoverable, pgBoss };
+  return { runs, recoverable, pgBoss, leaseRenewal, heartbeatMs: DEFAULT_HEARTBEAT_MS };
 }

@@ -163,6 +163,20 @@ export function renderMarkdown(r) {
     out.push(
       `| pg-boss 10.4.2 job (send, fetch, complete) | ${ms2(percentile(boss, 50))} | ${ms2(percentile(boss, 90))} | ${ms2(percentile(boss, 99))} | ${ms2(mean(boss))} | 1 |`,
     );
+    if (o.leaseRenewal?.length) {
+      const lease = srt(o.leaseRenewal);
+      const perRun = mean(rec) + mean(lease);
+      out.push(
+        `| lease renewal (one heartbeat UPDATE, owner + attempt fenced) | ${ms2(percentile(lease, 50))} | ${ms2(percentile(lease, 90))} | ${ms2(percentile(lease, 99))} | ${ms2(mean(lease))} | ${ratio(mean(lease) / mean(boss))} |`,
+      );
+      out.push(
+        `| recoverable run + one lease renewal (a run lasting up to one heartbeat, ${o.heartbeatMs / 1000} s) | | | | ${ms2(perRun)} | **${ratio(perRun / mean(boss))}** |`,
+      );
+      out.push(
+        '',
+        `The run above already carries the fence in its own writes (owner and attempt in the checkpoint's and the terminal write's WHERE, the lease set with them); a run pays one more renewal per ${o.heartbeatMs / 1000} s it lasts (the heartbeat renews every run of a node in one UPDATE), so the last row is the worst case of a short run.`,
+      );
+    }
     out.push('');
   }
   return `${out.join('\n')}\n`;

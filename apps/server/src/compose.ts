@@ -55,6 +55,7 @@ import { freshnessCheckIntervalMsFromEnv, freshnessTargets } from './freshness/f
 import { PgJobFreshnessStore } from './freshness/job-freshness-store.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { tickSkipTap } from './metrics/tick-skip-tap.js';
+import { createNodeId } from './node-id.js';
 
 /** What the composition root is given: everything that touches the outside world is made by the caller. */
 export interface ComposeInput {
@@ -67,6 +68,8 @@ export interface ComposeInput {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** How long a graceful stop waits for running runs to land Paused. @defaultValue 10 s */
   readonly shutdownTimeoutMs?: number;
+  /** This process's node id (the owner of the runs it executes). @defaultValue `createNodeId()` */
+  readonly nodeId?: string;
 }
 
 /** The composed server: the HTTP app, its parts, and their lifecycle. */
@@ -79,7 +82,7 @@ export interface ComposedServer {
   readonly metrics: ServerMetrics;
   /** Job freshness: overdue jobs and the `job_overdue` mails. */
   readonly freshness: FreshnessMonitor;
-  /** Runs the boot sweep of recoverable runs, then starts the scheduler loop. */
+  /** Runs the engine's start (boot sweep of dead processes of this host, then the run janitor), then the scheduler loop. */
   start(): Promise<void>;
   /**
    * Graceful stop: asks this process's running runs to pause (they land
@@ -218,6 +221,13 @@ export function createRecoverableJobs(deps: {
   readonly onRunFinished?: (event: RunFinishedEvent) => void;
   /** `OXICLOUD_DATABASE_RETRY_SECONDS` in ms. @defaultValue the engine's (60 s) */
   readonly databaseRetryMs?: number;
+  /** This process's node id and the run leases (`OXICLOUD_RUN_*_SECONDS`). */
+  readonly nodeId: string;
+  readonly runLeases?: {
+    readonly leaseMs: number;
+    readonly heartbeatMs: number;
+    readonly janitorIntervalMs: number;
+  };
 }): {
   readonly engine: RecoverableEngine;
   readonly consistency: ConsistencyRegistry;
@@ -228,6 +238,8 @@ export function createRecoverableJobs(deps: {
     pool,
     logger,
     ...(deps.databaseRetryMs === undefined ? {} : { connectionRetryMs: deps.databaseRetryMs }),
+    nodeId: deps.nodeId,
+    ...deps.runLeases,
     onRunFinished: (event) => {
       deps.onRunFinished?.(event);
       alertOnRunFinished(event, { alerts, findings, raises: engine.capabilities(event.job).alerts });
@@ -396,6 +408,8 @@ export function composeServer(input: ComposeInput): ComposedServer {
     tenants: input.tenants,
     logger,
     databaseRetryMs: config.databaseRetryMs,
+    nodeId: input.nodeId ?? createNodeId(),
+    runLeases: config.runLeases,
     onRunFinished: (event) => {
       metrics.jobs.onRunFinished(event);
       // A Paused run counts as a run (it ran), not as a success.
@@ -455,9 +469,10 @@ export function composeServer(input: ComposeInput): ComposedServer {
     metrics,
     freshness,
     async start() {
-      // The boot sweep lands before anything can trigger: runs a crash left
-      // Running become Paused, and are never resumed by themselves.
-      await engine.sweep();
+      // The boot sweep lands before anything can trigger: runs a dead process of
+      // this host left Running become Paused (never resumed by themselves); runs
+      // other live nodes execute are left alone. Then the janitor watches leases.
+      await engine.start();
       await freshness.start();
       registry.start();
     },

@@ -114,6 +114,9 @@ export interface RunJson {
   pauses: Array<{ at: string; reason: string }>;
   active_ms: number;
   wall_ms: number;
+  owner_node: string | null;
+  attempt: number;
+  lease_until: string | null;
 }
 
 /** A finding as `GET …/findings` answers it. */

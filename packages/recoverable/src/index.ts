@@ -2,7 +2,8 @@
  * @oxicloud/recoverable: Part 2 of the job plan, the recoverable-run engine.
  * Runs live in `jobs.recoverable_runs`: one active run per job, cursor
  * checkpoints, cooperative cancel to Paused, resume, progress with an ETA,
- * a boot sweep and graceful shutdown.
+ * leases and fencing (several processes on one database), a boot sweep, a
+ * janitor and graceful shutdown.
  *
  * @packageDocumentation
  */
@@ -52,7 +53,19 @@ export type {
   RunFacts,
   RunTransaction,
 } from './job-store.js';
-export type { JobStoreFactory } from './job-store-factory.js';
+export type { JobStoreFactory, RunFence } from './job-store-factory.js';
+export type { LeaseSettings } from './lease/lease-settings.js';
+export {
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_JANITOR_INTERVAL_MS,
+  DEFAULT_LEASE_MS,
+  leaseExpiredReason,
+  leaseSettings,
+  nodeLostReason,
+} from './lease/lease-settings.js';
+export type { NodeIdParts } from './lease/node-id.js';
+export { createNodeId, isDeadLocalOwner, isProcessAlive, parseNodeId } from './lease/node-id.js';
+export type { LeaseGuard, LeaseState } from './lease/run-leases.js';
 export { PgJobStore, RESERVED_STATS_KEYS } from './pg-job-store.js';
 export { PgJobStoreFactory, RESTART_PAUSE_REASON } from './pg-job-store-factory.js';
 export type { RunProgress } from './progress.js';
@@ -77,7 +90,7 @@ export type {
   RunFinishedListener,
   RunOrResumeOptions,
 } from './run-or-resume.js';
-export { outcomeOfRun, RECOVERABLE_TARGET, runOrResume } from './run-or-resume.js';
+export { isLeaseLost, outcomeOfRun, RECOVERABLE_TARGET, runOrResume } from './run-or-resume.js';
 export type { RunOutcome } from './run-outcome.js';
 export { completed, failed, paused } from './run-outcome.js';
 export type { RunPause, RunRecord } from './run-record.js';

@@ -4,6 +4,14 @@ import type { RunOutcome } from './run-outcome.js';
 import type { RunRecord } from './run-record.js';
 
 /**
+ * What fences a write of a run: its id, the attempt this node acquired and
+ * the owner it wrote (a {@link RunRecord} has all three). A write matches the
+ * row only while owner and attempt are unchanged and the run is Running or
+ * CancelRequested.
+ */
+export type RunFence = Pick<RunRecord, 'runId' | 'attempt' | 'ownerNode'>;
+
+/**
  * The port `runOrResume` drives: creates and loads run rows, binds a
  * {@link JobStore} to one, writes the terminal status. `PgJobStoreFactory`
  * implements it on `jobs.recoverable_runs`.
@@ -21,8 +29,8 @@ export interface JobStoreFactory {
   resumePaused(runId: string): Promise<RunRecord | null>;
   /** A store bound to this run; `params` are the (validated) params the handler sees, `options` its options (default none). */
   storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>, options?: RunOptions): JobStore;
-  /** Sets `stats.total_estimate`. */
-  recordTotalEstimate(runId: string, total: number): Promise<void>;
+  /** Sets `stats.total_estimate` (fenced: `LEASE_LOST` when the fence refuses it). */
+  recordTotalEstimate(run: RunFence, total: number): Promise<void>;
   /**
    * The terminal write: `Completed` (completed_at set), `Paused` (with the
    * outcome's cursor, and `{ at, reason }` appended to its pause history:
@@ -30,10 +38,12 @@ export interface JobStoreFactory {
    * completed_at set; the cursor is not advanced). The running segment is
    * added to `active_ms` up to now, or up to the last checkpoint when
    * `segmentEnd` is `'last_progress'` (the time after it was an outage).
-   * Returns the row as written.
+   * Returns the row as written. Fenced: throws `RecoverableError`
+   * `LEASE_LOST` when another node took the run over or it was paused
+   * meanwhile (nothing is written).
    */
   finishRun(
-    runId: string,
+    run: RunFence,
     outcome: RunOutcome,
     pauseReason?: string,
     segmentEnd?: 'now' | 'last_progress',

@@ -2,7 +2,10 @@ import { type Kysely, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
 import type { JobStore } from './job-store.js';
-import { PgJobStore } from './pg-job-store.js';
+import type { RunFence } from './job-store-factory.js';
+import { DEFAULT_LEASE_MS } from './lease/lease-settings.js';
+import { createNodeId } from './lease/node-id.js';
+import { fenceCondition, leaseEnd, leaseLost, PgJobStore } from './pg-job-store.js';
 import { MAX_RESUME_MARKS } from './progress.js';
 import type { RunOptions } from './run-options.js';
 import type { RunOutcome } from './run-outcome.js';
@@ -20,11 +23,16 @@ export const RESTART_PAUSE_REASON = 'server restart mid-run';
 
 /** `pauses` with `{ at: now(), reason }` appended, the last {@link MAX_PAUSE_HISTORY} kept. */
 function appendPause(reason: string) {
+  return appendPauseOf(sql<string>`${reason}::text`);
+}
+
+/** {@link appendPause} with the reason as an SQL expression (one per row). */
+function appendPauseOf(reason: ReturnType<typeof sql<string>>) {
   return sql<string>`(SELECT COALESCE(jsonb_agg(e ORDER BY o), '[]'::jsonb)
     FROM (SELECT e, o, count(*) OVER () AS n
             FROM jsonb_array_elements(
                    CASE WHEN jsonb_typeof(pauses) = 'array' THEN pauses ELSE '[]'::jsonb END
-                   || jsonb_build_array(jsonb_build_object('at', to_jsonb(now()), 'reason', ${reason}::text))
+                   || jsonb_build_array(jsonb_build_object('at', to_jsonb(now()), 'reason', ${reason}))
                  ) WITH ORDINALITY AS t(e, o)) history
    WHERE o > n - ${MAX_PAUSE_HISTORY}::int)`;
 }
@@ -48,11 +56,22 @@ function closeSegment(until: 'now' | 'last_progress') {
 export class PgJobStoreFactory implements RunRepository {
   readonly #db: Kysely<RecoverableTables>;
   readonly #connectionRetryMs: number | undefined;
+  readonly nodeId: string;
+  readonly #leaseMs: number;
 
-  /** `connectionRetryMs` is handed to every store (`JobStore.connectionRetryMs`). */
-  constructor(db: Kysely<RecoverableTables>, options: { connectionRetryMs?: number } = {}) {
+  /**
+   * `connectionRetryMs` is handed to every store (`JobStore.connectionRetryMs`);
+   * `nodeId` is written as the owner of the runs this factory starts or resumes
+   * (default: a fresh {@link createNodeId}), with a lease of `leaseMs` (default 30 s).
+   */
+  constructor(
+    db: Kysely<RecoverableTables>,
+    options: { connectionRetryMs?: number; nodeId?: string; leaseMs?: number } = {},
+  ) {
     this.#db = db;
     this.#connectionRetryMs = options.connectionRetryMs;
+    this.nodeId = options.nodeId ?? createNodeId();
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
   async latestRun(jobName: string): Promise<RunRecord | null> {
@@ -83,6 +102,8 @@ export class PgJobStoreFactory implements RunRepository {
         attempt: 1,
         attempt_started_at: sql<Date>`now()`,
         running_since: sql<Date>`now()`,
+        owner_node: this.nodeId,
+        lease_until: leaseEnd(this.#leaseMs),
       })
       // The only unique constraint an insert with a fresh v7 id can hit is one_active_run_per_job.
       .onConflict((oc) => oc.doNothing())
@@ -97,7 +118,10 @@ export class PgJobStoreFactory implements RunRepository {
       .set({
         status: 'Running',
         last_progress_at: sql<Date>`now()`,
+        // The takeover: this node owns the run now, and the higher attempt fences out the previous owner.
         attempt: sql<number>`attempt + 1`,
+        owner_node: this.nodeId,
+        lease_until: leaseEnd(this.#leaseMs),
         attempt_started_at: sql<Date>`now()`,
         running_since: sql<Date>`now()`,
         // Remember when the run resumed: progress pairs straddling it (the paused time) are not a rate.
@@ -121,18 +145,21 @@ export class PgJobStoreFactory implements RunRepository {
   }
 
   storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>, options?: RunOptions): JobStore {
-    return new PgJobStore(this.#db, record, params, this.#connectionRetryMs, options);
+    return new PgJobStore(this.#db, record, params, this.#connectionRetryMs, options, this.#leaseMs);
   }
 
-  async recordTotalEstimate(runId: string, total: number): Promise<void> {
-    await this.#db
+  async recordTotalEstimate(run: RunFence, total: number): Promise<void> {
+    const row = await this.#db
       .updateTable(TABLE)
       .set({
         stats: sql<string>`(CASE WHEN jsonb_typeof(stats) = 'object' THEN stats ELSE '{}'::jsonb END)
           || jsonb_build_object('total_estimate', ${total}::numeric)`,
       })
-      .where('id', '=', runId)
-      .execute();
+      .where('id', '=', run.runId)
+      .where(fenceCondition(run))
+      .returning('id')
+      .executeTakeFirst();
+    if (!row) throw leaseLost(run.runId, 'the total estimate');
   }
 
   /**
@@ -146,17 +173,20 @@ export class PgJobStoreFactory implements RunRepository {
    * only the stored cursor matches the stored findings and counts.
    */
   async finishRun(
-    runId: string,
+    run: RunFence,
     outcome: RunOutcome,
     pauseReason?: string,
     segmentEnd: 'now' | 'last_progress' = 'now',
   ): Promise<RunRecord> {
+    const { runId } = run;
     const base = {
       last_progress_at: sql<Date>`now()`,
       active_ms: closeSegment(segmentEnd),
       running_since: null,
+      // The lease ends with the attempt; owner_node stays: who ran it last.
+      lease_until: null,
     };
-    const query = this.#db.updateTable(TABLE).where('id', '=', runId);
+    const query = this.#db.updateTable(TABLE).where('id', '=', runId).where(fenceCondition(run));
     const written =
       outcome.kind === 'completed'
         ? query.set({ ...base, status: 'Completed', completed_at: sql<Date>`now()`, error_message: null })
@@ -174,8 +204,10 @@ export class PgJobStoreFactory implements RunRepository {
               error_message: outcome.message,
             });
     const row = await written.returningAll().executeTakeFirst();
-    if (!row) throw new Error(`run ${runId} vanished from ${TABLE} before its terminal write`);
-    return toRunRecord(row);
+    if (row) return toRunRecord(row);
+    const exists = await this.#db.selectFrom(TABLE).select('id').where('id', '=', runId).executeTakeFirst();
+    if (exists) throw leaseLost(runId, 'the terminal write');
+    throw new Error(`run ${runId} vanished from ${TABLE} before its terminal write`);
   }
 
   /** The job's active run, or `null`. */
@@ -239,46 +271,118 @@ export class PgJobStoreFactory implements RunRepository {
   }
 
   /**
-   * The boot sweep: every Running or CancelRequested row → Paused, with
-   * 'server restart mid-run' in its pause history (not in `error_message`:
-   * a pause is not an error) and its active time counted up to its last
-   * progress. Never resumes. Returns the swept rows.
+   * The boot sweep: the Running or CancelRequested rows whose owner `isDead`
+   * judges gone (a dead process of this host; rows without an owner) →
+   * Paused, with 'server restart mid-run' in their pause history (not in
+   * `error_message`: a pause is not an error) and their active time counted
+   * up to their last progress. Runs other live nodes execute are left alone.
+   * Never resumes. Returns the swept rows.
    */
-  async sweep(): Promise<Array<{ runId: string; jobName: string }>> {
+  async sweep(
+    isDead: (ownerNode: string | null) => boolean,
+  ): Promise<Array<{ runId: string; jobName: string }>> {
+    const active = await this.#db
+      .selectFrom(TABLE)
+      .select(['id', 'owner_node'])
+      .where('status', 'in', ['Running', 'CancelRequested'])
+      .execute();
+    const dead = active.filter((r) => isDead(r.owner_node ?? null));
+    if (dead.length === 0) return [];
+    const swept: Array<{ runId: string; jobName: string }> = [];
+    for (const run of dead) {
+      // Compare-and-set on the owner seen: a run resumed meanwhile by a live node is left alone.
+      const row = await this.#db
+        .updateTable(TABLE)
+        .set({
+          status: 'Paused',
+          pauses: appendPause(RESTART_PAUSE_REASON),
+          active_ms: closeSegment('last_progress'),
+          running_since: null,
+          lease_until: null,
+        })
+        .where('id', '=', run.id)
+        .where('status', 'in', ['Running', 'CancelRequested'])
+        .where(sql<boolean>`owner_node IS NOT DISTINCT FROM ${run.owner_node ?? null}::text`)
+        .returning(['id', 'job_name'])
+        .executeTakeFirst();
+      if (row) swept.push({ runId: row.id, jobName: row.job_name });
+    }
+    return swept;
+  }
+
+  /**
+   * The janitor: Running or CancelRequested runs of other nodes whose lease
+   * expired (database clock; a row without a lease counts from its last
+   * progress) → Paused with "node <owner> lost mid-run" in their history, at
+   * their last checkpoint. Never resumes. Returns the paused rows.
+   */
+  async pauseExpired(
+    exceptOwner: string,
+  ): Promise<Array<{ runId: string; jobName: string; ownerNode: string | null }>> {
     const rows = await this.#db
       .updateTable(TABLE)
       .set({
         status: 'Paused',
-        pauses: appendPause(RESTART_PAUSE_REASON),
+        pauses: appendPauseOf(sql<string>`'node ' || COALESCE(owner_node, '(unknown)') || ' lost mid-run'`),
         active_ms: closeSegment('last_progress'),
         running_since: null,
+        lease_until: null,
       })
       .where('status', 'in', ['Running', 'CancelRequested'])
-      .returning(['id', 'job_name'])
+      .where(
+        sql<boolean>`COALESCE(lease_until, last_progress_at + make_interval(secs => ${this.#leaseMs / 1000}::double precision)) < now()`,
+      )
+      .where(sql<boolean>`owner_node IS DISTINCT FROM ${exceptOwner}::text`)
+      .returning(['id', 'job_name', 'owner_node'])
       .execute();
-    return rows.map((r) => ({ runId: r.id, jobName: r.job_name }));
+    return rows.map((r) => ({ runId: r.id, jobName: r.job_name, ownerNode: r.owner_node ?? null }));
+  }
+
+  /**
+   * The heartbeat: renews the lease of the given runs (one UPDATE) where this
+   * node still owns them (owner, attempt, Running or CancelRequested).
+   * Returns the runs renewed with their status; a run missing from the answer
+   * lost its lease.
+   */
+  async renewLeases(runs: readonly RunFence[]): Promise<Array<{ runId: string; status: string }>> {
+    if (runs.length === 0) return [];
+    const result = await sql<{ id: string; status: string }>`
+      UPDATE jobs.recoverable_runs r
+         SET lease_until = ${leaseEnd(this.#leaseMs)}
+        FROM unnest(${runs.map((r) => r.runId)}::uuid[], ${runs.map((r) => r.attempt)}::int[]) AS h(id, attempt)
+       WHERE r.id = h.id
+         AND r.attempt = h.attempt
+         AND r.owner_node = ${this.nodeId}::text
+         AND r.status IN ('Running', 'CancelRequested')
+      RETURNING r.id, r.status`.execute(this.#db);
+    return result.rows.map((r) => ({ runId: r.id, status: r.status }));
   }
 
   /**
    * The reconnect sweep: the given runs (this process's, no longer executed
-   * here) → Paused with `reason` in their history, when still Running or
-   * CancelRequested. Their cursor is the last checkpoint. Returns the ids paused.
+   * here) → Paused with `reason` in their history, where the fence still
+   * matches (this owner and attempt, Running or CancelRequested). Their
+   * cursor is the last checkpoint. Returns the ids paused.
    */
-  async pauseRuns(runIds: readonly string[], reason: string): Promise<string[]> {
-    if (runIds.length === 0) return [];
-    const rows = await this.#db
-      .updateTable(TABLE)
-      .set({
-        status: 'Paused',
-        pauses: appendPause(reason),
-        active_ms: closeSegment('last_progress'),
-        running_since: null,
-      })
-      .where('id', 'in', [...runIds])
-      .where('status', 'in', ['Running', 'CancelRequested'])
-      .returning('id')
-      .execute();
-    return rows.map((r) => r.id);
+  async pauseRuns(runs: readonly RunFence[], reason: string): Promise<string[]> {
+    const paused: string[] = [];
+    for (const run of runs) {
+      const row = await this.#db
+        .updateTable(TABLE)
+        .set({
+          status: 'Paused',
+          pauses: appendPause(reason),
+          active_ms: closeSegment('last_progress'),
+          running_since: null,
+          lease_until: null,
+        })
+        .where('id', '=', run.runId)
+        .where(fenceCondition(run))
+        .returning('id')
+        .executeTakeFirst();
+      if (row) paused.push(row.id);
+    }
+    return paused;
   }
 }
 

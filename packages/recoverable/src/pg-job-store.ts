@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
 import { failpoint } from './failpoint.js';
 import type { BatchWrites, CheckpointProgress, JobStore, RunFacts, RunTransaction } from './job-store.js';
+import { DEFAULT_LEASE_MS } from './lease/lease-settings.js';
 import { MAX_PROGRESS_SAMPLES, MIN_SAMPLE_SPACING_MS } from './progress.js';
 import { RecoverableError } from './recoverable-error.js';
 import { NO_RUN_OPTIONS, type RunOptions } from './run-options.js';
@@ -17,9 +18,39 @@ export const RESERVED_STATS_KEYS: readonly string[] = [
   'progress_resumed_at_ms',
 ];
 
+/** The statuses a run's owner may still write (a cancel request is written by anyone). */
+const OWNED_STATUSES = ['Running', 'CancelRequested'] as const;
+
+/**
+ * The fence of a run's writes: the owner node and attempt the row was
+ * acquired with (`sql/004_run_leases.sql`), as a WHERE condition on
+ * `jobs.recoverable_runs`. A node that took the run over wrote another owner
+ * and a higher attempt; a janitor's pause left the owned statuses.
+ */
+export function fenceCondition(run: { ownerNode: string | null; attempt: number }) {
+  return sql<boolean>`owner_node IS NOT DISTINCT FROM ${run.ownerNode}::text
+    AND attempt = ${run.attempt}::int
+    AND status IN (${sql.join([...OWNED_STATUSES])})`;
+}
+
+/** `now() + leaseMs` (database clock). */
+export function leaseEnd(leaseMs: number) {
+  return sql<Date>`now() + make_interval(secs => ${leaseMs / 1000}::double precision)`;
+}
+
+/** The error of a write its fence refused. */
+export function leaseLost(runId: string, what: string): RecoverableError {
+  return new RecoverableError(
+    'LEASE_LOST',
+    `run ${runId}: ${what} refused by its fence (another node took the run over, or it was paused): this node stops it and writes nothing more`,
+  );
+}
+
 /**
  * {@link JobStore} for one row of `jobs.recoverable_runs`. The process that
- * runs the job owns the row, so a checkpoint is one uncontended UPDATE.
+ * runs the job owns the row: every write carries the fence (owner node and
+ * attempt, see {@link fenceCondition}) and renews the lease; a write the
+ * fence refuses throws `LEASE_LOST`.
  */
 export class PgJobStore implements JobStore {
   readonly runId: string;
@@ -29,6 +60,8 @@ export class PgJobStore implements JobStore {
   readonly facts: RunFacts;
   readonly connectionRetryMs: number | undefined;
   readonly #db: Kysely<RecoverableTables>;
+  readonly #fence: { readonly ownerNode: string | null; readonly attempt: number };
+  readonly #leaseMs: number;
   /**
    * The status the last checkpoint's UPDATE returned, not yet read: the batch
    * loop's `checkpoint` then `status()` costs one round trip, not two. A cancel
@@ -46,12 +79,15 @@ export class PgJobStore implements JobStore {
   constructor(
     db: Kysely<RecoverableTables>,
     run: Pick<RunRecord, 'runId' | 'startedAt'> &
-      Partial<Pick<RunRecord, 'attempt' | 'attemptStartedAt' | 'cursor' | 'stats'>>,
+      Partial<Pick<RunRecord, 'attempt' | 'attemptStartedAt' | 'cursor' | 'stats' | 'ownerNode'>>,
     params: Readonly<Record<string, unknown>>,
     connectionRetryMs?: number,
     options: RunOptions = NO_RUN_OPTIONS,
+    leaseMs: number = DEFAULT_LEASE_MS,
   ) {
     this.#db = db;
+    this.#fence = { ownerNode: run.ownerNode ?? null, attempt: run.attempt ?? 1 };
+    this.#leaseMs = leaseMs;
     this.connectionRetryMs = connectionRetryMs;
     this.runId = run.runId;
     this.startedAt = run.startedAt;
@@ -118,6 +154,9 @@ export class PgJobStore implements JobStore {
   ): Promise<void> {
     if (writes === undefined) return this.#advance(this.#db, cursor, deltaCount, progress);
     await this.#db.transaction().execute(async (tx) => {
+      // The fence first: it takes the run row's lock, so no takeover lands while the batch writes;
+      // when it matches no row, the throw rolls the transaction back (the batch's writes with it).
+      await this.#claim(tx);
       const added = await writes(tx as unknown as RunTransaction);
       // Test-only: a kill here lands between the batch's own writes and the commit of its checkpoint.
       failpoint('checkpoint.after_batch_writes');
@@ -131,6 +170,34 @@ export class PgJobStore implements JobStore {
         counters,
       });
     });
+  }
+
+  /**
+   * The fenced UPDATE of the run row (renews the lease); `LEASE_LOST` when it
+   * matches no row. It also bounds how long this transaction may sit idle
+   * (`idle_in_transaction_session_timeout` = the lease, local to it): a node
+   * stalled inside its checkpoint (SIGSTOP, a frozen VM) would otherwise hold
+   * the row lock, and no janitor or takeover could touch the run.
+   */
+  async #claim(db: Kysely<RecoverableTables>): Promise<void> {
+    const result = await sql<{ status: string }>`
+      UPDATE jobs.recoverable_runs
+         SET lease_until = ${leaseEnd(this.#leaseMs)}
+        FROM (SELECT set_config('idle_in_transaction_session_timeout', ${String(this.#leaseMs)}, true)) AS idle_bound
+       WHERE id = ${this.runId}
+         AND ${fenceCondition(this.#fence)}
+      RETURNING status`.execute(db);
+    if (result.rows.length === 0) throw await this.#refused(db, 'checkpoint');
+  }
+
+  /** `RUN_NOT_FOUND` when the row is gone, else `LEASE_LOST`. */
+  async #refused(db: Kysely<RecoverableTables>, what: string): Promise<RecoverableError> {
+    const row = await db
+      .selectFrom('jobs.recoverable_runs')
+      .select('id')
+      .where('id', '=', this.runId)
+      .executeTakeFirst();
+    return row ? leaseLost(this.runId, what) : this.#gone();
   }
 
   async #advance(
@@ -175,6 +242,7 @@ export class PgJobStore implements JobStore {
           FROM jobs.recoverable_runs
          WHERE id = ${this.runId}
            AND cursor IS NOT DISTINCT FROM ${expected}::bytea
+           AND ${fenceCondition(this.#fence)}
       ), base AS (
         SELECT id, s, now_ms,
                COALESCE((s->>'count')::numeric, 0) + ${deltaCount}::numeric AS new_count,
@@ -212,7 +280,8 @@ export class PgJobStore implements JobStore {
                                            'scanned_count', t.new_scanned,
                                            'progress_samples', t.samples)
                      || ${JSON.stringify(total)}::jsonb,
-             last_progress_at = now()
+             last_progress_at = now(),
+             lease_until = ${leaseEnd(this.#leaseMs)}
         FROM trimmed t, counters, no_disk_wait
        WHERE r.id = t.id
       RETURNING r.status
@@ -223,14 +292,18 @@ export class PgJobStore implements JobStore {
     this.#statusFromCheckpoint = isRunStatus(row.status) ? row.status : 'CancelRequested';
   }
 
-  /** Why a checkpoint's UPDATE matched no row: the run is gone, or its stored cursor is not ours. */
+  /**
+   * Why a checkpoint's UPDATE matched no row: the run is gone, its fence
+   * refused this store (`LEASE_LOST`), or its stored cursor is not ours.
+   */
   async #lostOrGone(db: Kysely<RecoverableTables>): Promise<RecoverableError> {
-    const row = await db
-      .selectFrom('jobs.recoverable_runs')
-      .select('cursor')
-      .where('id', '=', this.runId)
-      .executeTakeFirst();
+    const result = await sql<{ cursor: Uint8Array | null; fenced: boolean }>`
+      SELECT cursor, (${fenceCondition(this.#fence)}) AS fenced
+        FROM jobs.recoverable_runs
+       WHERE id = ${this.runId}`.execute(db);
+    const row = result.rows[0];
     if (!row) return this.#gone();
+    if (!row.fenced) return leaseLost(this.runId, 'checkpoint');
     const hex = (c: Uint8Array | null): string => (c === null ? 'none' : Buffer.from(c).toString('hex'));
     return new RecoverableError(
       'CHECKPOINT_LOST',

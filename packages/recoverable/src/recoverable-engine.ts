@@ -3,6 +3,10 @@ import { capabilitiesOf, ok, silentLogger } from '@oxicloud/scheduler';
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import { DATABASE_UNREACHABLE, isConnectionLoss } from './connection-retry.js';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
+import type { RunFence } from './job-store-factory.js';
+import { type LeaseSettings, leaseExpiredReason, leaseSettings } from './lease/lease-settings.js';
+import { isDeadLocalOwner } from './lease/node-id.js';
+import { type LeaseEnd, RunLeases } from './lease/run-leases.js';
 import { PgJobStoreFactory } from './pg-job-store-factory.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
 import type { RecoverableJobHandler } from './recoverable-job-handler.js';
@@ -51,6 +55,19 @@ export interface RecoverableEngineOptions {
    * terminal write never landed. @defaultValue 2000
    */
   readonly reconnectSweepIntervalMs?: number;
+  /**
+   * This process's node id, written as the owner of the runs it executes
+   * (`jobs.recoverable_runs.owner_node`). Use `<host>:<pid>:<6 hex>` (see
+   * `createNodeId`): the boot sweep reads host and pid from it.
+   * @defaultValue a fresh `createNodeId()` (a given `repository` brings its own)
+   */
+  readonly nodeId?: string;
+  /** How long a lease lasts after each renewal (database clock). @defaultValue 30000 */
+  readonly leaseMs?: number;
+  /** How often the leases of this engine's runs are renewed; at most half the trust window. @defaultValue 10000 */
+  readonly heartbeatMs?: number;
+  /** How often the janitor pauses other nodes' runs whose lease expired (after {@link RecoverableEngine.start}). @defaultValue 10000 */
+  readonly janitorIntervalMs?: number;
 }
 
 /** What {@link RecoverableEngine.trigger} answers. */
@@ -97,7 +114,7 @@ export interface ActiveRun {
 export interface ShutdownResult {
   /** Runs that reached a terminal write in time (normally `Paused`, with their cursor). */
   readonly landed: ReadonlyArray<ActiveRun & { readonly status: RunStatus | null }>;
-  /** Runs still executing when the timeout passed; the next boot sweep pauses them. */
+  /** Runs still executing when the timeout passed; their lease expires and a janitor (or this host's next boot) pauses them. */
   readonly pending: readonly ActiveRun[];
 }
 
@@ -142,7 +159,12 @@ export class RecoverableEngine {
   /** Why each own run was asked to stop (its pause reason). */
   readonly #stopReasons = new Map<string, string>();
   /** Own runs no longer executed here whose terminal write never landed: the reconnect sweep pauses them. */
-  readonly #unlanded = new Map<string, string>();
+  readonly #unlanded = new Map<string, RunFence>();
+  readonly #leases: RunLeases;
+  readonly #settings: LeaseSettings;
+  #janitorTimer: NodeJS.Timeout | undefined;
+  /** The node id written as the owner of the runs this engine executes. */
+  readonly nodeId: string;
   /** Fires once shutdown has waited: terminal writes stop retrying. */
   readonly #stopped = new AbortController();
   readonly #reconnectSweepIntervalMs: number;
@@ -165,12 +187,35 @@ export class RecoverableEngine {
           dialect: new PostgresDialect({ pool: options.pool as PostgresPool }),
         });
     this.#db = db;
-    this.#factory =
+    this.#settings = leaseSettings(options);
+    const factory =
       options.repository ??
-      new PgJobStoreFactory(db, retry === undefined ? {} : { connectionRetryMs: retry });
+      new PgJobStoreFactory(db, {
+        ...(retry === undefined ? {} : { connectionRetryMs: retry }),
+        ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
+        leaseMs: this.#settings.leaseMs,
+      });
+    this.#factory = factory;
+    this.nodeId = factory.nodeId;
     this.#log = options.logger ?? silentLogger;
     this.#onRunFinished = options.onRunFinished;
     this.#reconnectSweepIntervalMs = options.reconnectSweepIntervalMs ?? 2_000;
+    this.#leases = new RunLeases({
+      repository: factory,
+      settings: this.#settings,
+      logger: this.#log,
+      logTarget: RECOVERABLE_TARGET,
+      onEnd: (end) => this.#leaseEnded(end),
+      onCancelRequested: (runId) => {
+        if (!this.#stopReasons.has(runId)) this.#stopReasons.set(runId, 'cancel requested');
+        this.#active.get(runId)?.controller.abort();
+      },
+    });
+  }
+
+  /** The validated lease settings (lease, heartbeat, janitor interval, trust window), in milliseconds. */
+  get leaseSettings(): LeaseSettings {
+    return this.#settings;
   }
 
   /** Adds a job. Throws `INVALID_JOB_NAME` (not snake_case) or `DUPLICATE_JOB`. */
@@ -231,6 +276,7 @@ export class RecoverableEngine {
    * Throws `UNKNOWN_JOB`, `INVALID_PARAMS` (the validator's message) or `SHUTTING_DOWN`.
    */
   async trigger(name: string, args: RunArgs = {}): Promise<TriggerResult> {
+    const sentAt = performance.now();
     const { job, acquired } = await this.#acquire(name, args);
     if (acquired.kind === 'already_running') {
       return {
@@ -240,7 +286,7 @@ export class RecoverableEngine {
         already_running: true,
       };
     }
-    void this.#execute(job, acquired, {});
+    void this.#execute(job, acquired, { leaseSentAt: sentAt });
     return {
       run_id: acquired.record.runId,
       status: acquired.record.status,
@@ -270,6 +316,7 @@ export class RecoverableEngine {
       ...(args.signal ? { signal: args.signal } : {}),
       logRunLine: args.logRunLine !== false,
       startedAtMs: started,
+      leaseSentAt: started,
     });
     return executed.outcome;
   }
@@ -372,12 +419,17 @@ export class RecoverableEngine {
   }
 
   /**
-   * The boot sweep: every Running or CancelRequested row (of any job) →
-   * Paused, with 'server restart mid-run' in its pause history. Never resumes. Call once at boot, before anything triggers. Returns the count.
+   * The boot sweep: Running or CancelRequested runs owned by a dead process
+   * of this host (its pid not alive, or this process's own pid: an earlier
+   * incarnation) or by no node (rows older than schema version 4) → Paused,
+   * with 'server restart mid-run' in their pause history. Runs another live
+   * node executes are left alone (their lease tells when they are lost).
+   * Never resumes. Call once at boot, before anything triggers (or call
+   * {@link start}). Returns the count.
    */
   async sweep(): Promise<number> {
     await this.#schema();
-    const swept = await this.#factory.sweep();
+    const swept = await this.#factory.sweep((owner) => owner !== this.nodeId && isDeadLocalOwner(owner));
     if (swept.length > 0) {
       this.#log.warn(
         {
@@ -386,10 +438,52 @@ export class RecoverableEngine {
           count: swept.length,
           runs: swept.map((s) => ({ job: s.jobName, run_id: s.runId })),
         },
-        `boot sweep paused ${swept.length} run(s) left Running by a previous process`,
+        `boot sweep paused ${swept.length} run(s) left Running by a dead process of this host`,
       );
     }
     return swept.length;
+  }
+
+  /**
+   * Boot: the {@link sweep}, then the janitor every `janitorIntervalMs` (a
+   * first pass at once). Returns the count the sweep paused.
+   */
+  async start(): Promise<number> {
+    const swept = await this.sweep();
+    if (this.#janitorTimer === undefined && !this.#closing) {
+      const tick = () => {
+        this.pauseLostRuns().then(
+          () => undefined,
+          (error: unknown) =>
+            this.#log.warn(
+              { target: RECOVERABLE_TARGET, event: 'run.janitor_failed', error: messageOf(error) },
+              'the run janitor could not look for lost runs; it tries again',
+            ),
+        );
+      };
+      tick();
+      this.#janitorTimer = setInterval(tick, this.#settings.janitorIntervalMs);
+      this.#janitorTimer.unref?.();
+    }
+    return swept;
+  }
+
+  /**
+   * The janitor's pass: runs of other nodes whose lease expired (database
+   * clock) → Paused with "node <id> lost mid-run", at their last checkpoint.
+   * Never resumes them: a trigger does. Returns the runs paused.
+   */
+  async pauseLostRuns(): Promise<Array<{ run_id: string; job: string; owner_node: string | null }>> {
+    await this.#schema();
+    const lost = await this.#factory.pauseExpired(this.nodeId);
+    const runs = lost.map((r) => ({ run_id: r.runId, job: r.jobName, owner_node: r.ownerNode }));
+    if (runs.length > 0) {
+      this.#log.warn(
+        { target: RECOVERABLE_TARGET, event: 'run.node_lost', node: this.nodeId, count: runs.length, runs },
+        `paused ${runs.length} run(s) whose node's lease expired: ${runs.map((r) => `${r.job} (node ${r.owner_node ?? 'unknown'})`).join(', ')}`,
+      );
+    }
+    return runs;
   }
 
   /**
@@ -410,9 +504,12 @@ export class RecoverableEngine {
       }),
     ]);
     clearTimeout(timer);
-    // Terminal writes still waiting for the database give up; the next boot sweep pauses those runs.
+    // Terminal writes still waiting for the database give up; their lease expires and a janitor
+    // (or this host's next boot) pauses those runs.
     this.#stopped.abort();
     clearTimeout(this.#reconnectTimer);
+    clearInterval(this.#janitorTimer);
+    this.#leases.stop();
     const landed: Array<ActiveRun & { status: RunStatus | null }> = [];
     const pending: ActiveRun[] = [];
     for (const [run_id, t] of tracked) {
@@ -482,10 +579,11 @@ export class RecoverableEngine {
   #execute(
     job: RecoverableJobHandler,
     acquired: AcquiredRun,
-    options: { signal?: AbortSignal; logRunLine?: boolean; startedAtMs?: number },
+    options: { signal?: AbortSignal; logRunLine?: boolean; startedAtMs?: number; leaseSentAt: number },
   ): Promise<ExecutedRun> {
     const runId = acquired.record.runId;
     const controller = new AbortController();
+    const lease = this.#leases.hold(acquired.record, options.leaseSentAt);
     const external = options.signal;
     const onExternalAbort = () => void this.#requestStop(runId, 'stopped by its caller');
     external?.addEventListener('abort', onExternalAbort, { once: true });
@@ -497,14 +595,18 @@ export class RecoverableEngine {
       ...(options.startedAtMs === undefined ? {} : { startedAtMs: options.startedAtMs }),
       stopRetrying: this.#stopped.signal,
       pauseReason: () => this.#stopReasons.get(runId),
+      lease,
     }).then((result) => {
       tracked.result = result;
-      if (result.status === null && !this.#stopped.signal.aborted) this.#markUnlanded(runId, job.name);
+      if (result.status === null && !result.leaseLost && !this.#stopped.signal.aborted) {
+        this.#markUnlanded(acquired.record);
+      }
       return result;
     });
     const tracked: TrackedRun = { job: job.name, controller, done };
     this.#active.set(runId, tracked);
     void done.finally(() => {
+      this.#leases.release(runId);
       this.#active.delete(runId);
       this.#stopReasons.delete(runId);
       external?.removeEventListener('abort', onExternalAbort);
@@ -522,7 +624,7 @@ export class RecoverableEngine {
   async sweepOwnRuns(): Promise<string[]> {
     const ids = [...this.#unlanded.keys()];
     if (ids.length === 0) return [];
-    const paused = await this.#factory.pauseRuns(ids, DATABASE_UNREACHABLE);
+    const paused = await this.#factory.pauseRuns([...this.#unlanded.values()], DATABASE_UNREACHABLE);
     for (const id of ids) this.#unlanded.delete(id);
     if (paused.length > 0) {
       this.#log.warn(
@@ -533,8 +635,8 @@ export class RecoverableEngine {
     return paused;
   }
 
-  #markUnlanded(runId: string, job: string): void {
-    this.#unlanded.set(runId, job);
+  #markUnlanded(run: RunFence): void {
+    this.#unlanded.set(run.runId, run);
     if (this.#reconnectTimer !== undefined) return;
     const tick = () => {
       this.#reconnectTimer = undefined;
@@ -549,6 +651,28 @@ export class RecoverableEngine {
     };
     this.#reconnectTimer = setTimeout(tick, this.#reconnectSweepIntervalMs);
     this.#reconnectTimer.unref?.();
+  }
+
+  /** A run's lease ended here: stop its handler now (it writes nothing more, or only its fenced landing). */
+  #leaseEnded(end: LeaseEnd): void {
+    const tracked = this.#active.get(end.runId);
+    if (end.cause === 'trust') {
+      const reason = end.databaseUnreachable ? DATABASE_UNREACHABLE : leaseExpiredReason(this.nodeId);
+      if (!this.#stopReasons.has(end.runId)) this.#stopReasons.set(end.runId, reason);
+      this.#log.warn(
+        {
+          target: RECOVERABLE_TARGET,
+          event: 'run.lease_untrusted',
+          job: tracked?.job,
+          run_id: end.runId,
+          node: this.nodeId,
+          database_unreachable: end.databaseUnreachable,
+        },
+        `run ${end.runId}: no lease renewal within the trust window (${this.#settings.trustMs} ms); ` +
+          'it stops now and lands Paused at its last checkpoint unless another node took it over',
+      );
+    }
+    tracked?.controller.abort();
   }
 
   async #requestStop(runId: string, reason: string): Promise<void> {

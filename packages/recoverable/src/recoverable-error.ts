@@ -15,6 +15,9 @@
  *   (the batch loop reloads the stored cursor and replays from there).
  * - `INVALID_CURSOR`: cursor bytes that are not a cursor of this walk (another job's, another version's).
  * - `SHUTTING_DOWN`: the engine is shutting down and starts no run.
+ * - `LEASE_LOST`: a write of a run was refused by its fence (another node took
+ *   the run over, or the janitor paused it), or this node no longer trusts its
+ *   lease: the handler stops and writes nothing more.
  * - `SCHEMA_MISSING`: `jobs.recoverable_runs` does not exist (call `migrate()`).
  * - `SCHEMA_OUTDATED`: the schema is older than this build needs (call `migrate()`).
  * - `SCHEMA_MIGRATION_FAILED`: a schema file failed to apply; nothing was applied.
@@ -32,6 +35,7 @@ export type RecoverableErrorCode =
   | 'CHECKPOINT_LOST'
   | 'INVALID_CURSOR'
   | 'SHUTTING_DOWN'
+  | 'LEASE_LOST'
   | 'SCHEMA_MISSING'
   | 'SCHEMA_OUTDATED'
   | 'SCHEMA_MIGRATION_FAILED';

@@ -2,6 +2,7 @@ import { err, type JobOutcome, type Logger, logJobRun, ok, silentLogger } from '
 import { DATABASE_UNREACHABLE, isConnectionLoss } from './connection-retry.js';
 import type { JobStore } from './job-store.js';
 import type { JobStoreFactory } from './job-store-factory.js';
+import type { LeaseGuard } from './lease/run-leases.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
 import type { ParamsValidation, RecoverableJobHandler } from './recoverable-job-handler.js';
 import {
@@ -76,6 +77,13 @@ export interface ExecutedRun {
   /** The terminal status written, or `null` when the terminal write itself failed. */
   readonly status: RunStatus | null;
   readonly record: RunRecord | null;
+  /** `true` when the run's lease was lost (its fence refused a write): nothing more was written. */
+  readonly leaseLost?: boolean;
+}
+
+/** `true` for the `LEASE_LOST` error of a fenced write (or of a lease this node no longer trusts). */
+export function isLeaseLost(thrown: unknown): boolean {
+  return thrown instanceof RecoverableError && thrown.code === 'LEASE_LOST';
 }
 
 const MAX_ACQUIRE_ATTEMPTS = 5;
@@ -93,7 +101,7 @@ const FINISH_RETRY_MAX_DELAY_MS = 5_000;
  */
 async function finishWithRetry(
   factory: JobStoreFactory,
-  runId: string,
+  run: RunRecord,
   outcome: RunOutcome,
   pauseReason: string | undefined,
   stop: AbortSignal | undefined,
@@ -104,11 +112,11 @@ async function finishWithRetry(
     try {
       // After an outage the time since the last checkpoint was not running time.
       const outage = attempt > 1 || (outcome.kind === 'paused' && outcome.reason === DATABASE_UNREACHABLE);
-      return await factory.finishRun(runId, outcome, pauseReason, outage ? 'last_progress' : 'now');
+      return await factory.finishRun(run, outcome, pauseReason, outage ? 'last_progress' : 'now');
     } catch (thrown) {
       const delay = Math.min(FINISH_RETRY_MAX_DELAY_MS, 250 * 2 ** Math.min(attempt - 1, 20));
       const lost = isConnectionLoss(thrown);
-      if (stop?.aborted || /vanished/.test(messageOf(thrown))) throw thrown;
+      if (stop?.aborted || isLeaseLost(thrown) || /vanished/.test(messageOf(thrown))) throw thrown;
       if (!lost && performance.now() + delay > deadline) throw thrown;
       onRetry(attempt, thrown);
       await new Promise<void>((resolve) => {
@@ -293,20 +301,42 @@ export async function executeRun(
     readonly stopRetrying?: AbortSignal;
     /** Why a pause without a reason of its own happened ('cancel requested', 'server shutdown'). */
     readonly pauseReason?: () => string | undefined;
+    /** The run's lease on this node (the engine's heartbeat keeps it); without one the lease is renewed by checkpoints only. */
+    readonly lease?: LeaseGuard;
   } = {},
 ): Promise<ExecutedRun> {
   const log = options.logger ?? silentLogger;
   const startedAtMs = options.startedAtMs ?? performance.now();
   const signal = options.signal ?? new AbortController().signal;
   const runId = record.runId;
+  const lease = options.lease ?? alwaysHeld();
+  const leaseLostLine = (error: string) => {
+    log.warn(
+      {
+        target: RECOVERABLE_TARGET,
+        event: 'run.lease_lost',
+        job: job.name,
+        run_id: runId,
+        node: record.ownerNode,
+        attempt: record.attempt,
+        error,
+      },
+      `run ${runId} of ${job.name}: this node lost its lease (attempt ${record.attempt}); it stops and writes nothing more`,
+    );
+    return { outcome: err(`lease lost: ${error}`), status: null, record: null, leaseLost: true };
+  };
 
-  const outcome = await runHandler(job, factory, record, signal, log);
+  const outcome = await runHandler(job, factory, record, signal, log, lease);
+  const state = lease.state();
+  if (state === 'lost') return leaseLostLine('a write of this run was refused by its fence');
+  // No longer trusted: the work stopped at its last checkpoint; the landing below is fenced (it lands
+  // only when no other node took the run over).
 
   let final: RunRecord;
   try {
     final = await finishWithRetry(
       factory,
-      runId,
+      record,
       outcome,
       options.pauseReason?.(),
       options.stopRetrying,
@@ -324,6 +354,10 @@ export async function executeRun(
         ),
     );
   } catch (thrown) {
+    if (isLeaseLost(thrown)) {
+      lease.lost();
+      return leaseLostLine(messageOf(thrown));
+    }
     const message = `could not write the terminal status of run ${runId}: ${messageOf(thrown)}`;
     log.error(
       {
@@ -369,12 +403,25 @@ export async function executeRun(
   return { outcome: jobOutcome, status: final.status, record: final };
 }
 
+/** A lease nobody tracks (standalone `runOrResume`): the fence still guards every write. */
+function alwaysHeld(): LeaseGuard {
+  let lost = false;
+  return {
+    state: () => (lost ? 'lost' : 'held'),
+    renewed: () => undefined,
+    lost: () => {
+      lost = true;
+    },
+  };
+}
+
 async function runHandler(
   job: RecoverableJobHandler,
   factory: JobStoreFactory,
   record: RunRecord,
   signal: AbortSignal,
   log: Logger,
+  lease: LeaseGuard,
 ): Promise<RunOutcome> {
   const corruption = describeCorruption(record);
   if (corruption !== null) {
@@ -388,9 +435,10 @@ async function runHandler(
     try {
       const total = await job.estimateTotal(prepared.params, prepared.options);
       if (typeof total === 'number' && Number.isFinite(total) && total >= 0) {
-        await factory.recordTotalEstimate(record.runId, total);
+        await factory.recordTotalEstimate(record, total);
       }
     } catch (thrown) {
+      if (isLeaseLost(thrown)) lease.lost();
       log.warn(
         {
           target: RECOVERABLE_TARGET,
@@ -403,7 +451,23 @@ async function runHandler(
       );
     }
   }
-  const store = trackCheckpoints(factory.storeFor(record, prepared.params, prepared.options), record.cursor);
+  if (lease.state() === 'lost') return failed(`run ${record.runId}: lease lost before the handler started`);
+  const store = trackCheckpoints(factory.storeFor(record, prepared.params, prepared.options), record.cursor, lease);
+  const outcome = await runTracked(job, store, record, signal, log);
+  // The lease is no longer trusted: whatever the handler said, the run stops at its last checkpoint that landed.
+  if (lease.state() === 'untrusted' && outcome.kind !== 'completed') {
+    return paused(store.lastCursor() ?? new Uint8Array(0));
+  }
+  return outcome;
+}
+
+async function runTracked(
+  job: RecoverableJobHandler,
+  store: ReturnType<typeof trackCheckpoints>,
+  record: RunRecord,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<RunOutcome> {
   try {
     const outcome: unknown = await job.runResumable(store, signal);
     if (!isRunOutcome(outcome)) {
@@ -441,8 +505,10 @@ async function runHandler(
 function trackCheckpoints(
   store: JobStore,
   stored: Uint8Array | null,
+  lease: LeaseGuard,
 ): JobStore & { lastCursor(): Uint8Array | null } {
   let last = stored;
+  const runId = store.runId;
   return {
     get runId() {
       return store.runId;
@@ -465,7 +531,23 @@ function trackCheckpoints(
     status: () => store.status(),
     loadCursor: () => store.loadCursor(),
     async checkpoint(cursor, deltaCount, progress, writes) {
-      await store.checkpoint(cursor, deltaCount, progress, writes);
+      const state = lease.state();
+      if (state !== 'held') {
+        throw new RecoverableError(
+          'LEASE_LOST',
+          state === 'lost'
+            ? `run ${runId}: this node lost its lease; the checkpoint is not written`
+            : `run ${runId}: this node no longer trusts its lease (no renewal within the trust window); the checkpoint is not written`,
+        );
+      }
+      const sentAt = performance.now();
+      try {
+        await store.checkpoint(cursor, deltaCount, progress, writes);
+      } catch (thrown) {
+        if (isLeaseLost(thrown)) lease.lost();
+        throw thrown;
+      }
+      lease.renewed(sentAt);
       last = cursor;
     },
     lastCursor: () => last,

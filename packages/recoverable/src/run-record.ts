@@ -30,6 +30,10 @@ export interface RunRecord {
   readonly activeMs: number;
   /** Start of the current running segment, `null` when not running. */
   readonly runningSince: Date | null;
+  /** The node executing the run, or the last one that did; `null` on rows older than schema version 4. */
+  readonly ownerNode: string | null;
+  /** When the owner's lease ends (database clock); `null` while the run is not executing. */
+  readonly leaseUntil: Date | null;
 }
 
 /** One entry of a run's pause history. */
@@ -70,6 +74,8 @@ export function toRunRecord(row: Selectable<RecoverableRunsTable>): RunRecord {
     pauses: row.pauses,
     activeMs: Math.max(0, Number(row.active_ms) || 0),
     runningSince: row.running_since ?? null,
+    ownerNode: row.owner_node ?? null,
+    leaseUntil: row.lease_until ?? null,
   };
 }
 

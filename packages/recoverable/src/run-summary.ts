@@ -32,6 +32,12 @@ export interface RunSummary {
   readonly active_ms: number;
   /** Milliseconds from start to completion (or to now while not finished), everything included. */
   readonly wall_ms: number;
+  /** The node executing the run, or the last one that did (`<host>:<pid>:<6 hex>`); `null` on rows older than the leases. */
+  readonly owner_node: string | null;
+  /** 1 on the run's start, +1 on every resume: the fence of its writes. */
+  readonly attempt: number;
+  /** When the owner's lease ends (database clock, ISO 8601); `null` while the run is not executing. */
+  readonly lease_until: string | null;
   readonly progress: RunProgress;
 }
 
@@ -69,6 +75,9 @@ export function toRunSummary(record: RunRecord, nowMs: number = Date.now()): Run
       record.activeMs +
       (record.runningSince === null ? 0 : Math.max(0, nowMs - record.runningSince.getTime())),
     wall_ms: Math.max(0, (record.completedAt?.getTime() ?? nowMs) - record.startedAt.getTime()),
+    owner_node: record.ownerNode,
+    attempt: record.attempt,
+    lease_until: record.leaseUntil?.toISOString() ?? null,
     progress: computeProgress(record.stats, record.status),
   };
 }

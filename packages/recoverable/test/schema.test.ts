@@ -37,10 +37,15 @@ describe('the package-owned schema of jobs.recoverable_runs', () => {
   it('migrate() creates the jobs schema, the table and its indexes; concurrent and repeated calls apply once', async () => {
     const results = await Promise.all([migrate(db.pool), migrate(db.pool), migrate(db.pool)]);
     const applied = results.flatMap((r) => r.applied);
-    expect(applied).toEqual(['001_recoverable_runs.sql', '002_run_history.sql', '003_run_attempts.sql']);
+    expect(applied).toEqual([
+      '001_recoverable_runs.sql',
+      '002_run_history.sql',
+      '003_run_attempts.sql',
+      '004_run_leases.sql',
+    ]);
     expect(results.every((r) => r.to === RECOVERABLE_SCHEMA_VERSION)).toBe(true);
     const again = await migrate(db.pool);
-    expect(again).toEqual({ package: '@oxicloud/recoverable', from: 3, to: 3, applied: [] });
+    expect(again).toEqual({ package: '@oxicloud/recoverable', from: 4, to: 4, applied: [] });
 
     const { rows: indexes } = await db.pool.query(
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'jobs' AND tablename = 'recoverable_runs'`,
@@ -52,7 +57,7 @@ describe('the package-owned schema of jobs.recoverable_runs', () => {
     const { rows: versions } = await db.pool.query(
       `SELECT version, name FROM ${VERSION_TABLE} WHERE package = '@oxicloud/recoverable' ORDER BY version`,
     );
-    expect(versions.map((v) => v.version)).toEqual([1, 2, 3]);
+    expect(versions.map((v) => v.version)).toEqual([1, 2, 3, 4]);
     // No function of public is needed: none exists in this database.
     const { rows: fns } = await db.pool.query(
       `SELECT proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE nspname = 'public'`,
@@ -62,7 +67,7 @@ describe('the package-owned schema of jobs.recoverable_runs', () => {
 
   it('runs on a consumer Kysely instance as well as a pg pool', async () => {
     const kysely = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: db.pool }) });
-    expect(await migrate(kysely)).toMatchObject({ applied: [], to: 3 });
+    expect(await migrate(kysely)).toMatchObject({ applied: [], to: 4 });
     const engine = new RecoverableEngine({ db: kysely });
     engine.register(job);
     const { run_id } = await engine.trigger('noop');
@@ -78,21 +83,21 @@ describe('the package-owned schema of jobs.recoverable_runs', () => {
 
   it('an older schema version names the version found and the one needed; migrate() brings it up', async () => {
     await db.pool.query(
-      `DELETE FROM ${VERSION_TABLE} WHERE package = '@oxicloud/recoverable' AND version = 3`,
+      `DELETE FROM ${VERSION_TABLE} WHERE package = '@oxicloud/recoverable' AND version >= 3`,
     );
     expect(await recoverableSchemaStatus(db.pool)).toEqual({
       package: '@oxicloud/recoverable',
       found: 2,
-      needed: 3,
+      needed: 4,
       tableExists: true,
     });
     const engine = new RecoverableEngine({ pool: db.pool });
     engine.register(job);
     await expect(engine.listRuns('noop')).rejects.toThrow(
-      'jobs.recoverable_runs is at version 2 of the @oxicloud/recoverable schema, this build needs version 3: ' +
+      'jobs.recoverable_runs is at version 2 of the @oxicloud/recoverable schema, this build needs version 4: ' +
         'call migrate() from @oxicloud/recoverable (see its README)',
     );
-    expect((await migrate(db.pool)).applied).toEqual(['003_run_attempts.sql']);
+    expect((await migrate(db.pool)).applied).toEqual(['003_run_attempts.sql', '004_run_leases.sql']);
     expect(await engine.listRuns('noop')).toHaveLength(1);
   });
 });

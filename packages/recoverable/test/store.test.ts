@@ -220,8 +220,8 @@ class BarrierFactory implements JobStoreFactory {
   storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>) {
     return this.inner.storeFor(record, params);
   }
-  recordTotalEstimate(runId: string, total: number) {
-    return this.inner.recordTotalEstimate(runId, total);
+  recordTotalEstimate(...args: Parameters<PgJobStoreFactory['recordTotalEstimate']>) {
+    return this.inner.recordTotalEstimate(...args);
   }
   finishRun(...args: Parameters<PgJobStoreFactory['finishRun']>) {
     return this.inner.finishRun(...args);

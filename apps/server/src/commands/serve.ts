@@ -81,6 +81,7 @@ export async function serveCommand(
       public_base_url: config.publicBaseUrl,
       database: db.source,
       storage_backend: config.storage.backend,
+      node: composed.engine.nodeId,
     },
     `listening on http://${config.http.host}:${http.port} (admin API at ${config.publicBaseUrl}/api/admin/jobs; token: pnpm oxijobs token --user admin)`,
   );

@@ -12,6 +12,9 @@ export const CONFIG_DEFAULTS = {
   logLevel: 'info',
   storageBackend: 'local',
   databaseRetrySeconds: 60,
+  runLeaseSeconds: 30,
+  runHeartbeatSeconds: 10,
+  runJanitorSeconds: 10,
   /** 64 KiB: run params are a small JSON object. */
   httpMaxBodyBytes: 64 * 1024,
 } as const;
@@ -66,6 +69,23 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     default: String(CONFIG_DEFAULTS.databaseRetrySeconds),
     meaning:
       'seconds a run retries its batch while the database is unreachable before it lands Paused ("database unreachable"; a trigger resumes it), 0-86400',
+  },
+  {
+    name: 'OXICLOUD_RUN_LEASE_SECONDS',
+    default: String(CONFIG_DEFAULTS.runLeaseSeconds),
+    meaning:
+      'seconds a run\'s lease lasts after each renewal (database clock); a node\'s run whose lease passed is paused by another node ("node <id> lost mid-run"), 2-86400',
+  },
+  {
+    name: 'OXICLOUD_RUN_HEARTBEAT_SECONDS',
+    default: String(CONFIG_DEFAULTS.runHeartbeatSeconds),
+    meaning:
+      "seconds between renewals of this node's run leases; at most half the lease's trust window (the lease minus a sixth, at most 5 s), 1-43200",
+  },
+  {
+    name: 'OXICLOUD_RUN_JANITOR_SECONDS',
+    default: String(CONFIG_DEFAULTS.runJanitorSeconds),
+    meaning: 'seconds between two looks for runs of other nodes whose lease expired, 1-86400',
   },
   {
     name: 'OXICLOUD_LOG_LEVEL',

@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       jwtSecret: undefined,
       logLevel: 'info',
       databaseRetryMs: 60_000,
+      runLeases: { leaseMs: 30_000, heartbeatMs: 10_000, janitorIntervalMs: 10_000 },
       logFormat: undefined,
       adminEmail: undefined,
       publicBaseUrl: 'http://127.0.0.1:8086',
@@ -40,6 +41,31 @@ describe('loadConfig', () => {
     expect(loadConfig({ OXICLOUD_DATABASE_RETRY_SECONDS: '5' }, '/srv').databaseRetryMs).toBe(5_000);
     expect(() => loadConfig({ OXICLOUD_DATABASE_RETRY_SECONDS: '1.5' }, '/srv')).toThrow(
       /OXICLOUD_DATABASE_RETRY_SECONDS="1.5": must be a whole number of seconds from 0 to 86400/,
+    );
+  });
+
+  it('OXICLOUD_RUN_LEASE_SECONDS, _HEARTBEAT_SECONDS, _JANITOR_SECONDS: whole seconds, the heartbeat within half the trust window', () => {
+    expect(
+      loadConfig(
+        {
+          OXICLOUD_RUN_LEASE_SECONDS: '3',
+          OXICLOUD_RUN_HEARTBEAT_SECONDS: '1',
+          OXICLOUD_RUN_JANITOR_SECONDS: '1',
+        },
+        '/srv',
+      ).runLeases,
+    ).toEqual({ leaseMs: 3_000, heartbeatMs: 1_000, janitorIntervalMs: 1_000 });
+    expect(() => loadConfig({ OXICLOUD_RUN_LEASE_SECONDS: '1' }, '/srv')).toThrow(
+      /OXICLOUD_RUN_LEASE_SECONDS="1": must be a whole number of seconds from 2 to 86400/,
+    );
+    expect(() => loadConfig({ OXICLOUD_RUN_JANITOR_SECONDS: 'soon' }, '/srv')).toThrow(
+      /OXICLOUD_RUN_JANITOR_SECONDS="soon": must be a whole number of seconds from 1 to 86400/,
+    );
+    expect(() =>
+      loadConfig({ OXICLOUD_RUN_LEASE_SECONDS: '30', OXICLOUD_RUN_HEARTBEAT_SECONDS: '15' }, '/srv'),
+    ).toThrow(
+      'OXICLOUD_RUN_HEARTBEAT_SECONDS=15 with OXICLOUD_RUN_LEASE_SECONDS=30: the heartbeat must be at most half ' +
+        "the lease's trust window (25 s of a 30 s lease), so one missed renewal does not lose the lease: at most 12 s here",
     );
   });
 

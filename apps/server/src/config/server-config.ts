@@ -1,5 +1,6 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { MAX_BODY_BYTES_RANGE } from '@oxicloud/admin-api';
+import { leaseSettings } from '@oxicloud/recoverable';
 import { type S3BlobStorageOptions, StorageError, s3ConfigFromEnv } from '@oxicloud/storage';
 import { z } from 'zod';
 import { ServerError } from '../server-error.js';
@@ -39,6 +40,15 @@ export interface ServerConfig {
   readonly logLevel: LogLevel;
   /** How long a run's batch loop rides out a database outage before the run lands Paused (`OXICLOUD_DATABASE_RETRY_SECONDS`). */
   readonly databaseRetryMs: number;
+  /**
+   * Leases of recoverable runs (`OXICLOUD_RUN_LEASE_SECONDS`,
+   * `OXICLOUD_RUN_HEARTBEAT_SECONDS`, `OXICLOUD_RUN_JANITOR_SECONDS`), in ms.
+   */
+  readonly runLeases: {
+    readonly leaseMs: number;
+    readonly heartbeatMs: number;
+    readonly janitorIntervalMs: number;
+  };
   /** `undefined` = readable lines when the output is a terminal, JSON lines otherwise. */
   readonly logFormat: LogFormat | undefined;
   /** The address the first admin gets (`OXICLOUD_ADMIN_EMAIL`), for alerts. */
@@ -90,6 +100,23 @@ const byteCount = (fallback: number, min: number, max: number) =>
           .int()
           .min(min, { error: `must be from ${min} to ${max} (bytes)` })
           .max(max, { error: `must be from ${min} to ${max} (bytes)` }),
+      )
+      .default(fallback),
+  );
+
+const wholeSeconds = (fallback: number, min: number, max: number) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^\d+$/, { error: `must be a whole number of seconds from ${min} to ${max}` })
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(min, { error: `must be a whole number of seconds from ${min} to ${max}` })
+          .max(max, { error: `must be a whole number of seconds from ${min} to ${max}` }),
       )
       .default(fallback),
   );
@@ -152,6 +179,9 @@ const EnvSchema = z.object({
       .pipe(z.number().int().max(86_400, { error: 'must be a whole number of seconds from 0 to 86400' }))
       .default(CONFIG_DEFAULTS.databaseRetrySeconds),
   ),
+  OXICLOUD_RUN_LEASE_SECONDS: wholeSeconds(CONFIG_DEFAULTS.runLeaseSeconds, 2, 86_400),
+  OXICLOUD_RUN_HEARTBEAT_SECONDS: wholeSeconds(CONFIG_DEFAULTS.runHeartbeatSeconds, 1, 43_200),
+  OXICLOUD_RUN_JANITOR_SECONDS: wholeSeconds(CONFIG_DEFAULTS.runJanitorSeconds, 1, 86_400),
   OXICLOUD_LOG_FORMAT: z.preprocess(
     (v) => (typeof unsetIfEmpty(v) === 'string' ? (v as string).trim().toLowerCase() : undefined),
     z
@@ -228,6 +258,21 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
       problems.push(`OXICLOUD_S3_BUCKET is set: ${cause.message.replace(/\n- /g, '\n      - ')}`);
     }
   }
+  const runLeases = {
+    leaseMs: v.OXICLOUD_RUN_LEASE_SECONDS * 1000,
+    heartbeatMs: v.OXICLOUD_RUN_HEARTBEAT_SECONDS * 1000,
+    janitorIntervalMs: v.OXICLOUD_RUN_JANITOR_SECONDS * 1000,
+  };
+  try {
+    leaseSettings(runLeases);
+  } catch {
+    const trustMs = leaseSettings({ leaseMs: runLeases.leaseMs, heartbeatMs: 100 }).trustMs;
+    problems.push(
+      `OXICLOUD_RUN_HEARTBEAT_SECONDS=${v.OXICLOUD_RUN_HEARTBEAT_SECONDS} with OXICLOUD_RUN_LEASE_SECONDS=${v.OXICLOUD_RUN_LEASE_SECONDS}: ` +
+        `the heartbeat must be at most half the lease's trust window (${trustMs / 1000} s of a ${v.OXICLOUD_RUN_LEASE_SECONDS} s lease), ` +
+        `so one missed renewal does not lose the lease: at most ${Math.floor(trustMs / 2000)} s here`,
+    );
+  }
   if (problems.length > 0) throw configError(problems);
   const host = v.OXICLOUD_HTTP_HOST;
   const shownHost =
@@ -242,6 +287,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     jwtSecret: v.OXICLOUD_JWT_SECRET,
     logLevel: v.OXICLOUD_LOG_LEVEL,
     databaseRetryMs: v.OXICLOUD_DATABASE_RETRY_SECONDS * 1000,
+    runLeases,
     logFormat: v.OXICLOUD_LOG_FORMAT,
     adminEmail: v.OXICLOUD_ADMIN_EMAIL,
     publicBaseUrl: (v.OXICLOUD_PUBLIC_BASE_URL ?? `http://${shownHost}:${v.OXICLOUD_HTTP_PORT}`).replace(

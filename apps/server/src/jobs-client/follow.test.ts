@@ -62,6 +62,9 @@ function run(status: ApiRunStatus, processed: number, extra: Partial<ApiRunDetai
     pauses: status === 'Paused' ? [{ at: new Date().toISOString(), reason: 'cancelled by an admin' }] : [],
     active_ms: 10_000,
     wall_ms: 10_000,
+    owner_node: null,
+    attempt: 1,
+    lease_until: null,
     progress: {
       processed,
       total: 100,

@@ -35,6 +35,9 @@ function run(overrides: Partial<ApiRunDetail> = {}): ApiRunDetail {
     error_message: null,
     pause_reason: null,
     pauses: [],
+    owner_node: 'web-1:4127:9f03ac',
+    attempt: 2,
+    lease_until: ago(-20_000),
     progress: {
       processed: 120_000,
       total: 1_000_000,
@@ -266,6 +269,10 @@ describe('runs and findings', () => {
     expect(text).toContain('cursor     01ab\n');
     expect(text).toContain('params     {"force":false,"deep":false}\n');
     expect(text).toContain('completed  -\n');
+    expect(text).toContain('node       web-1:4127:9f03ac\n');
+    expect(text).toContain('attempt    2\n');
+    expect(text).toMatch(/lease {6}\S+ \(in 20s\)\n/);
+    expect(formatRun(run({ lease_until: null }), NOW)).toContain('lease      - (not executing)\n');
   });
 
   it('formats findings with counts and a paging hint', () => {
@@ -329,6 +336,10 @@ describe('answers and follow lines', () => {
 
   it('formats progress and closing lines', () => {
     expect(formatProgressLine(run())).toBe(
+      'files_consistency  running  120,000/1,000,000 (12.0%)  95,001/s  ETA 9s  node web-1:4127:9f03ac (attempt 2)\n',
+    );
+    // An older server's run has no owner: the line leaves the node out.
+    expect(formatProgressLine(run({ owner_node: null }))).toBe(
       'files_consistency  running  120,000/1,000,000 (12.0%)  95,001/s  ETA 9s\n',
     );
     expect(

@@ -277,6 +277,9 @@ export function formatRun(run: ApiRunDetail, nowMs: number): string {
         : '-',
     ],
     ['cursor', run.cursor_hex ?? '-'],
+    ['node', run.owner_node ?? '-'],
+    ['attempt', typeof run.attempt === 'number' ? String(run.attempt) : '-'],
+    ['lease', run.lease_until ? at(run.lease_until) : '- (not executing)'],
     ['params', run.params ? compactJson(run.params, 400) : '-'],
     ['stats', run.stats ? compactJson(run.stats, 400) : '-'],
     ['error', run.error_message ?? '-'],
@@ -355,6 +358,7 @@ export function formatProgressLine(run: ApiRunSummary): string {
   const p = run.progress;
   const parts = [run.job_name, statusWord(run.status), formatProgress(p)];
   if (p) parts.push(formatRate(p.rate_per_second), `ETA ${formatEta(p.eta_seconds)}`);
+  if (run.owner_node) parts.push(`node ${run.owner_node} (attempt ${run.attempt})`);
   return `${parts.join('  ')}\n`;
 }
 

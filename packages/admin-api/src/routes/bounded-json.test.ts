@@ -21,6 +21,9 @@ function run(overrides: Partial<RunSummary>): RunSummary {
     pauses: [],
     active_ms: 0,
     wall_ms: 0,
+    owner_node: 'web-1:4127:9f03ac',
+    attempt: 1,
+    lease_until: null,
     progress: {
       processed: 1e15,
       total: 1e15,

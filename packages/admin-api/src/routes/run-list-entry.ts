@@ -56,6 +56,9 @@ export function runListEntry(run: RunSummary): RunListEntryJson {
     pauses: pauses.map((p) => ({ at: p.at, reason: p.reason.text })),
     active_ms: run.active_ms,
     wall_ms: run.wall_ms,
+    owner_node: run.owner_node,
+    attempt: run.attempt,
+    lease_until: run.lease_until,
     progress: { ...run.progress },
     truncated: params.truncated || stats.truncated || (error?.cut ?? false) || cursorCut || pausesCut,
   };

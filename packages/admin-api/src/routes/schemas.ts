@@ -70,6 +70,18 @@ export const RunSummarySchema = z
       .number()
       .openapi({ description: 'time the run actually ran (pauses and downtime left out)' }),
     wall_ms: z.number().openapi({ description: 'time from start to completion, or to now' }),
+    owner_node: z.string().nullable().openapi({
+      description:
+        'the node executing the run, or the last one that did (`<host>:<pid>:<6 hex>`); null on runs older than the leases',
+      example: 'web-1:4127:9f03ac',
+    }),
+    attempt: z.number().int().openapi({
+      description: "1 on the run's start, +1 on every resume (on any node): the fence of the run's writes",
+    }),
+    lease_until: z.string().nullable().openapi({
+      description:
+        "when the owner's lease ends (database clock, ISO 8601), renewed by its heartbeat; null while the run is not executing",
+    }),
     progress: z
       .object({
         processed: z.number(),

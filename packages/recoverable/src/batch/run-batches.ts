@@ -110,6 +110,9 @@ export interface BatchLoop {
  * having rolled back), then the run returns `paused` at its last checkpointed
  * position with reason 'database unreachable'.
  *
+ * A checkpoint refused by the run's fence (`LEASE_LOST`: another node took
+ * the run over) stops the loop at once: nothing more is written.
+ *
  * Never throws: anything unexpected becomes `failed` naming the last
  * checkpointed position.
  */
@@ -218,6 +221,9 @@ export async function runBatches(loop: BatchLoop): Promise<RunOutcome> {
       if (throttleMs > 0) await sleep(throttleMs, signal);
     }
   } catch (error) {
+    // The lease is lost (a fenced write refused, or no longer trusted): stop at once, write nothing;
+    // the engine logs run.lease_lost and decides what lands.
+    if (error instanceof RecoverableError && error.code === 'LEASE_LOST') return pausedHere();
     // Still unreachable after the retries: not a failure, a pause at the last checkpoint.
     if (isConnectionLoss(error)) {
       return paused(cursor ?? loop.emptyCursor ?? new Uint8Array(0), DATABASE_UNREACHABLE);

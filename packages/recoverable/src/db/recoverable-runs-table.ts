@@ -21,6 +21,10 @@ export interface RecoverableRunsTable {
   /** BIGINT: pg returns it as a string. */
   active_ms: ColumnType<string | number, number | undefined, number>;
   running_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The node executing the run (its last owner once stopped); `sql/004_run_leases.sql`. */
+  owner_node: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Database clock: the owner's lease ends here; `NULL` while the run is not executing (004). */
+  lease_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** The tables this package reads and writes. */

@@ -36,7 +36,7 @@ export const RECOVERABLE_SCHEMA_VERSION: number = RECOVERABLE_SCHEMA.steps.lengt
  * @example
  * ```ts
  * import { migrate } from '@oxicloud/recoverable';
- * await migrate(pool); // { package, from: 0, to: 3, applied: ['001_recoverable_runs.sql', …] }
+ * await migrate(pool); // { package, from: 0, to: 4, applied: ['001_recoverable_runs.sql', …] }
  * ```
  */
 export function migrate(db: SchemaDatabase): Promise<SchemaMigrationResult> {

@@ -893,6 +893,14 @@ function renderRunDetail(d: Drawer): void {
     add('last progress', timeEl(run.last_progress_at));
     add('completed', run.completed_at ? timeEl(run.completed_at) : '—');
     add('cursor', h('span', { class: 'mono', text: run.cursor_hex || '— (start)' }));
+    add(
+      'node',
+      h('span', {
+        class: 'mono',
+        text: `${run.owner_node ?? '— (unknown)'} · attempt ${run.attempt}`,
+        title: run.lease_until ? `lease until ${run.lease_until}` : 'no lease: the run is not executing',
+      }),
+    );
     if (typeof run.active_ms === 'number') {
       add('time', `${duration(run.active_ms / 1000)} active · ${duration((run.wall_ms || 0) / 1000)} wall`);
     }
