@@ -15,6 +15,7 @@ export type {
   JobRegistryOptions,
   JobSummary,
   LastOutcome,
+  RegisterOptions,
   RunCause,
   RunSource,
 } from './job-registry.js';
@@ -23,5 +24,14 @@ export type { JobRunLine } from './job-run-line.js';
 export { logJobRun, SCHEDULER_TARGET } from './job-run-line.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
+export type {
+  CoordinatedJob,
+  MisfirePolicy,
+  PeriodicRunRecord,
+  RunPermit,
+  SlotClaim,
+  TickCoordinator,
+} from './tick-coordinator.js';
+export { MISFIRE_POLICIES } from './tick-coordinator.js';
 export type { SchedulerErrorCode } from './scheduler-error.js';
 export { SchedulerError } from './scheduler-error.js';
