@@ -24,6 +24,8 @@ export type { JobRunLine } from './job-run-line.js';
 export { logJobRun, SCHEDULER_TARGET } from './job-run-line.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
+export type { SchedulerErrorCode } from './scheduler-error.js';
+export { SchedulerError } from './scheduler-error.js';
 export type {
   CoordinatedJob,
   MisfirePolicy,
@@ -33,5 +35,3 @@ export type {
   TickCoordinator,
 } from './tick-coordinator.js';
 export { MISFIRE_POLICIES } from './tick-coordinator.js';
-export type { SchedulerErrorCode } from './scheduler-error.js';
-export { SchedulerError } from './scheduler-error.js';
