@@ -72,10 +72,10 @@ export class PgPeriodicHistory {
     }));
   }
 
-  /** A job's runs, newest first; `before` (a run id) pages back. */
+  /** A job's runs, newest first; `offset` runs skipped. */
   async runs(
     job: string,
-    options: { readonly limit: number; readonly before?: number },
+    options: { readonly limit: number; readonly offset?: number },
   ): Promise<PeriodicRun[]> {
     const limit = options.limit;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PERIODIC_RUNS_PAGE) {
@@ -86,9 +86,9 @@ export class PgPeriodicHistory {
     }
     const { rows } = await this.#pool.query(
       `SELECT * FROM jobs.periodic_runs
-        WHERE job = $1 AND ($3::bigint IS NULL OR id < $3::bigint)
-        ORDER BY id DESC LIMIT $2`,
-      [job, limit, options.before ?? null],
+        WHERE job = $1
+        ORDER BY id DESC LIMIT $2 OFFSET $3`,
+      [job, limit, options.offset ?? 0],
     );
     return rows.map((row) => runOf(row, ''));
   }
