@@ -48,7 +48,7 @@ const listPeriodicRuns = createRoute({
     }),
     query: z.object({
       limit: paginationQuery('limit', 1, MAX_PERIODIC_RUNS_LIMIT, 'runs per page; default 50'),
-      offset: paginationQuery('offset', 0, 1_000_000, 'runs to skip; default 0'),
+      offset: paginationQuery('offset', 0, 1_000_000_000, 'runs to skip; default 0'),
     }),
   },
   responses: {
