@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS jobs.periodic_runs (
     count        DOUBLE PRECISION,                -- ok: the job's primary scalar
     cause        TEXT,                            -- err: handler | timeout | panicked
     message      TEXT,                            -- err: the message
-    extra        JSONB NOT NULL DEFAULT '{}'::jsonb
+    extra        JSON NOT NULL DEFAULT '{}'::json     -- json, not jsonb: the outcome's keys keep their order
 );
 CREATE INDEX IF NOT EXISTS periodic_runs_job_finished_idx ON jobs.periodic_runs (job, finished_at DESC);
 CREATE INDEX IF NOT EXISTS periodic_runs_finished_idx ON jobs.periodic_runs (finished_at);
