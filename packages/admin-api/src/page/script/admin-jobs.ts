@@ -21,6 +21,7 @@ import type {
   RunTriggeredJson,
   TriggerAcceptedJson,
 } from '../../routes/wire-types.ts';
+import { refreshNodes, refreshPeriodicRuns } from './cluster.ts';
 import { byId as $, h } from './dom.ts';
 import { fieldMeanings } from './field-meanings.ts';
 import {
@@ -200,7 +201,8 @@ async function api<T>(path: string, options?: { method: 'GET' | 'POST' }): Promi
   const generation = state.generation;
   let response: Response;
   try {
-    response = await fetch(API + path, {
+    // Paths under /api/ are absolute (the nodes route); the rest are below /api/admin/jobs.
+    response = await fetch(path.startsWith('/api/') ? path : API + path, {
       method: options?.method ?? 'GET',
       headers: { authorization: `Bearer ${current}`, accept: 'application/json' },
       cache: 'no-store',
@@ -332,6 +334,7 @@ function refresh(): Promise<void> {
         $('updated').textContent = `Updated ${new Date().toLocaleTimeString()}`;
         applyPendingRoute();
         if (state.drawer) await refreshDrawer(false);
+        await refreshNodes(api);
       } catch (error) {
         if (!isAuthError(error) && !(error instanceof ApiError && error.code === 'STALE')) {
           $('error').textContent = `Could not load the jobs: ${describe(error)}. Retrying every 5 s.`;
@@ -757,7 +760,11 @@ async function refreshDrawer(force: boolean): Promise<void> {
   if (!job) return;
   renderDrawerHead();
   renderOutcome(job);
-  if (!isRecoverable(job)) return;
+  if (!isRecoverable(job)) {
+    await refreshPeriodicRuns(api, d.name);
+    return;
+  }
+  await refreshPeriodicRuns(api, null);
   const base = `/${encodeURIComponent(d.name)}/runs`;
   try {
     const runs = await api<RunListEntryJson[]>(`${base}?limit=${RUNS_LIMIT}`);
