@@ -3,7 +3,8 @@
  * by the build (build/page-bundle.ts) and served at
  * `/admin/jobs/assets/admin-jobs.js`.
  *
- * Rules it keeps: every datum comes from `/api/admin/jobs*` with the token
+ * Rules it keeps: every datum comes from `/api/admin/jobs*` (and
+ * `/api/admin/nodes`) with the token
  * from `sessionStorage`; data is written with `textContent` (the `h()`
  * helper), never as HTML; a 401/403 signs the operator out with a message.
  * The shapes it reads are the admin API's own (`wire-types.ts`).
@@ -36,7 +37,8 @@ import {
   timeEl,
 } from './format.ts';
 
-const API = '/api/admin/jobs';
+const API_ROOT = '/api/admin';
+const API = `${API_ROOT}/jobs`;
 const PAGE = '/admin/jobs';
 const TOKEN_KEY = 'oxicloud.admin.token';
 const POLL_MS = 5000;
@@ -201,8 +203,9 @@ async function api<T>(path: string, options?: { method: 'GET' | 'POST' }): Promi
   const generation = state.generation;
   let response: Response;
   try {
-    // Paths under /api/ are absolute (the nodes route); the rest are below /api/admin/jobs.
-    response = await fetch(path.startsWith('/api/') ? path : API + path, {
+    // Paths under /api/admin/ are whole (the nodes route); the rest are below /api/admin/jobs.
+    const url = path.startsWith(`${API_ROOT}/`) ? path : API + path;
+    response = await fetch(url, {
       method: options?.method ?? 'GET',
       headers: { authorization: `Bearer ${current}`, accept: 'application/json' },
       cache: 'no-store',
