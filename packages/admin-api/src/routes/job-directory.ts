@@ -222,7 +222,10 @@ export class JobDirectory {
     )) {
       overdue.set(o.job, o);
     }
-    const shared = new Map((await this.#cluster?.periodicStates())?.map((s) => [s.job, s]) ?? []);
+    // The shared state is a bonus: while the database is unreachable the listing
+    // answers from this process's memory, as a single process does.
+    const states = await this.#cluster?.periodicStates().catch(() => undefined);
+    const shared = new Map(states?.map((s) => [s.job, s]) ?? []);
     return Promise.all(
       all.map(async (job) => {
         const recoverable = runs?.has(job.name) ?? false;
