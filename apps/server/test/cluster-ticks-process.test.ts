@@ -1,6 +1,6 @@
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliProcess } from './cli-process.js';
+import { type CliProcess, jsonLines } from './cli-process.js';
 import { adminToken, scratchDir, serverEnv, sleep, startServer } from './fault-support.js';
 
 const INTERVAL_MS = 2_000;
@@ -96,6 +96,12 @@ describe('three server processes on one database: one firing per tick', () => {
       `SELECT DISTINCT node FROM jobs.periodic_runs WHERE job = 'storage_reconcile'`,
     );
     expect(rows.length).toBeGreaterThanOrEqual(1);
+    // The losers of a slot lost the claim itself (debug job.tick_taken), not the run's lease:
+    // no node found the job held by another (job.tick_skipped) — the run takes milliseconds.
+    const skipped = nodes.flatMap((node) =>
+      jsonLines(node.server.stdout()).filter((line) => line['event'] === 'job.tick_skipped'),
+    );
+    expect(skipped).toEqual([]);
 
     const token = await adminToken(db.pool);
     const headers = { authorization: `Bearer ${token}` };
