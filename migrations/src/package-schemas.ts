@@ -1,3 +1,4 @@
+import { CLUSTER_SCHEMA } from '@oxicloud/cluster';
 import { CONSISTENCY_SCHEMA } from '@oxicloud/consistency';
 import { type PackageSchema, RECOVERABLE_SCHEMA } from '@oxicloud/recoverable';
 
@@ -5,12 +6,17 @@ import { type PackageSchema, RECOVERABLE_SCHEMA } from '@oxicloud/recoverable';
  * The `jobs` tables owned by the packages that use them, applied by the
  * server after its own SQL files through each package's own versioned runner
  * (the SQL files ship in the packages' tarballs: one source of truth), in
- * dependency order: findings reference runs.
+ * dependency order: findings reference runs; the cluster tables
+ * (`@oxicloud/cluster`: nodes, periodic state and history) stand alone.
  *
  * `jobs.job_registrations` stays a server migration (`0010`): only the
  * server's freshness code uses it.
  */
-export const PACKAGE_SCHEMAS: readonly PackageSchema[] = [RECOVERABLE_SCHEMA, CONSISTENCY_SCHEMA];
+export const PACKAGE_SCHEMAS: readonly PackageSchema[] = [
+  RECOVERABLE_SCHEMA,
+  CONSISTENCY_SCHEMA,
+  CLUSTER_SCHEMA,
+];
 
 /**
  * Server migrations whose SQL moved into a package's schema. A database that

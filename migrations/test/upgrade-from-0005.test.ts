@@ -42,6 +42,7 @@ describe('a database migrated before the packages owned their schemas', () => {
       '@oxicloud/recoverable@2',
       '@oxicloud/recoverable@3',
       '@oxicloud/consistency@1',
+      '@oxicloud/cluster@1',
     ]);
 
     const result = await migrate(db.pool);
@@ -51,6 +52,7 @@ describe('a database migrated before the packages owned their schemas', () => {
       '@oxicloud/recoverable/002_run_history.sql',
       '@oxicloud/recoverable/003_run_attempts.sql',
       '@oxicloud/consistency/001_run_findings.sql',
+      '@oxicloud/cluster/001_cluster.sql',
     ]);
     expect(await snapshot(db)).toEqual(before);
     const { rows } = await db.pool.query(
@@ -76,11 +78,12 @@ describe('a fresh database', () => {
     const result = await migrate(db.pool);
     expect(result.error).toBeUndefined();
     expect(result.applied).not.toContain('0005_jobs.sql');
-    expect(result.applied.slice(-4)).toEqual([
+    expect(result.applied.slice(-5)).toEqual([
       '@oxicloud/recoverable/001_recoverable_runs.sql',
       '@oxicloud/recoverable/002_run_history.sql',
       '@oxicloud/recoverable/003_run_attempts.sql',
       '@oxicloud/consistency/001_run_findings.sql',
+      '@oxicloud/cluster/001_cluster.sql',
     ]);
     const { rows } = await db.pool.query(
       `SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns

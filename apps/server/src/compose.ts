@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createAdminApp } from '@oxicloud/admin-api';
 import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv, validateAlertEnv } from '@oxicloud/alerts';
+import { NodeMembership, PgOwnedRuns, PgPeriodicHistory, PgTickCoordinator } from '@oxicloud/cluster';
 import {
   CONSISTENCY_FINDINGS_ALERT,
   ConsistencyRegistry,
@@ -9,7 +10,7 @@ import {
   PgFindingStore,
 } from '@oxicloud/consistency';
 import { JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
-import { JobRegistry, type Logger } from '@oxicloud/scheduler';
+import { JobRegistry, type Logger, type MisfirePolicy } from '@oxicloud/scheduler';
 import {
   Blake3WorkerPool,
   createBlobHasher,
@@ -46,6 +47,8 @@ import {
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { usersThroughOutage } from './auth/users-through-outage.js';
+import { clusterView } from './cluster/cluster-view.js';
+import { clusterConfigFromEnv } from './config/cluster-config.js';
 import type { ServerConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
@@ -56,6 +59,7 @@ import { PgJobFreshnessStore } from './freshness/job-freshness-store.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { tickSkipTap } from './metrics/tick-skip-tap.js';
 import { createNodeId } from './node-id.js';
+import { SERVER_VERSION } from './server-version.js';
 
 /** What the composition root is given: everything that touches the outside world is made by the caller. */
 export interface ComposeInput {
@@ -82,12 +86,14 @@ export interface ComposedServer {
   readonly metrics: ServerMetrics;
   /** Job freshness: overdue jobs and the `job_overdue` mails. */
   readonly freshness: FreshnessMonitor;
-  /** Runs the engine's start (boot sweep of dead processes of this host, then the run janitor), then the scheduler loop. */
+  /** This process's row in `jobs.nodes` (its id, heartbeat, deregistration). */
+  readonly node: NodeMembership;
+  /** Registers the node, runs the engine's start (boot sweep of dead processes of this host, then the run janitor), then the scheduler loop. */
   start(): Promise<void>;
   /**
    * Graceful stop: asks this process's running runs to pause (they land
-   * Paused with their cursor, bounded wait), stops the scheduler, closes the
-   * hashing workers and SMTP; leaves the pool to the caller.
+   * Paused with their cursor, bounded wait), stops the scheduler, deregisters
+   * the node, closes the hashing workers and SMTP; leaves the pool to the caller.
    */
   stop(): Promise<void>;
 }
@@ -170,34 +176,37 @@ export function registerPeriodicJobs(
     readonly blobs: BlobStorage;
     readonly tenants: TenantConfigs;
     readonly logger: Logger;
+    /** Each job's misfire policy (`OXICLOUD_JOB_<NAME>_MISFIRE`). @defaultValue `skip` for all */
+    readonly misfire?: (job: string) => MisfirePolicy;
   },
 ): void {
   const { db, blobs, tenants, logger } = deps;
+  const options = (job: string) => ({ misfire: deps.misfire?.(job) ?? 'skip' });
   const trash = createTrashCleanupJob({
     repository: new PgTrashRepository(db),
     config: tenants.trashCleanup,
     logger,
   });
-  registry.register(trash, trash.intervalMs, null);
+  registry.register(trash, trash.intervalMs, null, options(trash.name));
   const reconcile = createStorageReconcileJob({
     repository: new PgUsageRepository(db),
     config: tenants.storageReconcile,
     logger,
   });
-  registry.register(reconcile, reconcile.intervalMs, null);
+  registry.register(reconcile, reconcile.intervalMs, null, options(reconcile.name));
   const dedup = createDedupGcJob({
     repository: new PgOrphanBlobRepository(db),
     blobs,
     config: tenants.dedupGc,
     logger,
   });
-  registry.register(dedup, dedup.intervalMs, null);
+  registry.register(dedup, dedup.intervalMs, null, options(dedup.name));
   const grants = createGrantCleanupJob({
     repository: new PgGrantRepository(db),
     config: tenants.grantCleanup,
     logger,
   });
-  registry.register(grants, grants.intervalMs, null);
+  registry.register(grants, grants.intervalMs, null, options(grants.name));
 }
 
 /**
@@ -385,7 +394,26 @@ export function composeServer(input: ComposeInput): ComposedServer {
     publicBaseUrl: config.publicBaseUrl,
     logger,
   });
+  const cluster = clusterConfigFromEnv(input.env);
+  // One id for this process: its row in jobs.nodes and the owner of the runs it executes.
+  const nodeId = input.nodeId ?? createNodeId();
+  const node = new NodeMembership({
+    pool,
+    nodeId,
+    version: SERVER_VERSION,
+    heartbeatMs: cluster.heartbeatMs,
+    pruneAfterMs: cluster.pruneAfterMs,
+    logger,
+  });
+  // One firing per tick and one run per periodic job across every node on this database.
+  const coordinator = new PgTickCoordinator({
+    pool,
+    node,
+    leaseMs: cluster.periodicLeaseMs,
+    historyRetentionMs: cluster.historyRetentionMs,
+  });
   const registry = new JobRegistry({
+    coordinator,
     logger: tickSkipTap(logger, (job) => metrics.jobs.onTickSkipped(job)),
     onOutcome: (event) => {
       metrics.jobs.onJobOutcome(event);
@@ -395,7 +423,13 @@ export function composeServer(input: ComposeInput): ComposedServer {
       void alerts.onJobOutcome(event);
     },
   });
-  registerPeriodicJobs(registry, { db, blobs: backends.source, tenants: input.tenants, logger });
+  registerPeriodicJobs(registry, {
+    db,
+    blobs: backends.source,
+    tenants: input.tenants,
+    logger,
+    misfire: (job) => cluster.misfireOf(job),
+  });
   const findings = new PgFindingStore({ pool });
   const { engine, catalog } = createRecoverableJobs({
     registry,
@@ -408,7 +442,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     tenants: input.tenants,
     logger,
     databaseRetryMs: config.databaseRetryMs,
-    nodeId: input.nodeId ?? createNodeId(),
+    nodeId,
     runLeases: config.runLeases,
     onRunFinished: (event) => {
       metrics.jobs.onRunFinished(event);
@@ -460,6 +494,11 @@ export function composeServer(input: ComposeInput): ComposedServer {
           })),
     },
     maxBodyBytes: input.config.http.maxBodyBytes,
+    cluster: clusterView({
+      membership: node,
+      history: new PgPeriodicHistory({ pool }),
+      ownedRuns: new PgOwnedRuns({ pool }),
+    }),
   });
   return {
     app,
@@ -468,7 +507,10 @@ export function composeServer(input: ComposeInput): ComposedServer {
     blobs: backends.source,
     metrics,
     freshness,
+    node,
     async start() {
+      // Registered first: the heartbeat measures the database clock the ticks align with.
+      await node.start();
       // The boot sweep lands before anything can trigger: runs a dead process of
       // this host left Running become Paused (never resumed by themselves); runs
       // other live nodes execute are left alone. Then the janitor watches leases.
@@ -479,6 +521,14 @@ export function composeServer(input: ComposeInput): ComposedServer {
     async stop() {
       await engine.shutdown({ timeoutMs: input.shutdownTimeoutMs ?? 10_000 });
       await registry.stop();
+      await node
+        .stop()
+        .catch((error: unknown) =>
+          logger.warn(
+            { target: 'oxicloud::cluster', event: 'node.deregister_failed', error: (error as Error).message },
+            `node ${node.nodeId} could not deregister (it is pruned once its heartbeat is old)`,
+          ),
+        );
       await freshness.stop();
       await backends.close();
       closeAlerts();

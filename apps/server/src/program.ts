@@ -3,6 +3,7 @@ import { alertsTestCommand } from './commands/alerts-test.js';
 import { parseDurationSeconds } from './commands/duration.js';
 import { registerJobsCommands } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
+import { registerClusterCommands } from './commands/nodes.js';
 import { addSeedFlags, seedCommand, seedOptionsFromCli } from './commands/seed.js';
 import { serveCommand } from './commands/serve.js';
 import { tokenCommand } from './commands/token.js';
@@ -126,6 +127,7 @@ export function createProgram(env: Env = process.env): Command {
     });
 
   registerJobsCommands(program, env);
+  registerClusterCommands(program, env);
   return program;
 }
 

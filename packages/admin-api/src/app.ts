@@ -12,6 +12,7 @@ import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_RANGE, requestBodyLimit } from '
 import { validationHook } from './http/validation-hook.js';
 import { registerAdminPageRoutes } from './page/page-routes.js';
 import type { AdminUserLookup } from './ports/admin-user-lookup.js';
+import type { ClusterView } from './ports/cluster-view.js';
 import type { FindingsReader } from './ports/findings-reader.js';
 import type { HealthProbe } from './ports/health-probe.js';
 import type { JobCatalogView, PeriodicJobs } from './ports/job-catalog.js';
@@ -21,6 +22,7 @@ import type { RunService } from './ports/run-service.js';
 import { registerHealthRoute } from './routes/health.js';
 import { JobDirectory } from './routes/job-directory.js';
 import { registerJobRoutes } from './routes/jobs.js';
+import { registerClusterRoutes } from './routes/nodes.js';
 import { registerProbeRoutes } from './routes/probes.js';
 import { registerRunRoutes } from './routes/runs.js';
 
@@ -67,6 +69,12 @@ export interface AdminAppDeps {
    * @defaultValue 65536 (64 KiB, {@link DEFAULT_MAX_BODY_BYTES})
    */
   readonly maxBodyBytes?: number;
+  /**
+   * The cluster (`@oxicloud/cluster` through the server): `GET /api/admin/nodes`,
+   * `GET /api/admin/jobs/{name}/periodic-runs`, and the listing's shared last
+   * outcome, `missed_slots` and `last_slot_at`. Absent: those routes are too.
+   */
+  readonly cluster?: ClusterView;
   /** The `info.version` of the OpenAPI document. @defaultValue '0.1.0' */
   readonly version?: string;
 }
@@ -144,15 +152,22 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   // After auth: an unauthenticated body is never read at all.
   app.use('/api/admin/jobs', requestBodyLimit(maxBodyBytes));
   app.use('/api/admin/jobs/*', requestBodyLimit(maxBodyBytes));
+  if (deps.cluster) {
+    app.use('/api/admin/nodes', auditAdminPosts(logger));
+    app.use('/api/admin/nodes', adminAuth({ users: deps.users, secret }));
+    app.use('/api/admin/nodes', requestBodyLimit(maxBodyBytes));
+  }
 
   const directory = new JobDirectory({
     catalog: deps.catalog ?? new JobCatalog(deps.jobs, deps.runs ?? NO_RECOVERABLE_JOBS),
     jobs: deps.jobs,
     runs: deps.runs,
     freshness: deps.freshness,
+    cluster: deps.cluster,
   });
   registerJobRoutes(app, { directory, jobs: deps.jobs, logger });
   registerRunRoutes(app, { directory, findings: deps.findings, logger });
+  if (deps.cluster) registerClusterRoutes(app, { cluster: deps.cluster, directory });
 
   app.doc31(OPENAPI_PATH, {
     openapi: '3.1.0',

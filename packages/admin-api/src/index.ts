@@ -20,6 +20,13 @@ export { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_RANGE } from './http/request-bod
 export { ADMIN_PAGE_PATH, adminPageSize, registerAdminPageRoutes } from './page/index.js';
 export type { AdminUserLookup, AdminUserRecord, UserRole } from './ports/admin-user-lookup.js';
 export { USER_ROLES } from './ports/admin-user-lookup.js';
+export type {
+  ClusterNodeView,
+  ClusterView,
+  OwnedRunView,
+  PeriodicRunView,
+  PeriodicStateView,
+} from './ports/cluster-view.js';
 export type { FindingsReader } from './ports/findings-reader.js';
 export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';
 export type {
@@ -39,6 +46,7 @@ export { RUN_LIST_ENTRY_BUDGET, runListEntry } from './routes/run-list-entry.js'
 export { MAX_FINDINGS_LIMIT, MAX_RUNS_LIMIT } from './routes/runs.js';
 export type {
   CancelResultJson,
+  ClusterNodeJson,
   ErrorBodyJson,
   FindingJson,
   FindingsPageJson,
@@ -47,6 +55,7 @@ export type {
   JobOutcomeJson,
   JobSummaryJson,
   OutcomeEnvelopeJson,
+  PeriodicRunJson,
   RunProgressJson,
   RunStatusJson,
   RunSummaryJson,

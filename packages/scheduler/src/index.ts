@@ -15,6 +15,7 @@ export type {
   JobRegistryOptions,
   JobSummary,
   LastOutcome,
+  RegisterOptions,
   RunCause,
   RunSource,
 } from './job-registry.js';
@@ -25,3 +26,12 @@ export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
 export type { SchedulerErrorCode } from './scheduler-error.js';
 export { SchedulerError } from './scheduler-error.js';
+export type {
+  CoordinatedJob,
+  MisfirePolicy,
+  PeriodicRunRecord,
+  RunPermit,
+  SlotClaim,
+  TickCoordinator,
+} from './tick-coordinator.js';
+export { MISFIRE_POLICIES } from './tick-coordinator.js';

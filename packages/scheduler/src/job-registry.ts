@@ -4,6 +4,7 @@ import { defaultRunArgs, err, ok } from './job-handler.js';
 import { logJobRun, SCHEDULER_TARGET } from './job-run-line.js';
 import type { Logger } from './logger.js';
 import { SchedulerError } from './scheduler-error.js';
+import type { MisfirePolicy, TickCoordinator } from './tick-coordinator.js';
 
 /**
  * Why a run ended in `err`, recorded by the supervisor beside the outcome
@@ -70,6 +71,20 @@ export interface JobRegistryOptions {
    * aborting their signals. @defaultValue 10_000
    */
   readonly stopGraceMs?: number;
+  /**
+   * Shares ticks and run exclusivity with the other processes on the same
+   * database (`PgTickCoordinator` of `@oxicloud/cluster`): slots from the
+   * coordinator's clock, one winner per slot, one run per job cluster-wide,
+   * every run recorded. Without one the registry is a single process (its
+   * own clock and in-memory permit, nothing persisted).
+   */
+  readonly coordinator?: TickCoordinator;
+}
+
+/** Per-job options of {@link JobRegistry.register}. */
+export interface RegisterOptions {
+  /** What to do about slots missed while no process was up (with a coordinator). @defaultValue 'skip' */
+  readonly misfire?: MisfirePolicy;
 }
 
 /** The outcome a trigger gets while the same job is already running. */
@@ -83,6 +98,7 @@ interface RegisteredJob {
   readonly handler: JobHandler;
   readonly intervalMs: number | null;
   readonly timeoutMs: number | null;
+  readonly misfire: MisfirePolicy;
   /** Epoch ms of the next tick; only set for periodic jobs while the loop runs. */
   nextRunAt: number | null;
   last: LastOutcome | null;
@@ -140,6 +156,7 @@ export class JobRegistry {
   readonly #onOutcome: ((event: JobOutcomeEvent) => void | Promise<void>) | undefined;
   readonly #now: () => Date;
   readonly #stopGraceMs: number;
+  readonly #coordinator: TickCoordinator | undefined;
   readonly #jobs = new Map<string, RegisteredJob>();
   /** Handler promises not yet settled (including ones that outlived their timeout). */
   readonly #inFlight = new Set<Promise<Settlement>>();
@@ -159,6 +176,7 @@ export class JobRegistry {
       );
     }
     this.#stopGraceMs = grace;
+    this.#coordinator = options.coordinator;
   }
 
   /**
@@ -168,7 +186,12 @@ export class JobRegistry {
    * @throws SchedulerError `INVALID_JOB_NAME` (not snake_case), `DUPLICATE_JOB`,
    *   `INVALID_INTERVAL` / `INVALID_TIMEOUT` (not a finite number > 0).
    */
-  register(handler: JobHandler, intervalMs: number | null, timeoutMs: number | null): void {
+  register(
+    handler: JobHandler,
+    intervalMs: number | null,
+    timeoutMs: number | null,
+    options: RegisterOptions = {},
+  ): void {
     const name = handler.name;
     if (typeof name !== 'string' || !JOB_NAME.test(name)) {
       throw new SchedulerError(
@@ -194,8 +217,23 @@ export class JobRegistry {
         `timeout of job '${name}' must be a finite number of milliseconds > 0 or null (none), got ${String(timeoutMs)}`,
       );
     }
-    const job: RegisteredJob = { handler, intervalMs, timeoutMs, nextRunAt: null, last: null, current: null };
-    if (this.#running && intervalMs !== null) job.nextRunAt = this.#clock() + intervalMs;
+    const misfire = options.misfire ?? 'skip';
+    if (misfire !== 'skip' && misfire !== 'once') {
+      throw new SchedulerError(
+        'INVALID_MISFIRE',
+        `misfire policy of job '${name}' must be 'skip' or 'once', got ${JSON.stringify(misfire)}`,
+      );
+    }
+    const job: RegisteredJob = {
+      handler,
+      intervalMs,
+      timeoutMs,
+      misfire,
+      nextRunAt: null,
+      last: null,
+      current: null,
+    };
+    if (this.#running && intervalMs !== null) job.nextRunAt = this.#firstWake(intervalMs, this.#clock());
     this.#jobs.set(name, job);
     this.#wake();
   }
@@ -226,14 +264,40 @@ export class JobRegistry {
   async trigger(name: string, args: JobRunArgs = defaultRunArgs): Promise<JobOutcome | undefined> {
     const job = this.#jobs.get(name);
     if (job === undefined) return undefined;
+    const coordinator = this.#coordinator;
     if (job.current !== null) {
       this.#logger.debug(
         { target: SCHEDULER_TARGET, event: 'job.trigger_skipped', job: name },
         `${name} is already running — trigger skipped`,
       );
-      return ok(0, { skipped: ALREADY_RUNNING_SKIP });
+      return ok(0, {
+        skipped: ALREADY_RUNNING_SKIP,
+        ...(coordinator === undefined ? {} : { node: coordinator.nodeId }),
+      });
     }
-    return this.#dispatch(job, args, 'trigger');
+    if (coordinator === undefined) return this.#dispatch(job, args, 'trigger', null);
+    let permit: Awaited<ReturnType<TickCoordinator['acquire']>>;
+    try {
+      permit = await coordinator.acquire(name);
+    } catch (error) {
+      this.#logger.warn(
+        { target: SCHEDULER_TARGET, event: 'job.acquire_failed', job: name, error: messageOf(error) },
+        `${name}: could not take the job's run from the coordinator — trigger refused`,
+      );
+      return err(`could not take the run of ${name} (the coordinator is unreachable): ${messageOf(error)}`);
+    }
+    if (!permit.acquired) {
+      this.#logger.debug(
+        { target: SCHEDULER_TARGET, event: 'job.trigger_skipped', job: name, node: permit.owner },
+        `${name} is already running on node ${permit.owner} — trigger skipped`,
+      );
+      return ok(0, {
+        skipped: ALREADY_RUNNING_SKIP,
+        node: permit.owner,
+        ...(permit.since === null ? {} : { since: permit.since.toISOString() }),
+      });
+    }
+    return this.#dispatch(job, args, 'trigger', null);
   }
 
   /**
@@ -247,13 +311,53 @@ export class JobRegistry {
     this.#running = true;
     const now = this.#clock();
     for (const job of this.#jobs.values()) {
-      job.nextRunAt = job.intervalMs === null ? null : now + job.intervalMs;
+      job.nextRunAt = job.intervalMs === null ? null : this.#firstWake(job.intervalMs, now);
     }
     this.#logger.info(
       { target: SCHEDULER_TARGET, event: 'scheduler.started', jobs: this.#jobs.size },
       `scheduler started, ${this.#jobs.size} job(s) registered`,
     );
-    this.#loop = this.#runLoop();
+    this.#loop = this.#coordinator === undefined ? this.#runLoop() : this.#prepareThenLoop(this.#coordinator);
+  }
+
+  /** The first tick: one interval from now alone, the start of the coordinator's next slot in a cluster. */
+  #firstWake(intervalMs: number, now: number): number {
+    return this.#coordinator === undefined ? now + intervalMs : this.#coordinator.nextWakeAt(intervalMs, now);
+  }
+
+  /** Tells the coordinator the jobs, runs the catch-up of `once` jobs that missed slots, then loops. */
+  async #prepareThenLoop(coordinator: TickCoordinator): Promise<void> {
+    try {
+      await coordinator.prepare(
+        [...this.#jobs.values()].map((job) => ({
+          name: job.handler.name,
+          intervalMs: job.intervalMs,
+          misfire: job.misfire,
+        })),
+      );
+      for (const job of this.#jobs.values()) {
+        if (!this.#running || job.misfire !== 'once' || job.intervalMs === null) continue;
+        const claim = await coordinator.claimCatchUp(job.handler.name, job.intervalMs);
+        if (!claim.won) continue;
+        this.#logger.info(
+          {
+            target: SCHEDULER_TARGET,
+            event: 'job.catch_up',
+            job: job.handler.name,
+            missed_slots: claim.missed,
+            slot: claim.slot.toISOString(),
+          },
+          `${job.handler.name} missed ${claim.missed} slot(s) while no node was up — one catch-up run (misfire 'once')`,
+        );
+        void this.#runClaimed(job, claim.slot);
+      }
+    } catch (error) {
+      this.#logger.warn(
+        { target: SCHEDULER_TARGET, event: 'scheduler.coordinator_failed', error: messageOf(error) },
+        'the tick coordinator could not be prepared — ticks go on, catch-up runs skipped',
+      );
+    }
+    await this.#runLoop();
   }
 
   /** Whether the supervisor loop is running. */
@@ -322,8 +426,13 @@ export class JobRegistry {
       return;
     }
     const interval = next.intervalMs ?? MAX_DELAY_MS;
-    // Advance by whole intervals past now: one interval when on time, never a backlog.
-    next.nextRunAt += (Math.floor((now - next.nextRunAt) / interval) + 1) * interval;
+    if (this.#coordinator === undefined) {
+      // Advance by whole intervals past now: one interval when on time, never a backlog.
+      next.nextRunAt += (Math.floor((now - next.nextRunAt) / interval) + 1) * interval;
+    } else {
+      // The start of the coordinator's next slot: every node wakes in every slot.
+      next.nextRunAt = Math.max(this.#coordinator.nextWakeAt(interval, now), now + 1);
+    }
     const name = next.handler.name;
     if (next.current !== null) {
       this.#logger.warn(
@@ -338,7 +447,10 @@ export class JobRegistry {
       );
       return;
     }
-    const run = this.#dispatch(next, defaultRunArgs, 'tick');
+    const run =
+      this.#coordinator === undefined
+        ? this.#dispatch(next, defaultRunArgs, 'tick', null)
+        : this.#claimAndRun(next, this.#coordinator);
     // Jobs already due wait behind this run (sequential dispatch); a deadline
     // still in the future (this job's own next tick included) ends the wait.
     const following = this.#pickNext(now);
@@ -362,11 +474,103 @@ export class JobRegistry {
     return best;
   }
 
-  async #dispatch(job: RegisteredJob, args: JobRunArgs, source: RunSource): Promise<JobOutcome> {
+  /** A tick in a cluster: claim the slot (one winner), then the run; only the winner of both runs it. */
+  async #claimAndRun(job: RegisteredJob, coordinator: TickCoordinator): Promise<void> {
+    const name = job.handler.name;
+    let claim: Awaited<ReturnType<TickCoordinator['claimSlot']>>;
+    try {
+      claim = await coordinator.claimSlot(name, job.intervalMs ?? MAX_DELAY_MS);
+    } catch (error) {
+      this.#logger.warn(
+        { target: SCHEDULER_TARGET, event: 'job.claim_failed', job: name, error: messageOf(error) },
+        `${name}: could not claim the tick from the coordinator — tick skipped`,
+      );
+      return;
+    }
+    if (!claim.won) {
+      this.#logger.debug(
+        { target: SCHEDULER_TARGET, event: 'job.tick_taken', job: name, slot: claim.slot.toISOString() },
+        `${name}: another node took the slot ${claim.slot.toISOString()}`,
+      );
+      return;
+    }
+    if (claim.missed > 0) {
+      this.#logger.info(
+        { target: SCHEDULER_TARGET, event: 'job.slots_missed', job: name, missed_slots: claim.missed },
+        `${name}: ${claim.missed} slot(s) before this one were missed (misfire '${job.misfire}')`,
+      );
+    }
+    await this.#runClaimed(job, claim.slot);
+  }
+
+  /** Runs a claimed slot when the job's run is free here and cluster-wide; else logs `job.tick_skipped`. */
+  async #runClaimed(job: RegisteredJob, slot: Date): Promise<void> {
+    const coordinator = this.#coordinator;
+    const name = job.handler.name;
+    if (coordinator === undefined || job.current !== null) return;
+    let permit: Awaited<ReturnType<TickCoordinator['acquire']>>;
+    try {
+      permit = await coordinator.acquire(name);
+    } catch (error) {
+      this.#logger.warn(
+        { target: SCHEDULER_TARGET, event: 'job.acquire_failed', job: name, error: messageOf(error) },
+        `${name}: could not take the job's run from the coordinator — tick skipped`,
+      );
+      return;
+    }
+    if (!permit.acquired) {
+      this.#logger.warn(
+        {
+          target: SCHEDULER_TARGET,
+          event: 'job.tick_skipped',
+          job: name,
+          interval_ms: job.intervalMs,
+          node: permit.owner,
+          running_for_ms: permit.since === null ? null : this.#clock() - permit.since.getTime(),
+        },
+        `${name} still running on node ${permit.owner} — tick skipped`,
+      );
+      return;
+    }
+    await this.#dispatch(job, defaultRunArgs, 'tick', slot);
+  }
+
+  /**
+   * Runs the handler under the job's permit. With a coordinator the caller
+   * has acquired the job's run: the lease is renewed while it runs, and the
+   * run is recorded, then released, when it ends.
+   */
+  async #dispatch(
+    job: RegisteredJob,
+    args: JobRunArgs,
+    source: RunSource,
+    slot: Date | null,
+  ): Promise<JobOutcome> {
     const name = job.handler.name;
     const controller = new AbortController();
     const started = this.#clock();
     job.current = { since: started, controller };
+    const coordinator = this.#coordinator;
+    const renewal =
+      coordinator === undefined
+        ? undefined
+        : setInterval(() => {
+            coordinator.renew(name).then(
+              (held) => {
+                if (held) return;
+                this.#logger.warn(
+                  { target: SCHEDULER_TARGET, event: 'job.lease_lost', job: name },
+                  `${name}: this node no longer holds the job's run (its lease expired) — the run goes on`,
+                );
+              },
+              (error: unknown) =>
+                this.#logger.warn(
+                  { target: SCHEDULER_TARGET, event: 'job.renew_failed', job: name, error: messageOf(error) },
+                  `${name}: could not renew the lease on the job's run`,
+                ),
+            );
+          }, coordinator.renewEveryMs);
+    renewal?.unref?.();
 
     const handlerRun = invoke(job.handler, args, controller.signal);
     this.#inFlight.add(handlerRun);
@@ -403,9 +607,21 @@ export class JobRegistry {
         break;
     }
 
+    if (renewal !== undefined) clearInterval(renewal);
     const ended = this.#clock();
     const elapsedMs = Math.max(0, ended - started);
     const at = new Date(ended);
+    if (coordinator !== undefined) {
+      await this.#recordAndRelease(coordinator, {
+        job: name,
+        slot,
+        source,
+        startedAt: new Date(started),
+        finishedAt: at,
+        outcome,
+        ...(cause === undefined ? {} : { cause }),
+      });
+    }
     job.current = null;
     job.last = {
       at: at.toISOString(),
@@ -425,6 +641,29 @@ export class JobRegistry {
       source,
     });
     return outcome;
+  }
+
+  /** Writes the run's history row, then gives the job's run back; failures are logged, never thrown. */
+  async #recordAndRelease(
+    coordinator: TickCoordinator,
+    record: Parameters<TickCoordinator['record']>[0],
+  ): Promise<void> {
+    try {
+      await coordinator.record(record);
+    } catch (error) {
+      this.#logger.warn(
+        { target: SCHEDULER_TARGET, event: 'job.record_failed', job: record.job, error: messageOf(error) },
+        `${record.job}: could not record the run's outcome`,
+      );
+    }
+    try {
+      await coordinator.release(record.job);
+    } catch (error) {
+      this.#logger.warn(
+        { target: SCHEDULER_TARGET, event: 'job.release_failed', job: record.job, error: messageOf(error) },
+        `${record.job}: could not release the job's run (its lease will expire)`,
+      );
+    }
   }
 
   #notify(event: JobOutcomeEvent): void {

@@ -4,6 +4,7 @@ export type SchedulerErrorCode =
   | 'INVALID_JOB_NAME'
   | 'INVALID_INTERVAL'
   | 'INVALID_TIMEOUT'
+  | 'INVALID_MISFIRE'
   | 'ALREADY_STARTED';
 
 /**

@@ -129,6 +129,28 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     default: '60',
     meaning: 'how often overdue jobs are looked for and mailed (job_overdue); 0 = never',
   },
+  {
+    name: 'OXICLOUD_NODE_HEARTBEAT_SECONDS',
+    default: '5',
+    meaning: 'how often this process touches its row in jobs.nodes (database clock), 1-300',
+  },
+  {
+    name: 'OXICLOUD_NODE_PRUNE_SECONDS',
+    default: '300',
+    meaning:
+      'a node whose last heartbeat is older is deleted from jobs.nodes by any node; at least 2 heartbeats',
+  },
+  {
+    name: 'OXICLOUD_PERIODIC_LEASE_SECONDS',
+    default: '30',
+    meaning:
+      "how long a periodic job's run is held by its node without renewal (renewed every third of it), 2-86400",
+  },
+  {
+    name: 'OXICLOUD_PERIODIC_HISTORY_DAYS',
+    default: '30',
+    meaning: 'periodic run history (jobs.periodic_runs) older than this is pruned, 1-3650',
+  },
 ];
 
 /** The alert variables (read by @oxicloud/alerts). */
@@ -185,6 +207,7 @@ export const JOB_VARS_HELP: readonly string[] = [
   "OXICLOUD_GRANTS_CONSISTENCY_LINGER_MARGIN_DAYS (grants_consistency: days past grant_cleanup's grace before expired_grant_lingering)",
   'OXICLOUD_DB_POOL_MONITOR_INTERVAL_SECONDS',
   "OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL (true | false: one job's alerts)",
+  'OXICLOUD_JOB_<NAME>_MISFIRE (skip | once: catch up once on slots missed while no node was up; default skip)',
   'OXICLOUD_JOB_<NAME>_MAX_AGE_HOURS, OXICLOUD_JOB_STORAGE_CONSISTENCY_DEEP_MAX_AGE_HOURS (freshness: overdue after 1.5x)',
   'OXICLOUD_S3_BUCKET, _REGION, _ENDPOINT, _ACCESS_KEY_ID, _SECRET_ACCESS_KEY, _FORCE_PATH_STYLE, _PREFIX (S3 storage)',
 ];

@@ -2,7 +2,9 @@ import type {
   ApiCancelled,
   ApiFindingsPage,
   ApiJob,
+  ApiNode,
   ApiOutcomeEnvelope,
+  ApiPeriodicRun,
   ApiRunDetail,
   ApiRunListEntry,
   ApiRunStarted,
@@ -97,6 +99,16 @@ export class AdminClient {
       ...(options.params !== undefined ? { body: options.params } : {}),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     });
+  }
+
+  /** `GET /api/admin/nodes`: the server processes on the database. */
+  listNodes(): Promise<ApiAnswer<ApiNode[]>> {
+    return this.#request('GET', '/api/admin/nodes');
+  }
+
+  /** `GET /api/admin/jobs/{name}/periodic-runs`: a periodic job's runs from every node, newest first. */
+  listPeriodicRuns(name: string, page: PageOptions = {}): Promise<ApiAnswer<ApiPeriodicRun[]>> {
+    return this.#request('GET', `${jobPath(name)}/periodic-runs${queryString(pageQuery(page))}`);
   }
 
   /** `POST /api/admin/jobs/{name}/cancel`. */

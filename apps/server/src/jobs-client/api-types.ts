@@ -1,10 +1,12 @@
 import type {
   CancelResultJson,
+  ClusterNodeJson,
   FindingJson,
   FindingsPageJson,
   JobOutcomeJson,
   JobSummaryJson,
   OutcomeEnvelopeJson,
+  PeriodicRunJson,
   RunListEntryJson,
   RunProgressJson,
   RunStatusJson,
@@ -73,3 +75,9 @@ export { SEVERITIES } from '@oxicloud/consistency/severity';
 export function isFinalStatus(status: string): boolean {
   return status === 'Paused' || (TERMINAL_STATUSES as readonly string[]).includes(status);
 }
+
+/** One entry of `GET /api/admin/nodes`. */
+export type ApiNode = ClusterNodeJson;
+
+/** One entry of `GET /api/admin/jobs/{name}/periodic-runs`. */
+export type ApiPeriodicRun = PeriodicRunJson;

@@ -140,7 +140,11 @@ export function formatEta(seconds: number | null | undefined): string {
 export function describeOutcome(outcome: ApiJobOutcome): string {
   if (outcome.kind === 'err') return `err: ${outcome.message}`;
   const extra = outcome.extra ?? {};
-  if (extra['skipped'] === 'already_running') return 'skipped: a run is already in flight';
+  if (extra['skipped'] === 'already_running') {
+    return typeof extra['node'] === 'string'
+      ? `skipped: already running on node ${extra['node']}`
+      : 'skipped: a run is already in flight';
+  }
   const perCheck = extra['per_check'];
   if (perCheck !== null && typeof perCheck === 'object' && !Array.isArray(perCheck)) {
     return `ok, count ${formatCount(outcome.count)}; ${describePerCheck(perCheck as Record<string, unknown>)}`;

@@ -61,6 +61,17 @@ export function adminPageHtml(assets: AdminPageAssetUrls): string {
       <tbody id="jobs-body"></tbody>
     </table>
     <p id="jobs-empty" class="empty" hidden>Loading jobs…</p>
+    <section id="nodes-section" aria-labelledby="nodes-title" hidden>
+      <h2 id="nodes-title">Nodes</h2>
+      <p id="nodes-message" class="message error" role="alert"></p>
+      <table id="nodes-table">
+        <caption>The server processes on this database: when each started, its last heartbeat, what it runs.</caption>
+        <thead>
+          <tr><th scope="col">Node</th><th scope="col">Started</th><th scope="col">Last heartbeat</th><th scope="col">Runs</th></tr>
+        </thead>
+        <tbody id="nodes-body"></tbody>
+      </table>
+    </section>
   </section>
 </main>
 <dialog id="drawer" class="drawer" role="dialog" aria-modal="true" aria-labelledby="drawer-title">
@@ -80,6 +91,10 @@ export function adminPageHtml(assets: AdminPageAssetUrls): string {
     <section role="tabpanel" id="panel-overview" aria-labelledby="tab-overview" tabindex="0">
       <h3>Last outcome</h3>
       <div id="outcome"></div>
+      <div id="periodic-section" hidden>
+        <h3>Recent runs (every node)</h3>
+        <div id="periodic-runs"></div>
+      </div>
       <div id="runs-section" hidden>
         <h3>Runs</h3>
         <div id="runs"></div>

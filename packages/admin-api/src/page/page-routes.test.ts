@@ -141,13 +141,14 @@ describe('the page script', () => {
     }
   });
 
-  it('never writes HTML from strings and reads data only from /api/admin/jobs', () => {
+  it('never writes HTML from strings and reads data only from the admin API (/api/admin/jobs, /api/admin/nodes)', () => {
     expect(ADMIN_PAGE_JS).not.toMatch(
       /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/,
     );
-    expect(ADMIN_PAGE_JS).toMatch(/\bAPI = "\/api\/admin\/jobs";/);
+    expect(ADMIN_PAGE_JS).toMatch(/\bAPI_ROOT = "\/api\/admin";/);
     expect(ADMIN_PAGE_JS.match(/\bfetch\(/g)).toHaveLength(1);
-    expect(ADMIN_PAGE_JS).toContain('fetch(API + path');
+    expect(ADMIN_PAGE_JS).toContain('fetch(url');
+    expect(ADMIN_PAGE_JS).toMatch(/url = path\.startsWith\(`\$\{API_ROOT\}\/`\) \? path : API \+ path/);
     expect(ADMIN_PAGE_JS).toContain('sessionStorage');
     expect(ADMIN_PAGE_JS).not.toContain('localStorage');
   });

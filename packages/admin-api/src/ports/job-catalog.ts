@@ -11,6 +11,8 @@ export interface JobLastOutcome {
   readonly elapsed_ms?: number;
   /** `tick` or `trigger`. */
   readonly source?: string;
+  /** The node that ran it (the cluster's shared history). */
+  readonly node?: string;
 }
 
 /**

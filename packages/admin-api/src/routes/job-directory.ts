@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import { type CatalogEntry, outcomeOfRun, type RunSummary } from '@oxicloud/recoverable';
 import { type JobCapabilities, type JobOutcome, NO_CAPABILITIES } from '@oxicloud/scheduler';
 import { AdminApiError } from '../errors.js';
+import type { ClusterView, PeriodicStateView } from '../ports/cluster-view.js';
 import type { JobCatalogView, JobSummary, PeriodicJobs } from '../ports/job-catalog.js';
 import type { JobFreshness, OverdueJob } from '../ports/job-freshness.js';
 import type { RunService } from '../ports/run-service.js';
@@ -81,13 +82,20 @@ export function jobSummaryJson(
     readonly capabilities?: JobCapabilities;
     readonly latest_run?: RunSummary | null;
     readonly overdue?: OverdueJob | null;
+    /** The state every node shares (a periodic job in a cluster). */
+    readonly shared?: PeriodicStateView | null;
   } = {},
 ): JobEntryJson {
   const latest = extra.latest_run ?? null;
   const runActive = latest !== null && ACTIVE.has(latest.status);
-  // A recoverable job's last outcome is its latest finished run's, when the
+  const shared = extra.shared ?? null;
+  // The cluster's last run (whichever node ran it) wins over this process's memory; a
+  // recoverable job's last outcome is its latest finished run's, when the
   // registry remembers none (runs started through the engine are not the registry's).
-  const last = job.last_outcome ?? (latest ? lastOutcomeOfRun(latest) : null);
+  const last =
+    (shared?.last_run ? lastOutcomeOfShared(shared.last_run) : null) ??
+    job.last_outcome ??
+    (latest ? lastOutcomeOfRun(latest) : null);
   const capabilities = extra.capabilities ?? job.capabilities ?? NO_CAPABILITIES;
   return {
     name: job.name,
@@ -95,7 +103,7 @@ export function jobSummaryJson(
     interval_ms: job.interval_ms,
     timeout_ms: job.timeout_ms,
     next_run_at: job.next_run_at,
-    running: job.running || runActive,
+    running: job.running || runActive || (shared?.running_on ?? null) !== null,
     running_since: job.running_since ?? (runActive ? latest.started_at : null),
     last_outcome: last
       ? {
@@ -104,6 +112,7 @@ export function jobSummaryJson(
           ...(last.cause !== undefined ? { cause: last.cause } : {}),
           ...(last.elapsed_ms !== undefined ? { elapsed_ms: last.elapsed_ms } : {}),
           ...(last.source !== undefined ? { source: last.source } : {}),
+          ...(last.node !== undefined ? { node: last.node } : {}),
         }
       : null,
     supports_deep: capabilities.deep,
@@ -117,6 +126,21 @@ export function jobSummaryJson(
           overdue_since: extra.overdue.overdue_since,
         }
       : null,
+    ...(shared !== null && job.interval_ms !== null
+      ? { missed_slots: shared.missed_slots, last_slot_at: shared.last_slot_at }
+      : {}),
+  };
+}
+
+/** A run from the shared history as the listing's last outcome. */
+function lastOutcomeOfShared(run: NonNullable<PeriodicStateView['last_run']>) {
+  return {
+    at: run.finished_at,
+    outcome: run.outcome,
+    ...(run.cause === null ? {} : { cause: run.cause }),
+    elapsed_ms: run.elapsed_ms,
+    source: run.source,
+    node: run.node,
   };
 }
 
@@ -132,15 +156,18 @@ export class JobDirectory {
   readonly #jobs: PeriodicJobs;
   readonly #runs: RunService | undefined;
   readonly #freshness: JobFreshness | undefined;
+  readonly #cluster: ClusterView | undefined;
 
   constructor(deps: {
     readonly catalog: JobCatalogView;
     readonly jobs: PeriodicJobs;
     readonly runs?: RunService | undefined;
     readonly freshness?: JobFreshness | undefined;
+    readonly cluster?: ClusterView | undefined;
   }) {
     this.#catalog = deps.catalog;
     this.#jobs = deps.jobs;
+    this.#cluster = deps.cluster;
     this.#freshness = deps.freshness;
     this.#runs = deps.runs;
   }
@@ -197,6 +224,10 @@ export class JobDirectory {
     )) {
       overdue.set(o.job, o);
     }
+    // The shared state is a bonus: while the database is unreachable the listing
+    // answers from this process's memory, as a single process does.
+    const states = await this.#cluster?.periodicStates().catch(() => undefined);
+    const shared = new Map(states?.map((s) => [s.job, s]) ?? []);
     return Promise.all(
       this.#catalog.entries().map(async (entry) => {
         const recoverable = entry.kind === 'recoverable' && runs !== undefined;
@@ -206,6 +237,8 @@ export class JobDirectory {
           capabilities: entry.capabilities,
           latest_run: latest,
           overdue: overdue.get(entry.name) ?? null,
+          // The registry's jobs only: a recoverable job's runs are in its own table.
+          shared: recoverable ? null : (shared.get(entry.name) ?? null),
         });
       }),
     );

@@ -168,6 +168,10 @@ export const JobSummarySchema = z
         cause: z.string().optional().openapi({ description: 'handler | timeout | panicked (err only)' }),
         elapsed_ms: z.number().optional(),
         source: z.string().optional().openapi({ description: 'tick | trigger' }),
+        node: z
+          .string()
+          .optional()
+          .openapi({ description: 'the node that ran it (from the shared history)' }),
       })
       .nullable(),
     supports_deep: z.boolean().openapi({ description: 'whether `deep=true` changes what the job does' }),
@@ -207,6 +211,14 @@ export const JobSummarySchema = z
         description:
           'set when the job has no success within 1.5 × its expected cadence; null when fresh or without one',
       }),
+    missed_slots: z.number().int().optional().openapi({
+      description:
+        'periodic jobs, when the server shares ticks (always with oxijobs serve): slots no node claimed, summed',
+    }),
+    last_slot_at: z.string().nullable().optional().openapi({
+      description:
+        'periodic jobs, when the server shares ticks: ISO 8601 of the last slot claimed (database clock)',
+    }),
   })
   .openapi('JobSummary');
 

@@ -1,4 +1,5 @@
 import type { z } from '@hono/zod-openapi';
+import type { ClusterNodeSchema, PeriodicRunSchema } from './cluster-schemas.js';
 import type {
   CancelResultSchema,
   ErrorBodySchema,
@@ -53,3 +54,7 @@ export type SeverityJson = z.infer<typeof SeveritySchema>;
 export type FindingJson = z.infer<typeof FindingSchema>;
 /** `GET …/runs/{id}/findings` (200). */
 export type FindingsPageJson = z.infer<typeof FindingsPageSchema>;
+/** One entry of `GET /api/admin/nodes`. */
+export type ClusterNodeJson = z.infer<typeof ClusterNodeSchema>;
+/** One entry of `GET /api/admin/jobs/{name}/periodic-runs`. */
+export type PeriodicRunJson = z.infer<typeof PeriodicRunSchema>;

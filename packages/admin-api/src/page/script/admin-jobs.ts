@@ -3,7 +3,8 @@
  * by the build (build/page-bundle.ts) and served at
  * `/admin/jobs/assets/admin-jobs.js`.
  *
- * Rules it keeps: every datum comes from `/api/admin/jobs*` with the token
+ * Rules it keeps: every datum comes from `/api/admin/jobs*` (and
+ * `/api/admin/nodes`) with the token
  * from `sessionStorage`; data is written with `textContent` (the `h()`
  * helper), never as HTML; a 401/403 signs the operator out with a message.
  * The shapes it reads are the admin API's own (`wire-types.ts`).
@@ -21,6 +22,7 @@ import type {
   RunTriggeredJson,
   TriggerAcceptedJson,
 } from '../../routes/wire-types.ts';
+import { refreshNodes, refreshPeriodicRuns } from './cluster.ts';
 import { byId as $, h } from './dom.ts';
 import { fieldMeanings } from './field-meanings.ts';
 import {
@@ -35,7 +37,8 @@ import {
   timeEl,
 } from './format.ts';
 
-const API = '/api/admin/jobs';
+const API_ROOT = '/api/admin';
+const API = `${API_ROOT}/jobs`;
 const PAGE = '/admin/jobs';
 const TOKEN_KEY = 'oxicloud.admin.token';
 const POLL_MS = 5000;
@@ -200,7 +203,9 @@ async function api<T>(path: string, options?: { method: 'GET' | 'POST' }): Promi
   const generation = state.generation;
   let response: Response;
   try {
-    response = await fetch(API + path, {
+    // Paths under /api/admin/ are whole (the nodes route); the rest are below /api/admin/jobs.
+    const url = path.startsWith(`${API_ROOT}/`) ? path : API + path;
+    response = await fetch(url, {
       method: options?.method ?? 'GET',
       headers: { authorization: `Bearer ${current}`, accept: 'application/json' },
       cache: 'no-store',
@@ -332,6 +337,7 @@ function refresh(): Promise<void> {
         $('updated').textContent = `Updated ${new Date().toLocaleTimeString()}`;
         applyPendingRoute();
         if (state.drawer) await refreshDrawer(false);
+        await refreshNodes(api);
       } catch (error) {
         if (!isAuthError(error) && !(error instanceof ApiError && error.code === 'STALE')) {
           $('error').textContent = `Could not load the jobs: ${describe(error)}. Retrying every 5 s.`;
@@ -757,7 +763,11 @@ async function refreshDrawer(force: boolean): Promise<void> {
   if (!job) return;
   renderDrawerHead();
   renderOutcome(job);
-  if (!isRecoverable(job)) return;
+  if (!isRecoverable(job)) {
+    await refreshPeriodicRuns(api, d.name);
+    return;
+  }
+  await refreshPeriodicRuns(api, null);
   const base = `/${encodeURIComponent(d.name)}/runs`;
   try {
     const runs = await api<RunListEntryJson[]>(`${base}?limit=${RUNS_LIMIT}`);

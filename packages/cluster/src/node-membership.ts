@@ -1,0 +1,194 @@
+import { hostname } from 'node:os';
+import type { Logger } from '@oxicloud/scheduler';
+import { ClusterError } from './cluster-error.js';
+import { createNodeId } from './node-id.js';
+import { dateOrNull, type Queryable } from './queryable.js';
+
+/** Options of {@link NodeMembership}; defaults in {@link NODE_MEMBERSHIP_DEFAULTS}. */
+export interface NodeMembershipOptions {
+  readonly pool: Queryable;
+  /** This process's id. @defaultValue {@link createNodeId}() */
+  readonly nodeId?: string;
+  /** The software version the row shows (e.g. the server's package version). */
+  readonly version: string;
+  /** How often the node's row is touched (database clock). @defaultValue 5000 */
+  readonly heartbeatMs?: number;
+  /** A node whose last heartbeat is older than this is deleted by any node. @defaultValue 300000 (5 min) */
+  readonly pruneAfterMs?: number;
+  readonly logger: Logger;
+}
+
+/** The defaults of {@link NodeMembershipOptions}. */
+export const NODE_MEMBERSHIP_DEFAULTS = { heartbeatMs: 5_000, pruneAfterMs: 300_000 } as const;
+
+/** One row of `jobs.nodes`, with what the database clock says of it. */
+export interface ClusterNodeRow {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly version: string;
+  readonly startedAt: Date;
+  readonly lastHeartbeatAt: Date;
+  /** Milliseconds since the last heartbeat, by the database clock. */
+  readonly heartbeatAgeMs: number;
+}
+
+const TARGET = 'oxicloud::cluster';
+
+/**
+ * This process's row in `jobs.nodes`: registered by {@link NodeMembership.start},
+ * touched every `heartbeatMs` (the database clock stamps it), deleted by
+ * {@link NodeMembership.stop}. Each heartbeat also measures the offset of the
+ * database clock from the local one ({@link NodeMembership.offsetMs}, what the
+ * tick coordinator aligns its wake-ups with) and deletes nodes silent for
+ * longer than `pruneAfterMs`. A node pruned while it was partitioned registers
+ * again at its next heartbeat.
+ *
+ * @example
+ * ```ts
+ * const node = new NodeMembership({ pool, version: '0.1.0', logger });
+ * await node.start();
+ * // … serve …
+ * await node.stop();
+ * ```
+ */
+export class NodeMembership {
+  readonly nodeId: string;
+  readonly heartbeatMs: number;
+  readonly pruneAfterMs: number;
+  readonly #pool: Queryable;
+  readonly #version: string;
+  readonly #logger: Logger;
+  #offsetMs = 0;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #beating: Promise<void> | undefined;
+
+  constructor(options: NodeMembershipOptions) {
+    this.#pool = options.pool;
+    this.nodeId = options.nodeId ?? createNodeId();
+    this.#version = options.version;
+    this.#logger = options.logger;
+    this.heartbeatMs = positiveMs('heartbeatMs', options.heartbeatMs ?? NODE_MEMBERSHIP_DEFAULTS.heartbeatMs);
+    this.pruneAfterMs = positiveMs(
+      'pruneAfterMs',
+      options.pruneAfterMs ?? NODE_MEMBERSHIP_DEFAULTS.pruneAfterMs,
+    );
+    if (this.pruneAfterMs < 2 * this.heartbeatMs) {
+      throw new ClusterError(
+        'INVALID_OPTIONS',
+        `pruneAfterMs (${this.pruneAfterMs}) must be at least twice heartbeatMs (${this.heartbeatMs}): a live node would be pruned`,
+      );
+    }
+  }
+
+  /** Milliseconds to add to the local clock to read the database's (measured at each heartbeat). */
+  get offsetMs(): number {
+    return this.#offsetMs;
+  }
+
+  /** Registers the node (a row in `jobs.nodes`) and starts the heartbeat. */
+  async start(): Promise<void> {
+    await this.#register();
+    await this.#measureOffset();
+    this.#timer = setInterval(() => {
+      if (this.#beating) return;
+      this.#beating = this.heartbeat()
+        .catch((error: unknown) =>
+          this.#logger.warn(
+            { target: TARGET, event: 'node.heartbeat_failed', node: this.nodeId, error: messageOf(error) },
+            `node ${this.nodeId}: heartbeat failed — retrying at the next one`,
+          ),
+        )
+        .finally(() => {
+          this.#beating = undefined;
+        });
+    }, this.heartbeatMs);
+    this.#timer.unref?.();
+    this.#logger.info(
+      { target: TARGET, event: 'node.registered', node: this.nodeId, heartbeat_ms: this.heartbeatMs },
+      `node ${this.nodeId} registered`,
+    );
+  }
+
+  /** One heartbeat: touch the row (again if pruned), measure the clock offset, prune silent nodes. */
+  async heartbeat(): Promise<void> {
+    const touched = await this.#pool.query('UPDATE jobs.nodes SET last_heartbeat_at = now() WHERE id = $1', [
+      this.nodeId,
+    ]);
+    if ((touched.rowCount ?? 0) === 0) await this.#register();
+    await this.#measureOffset();
+    const pruned = await this.#pool.query(
+      `DELETE FROM jobs.nodes WHERE last_heartbeat_at < now() - $1 * interval '1 millisecond' RETURNING id`,
+      [this.pruneAfterMs],
+    );
+    for (const row of pruned.rows) {
+      this.#logger.info(
+        { target: TARGET, event: 'node.pruned', node: String(row['id']) },
+        `node ${String(row['id'])} pruned: no heartbeat for ${this.pruneAfterMs} ms`,
+      );
+    }
+  }
+
+  /** Stops the heartbeat, deletes the node's row and gives back the periodic jobs it holds. */
+  async stop(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#beating;
+    await this.#pool.query(
+      `UPDATE jobs.periodic_state SET owner_node = NULL, running_since = NULL, lease_until = NULL
+        WHERE owner_node = $1`,
+      [this.nodeId],
+    );
+    await this.#pool.query('DELETE FROM jobs.nodes WHERE id = $1', [this.nodeId]);
+    this.#logger.info(
+      { target: TARGET, event: 'node.deregistered', node: this.nodeId },
+      `node ${this.nodeId} deregistered`,
+    );
+  }
+
+  /** Every registered node, oldest first. */
+  async list(): Promise<ClusterNodeRow[]> {
+    const { rows } = await this.#pool.query(
+      `SELECT id, host, pid, version, started_at, last_heartbeat_at,
+              (extract(epoch FROM now() - last_heartbeat_at) * 1000)::float8 AS age_ms
+         FROM jobs.nodes ORDER BY started_at, id`,
+    );
+    return rows.map((row) => ({
+      id: String(row['id']),
+      host: String(row['host']),
+      pid: Number(row['pid']),
+      version: String(row['version']),
+      startedAt: dateOrNull(row['started_at']) ?? new Date(0),
+      lastHeartbeatAt: dateOrNull(row['last_heartbeat_at']) ?? new Date(0),
+      heartbeatAgeMs: Math.max(0, Math.round(Number(row['age_ms']))),
+    }));
+  }
+
+  async #register(): Promise<void> {
+    await this.#pool.query(
+      `INSERT INTO jobs.nodes (id, host, pid, version) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = now()`,
+      [this.nodeId, hostname(), process.pid, this.#version],
+    );
+  }
+
+  async #measureOffset(): Promise<void> {
+    const before = Date.now();
+    const { rows } = await this.#pool.query(
+      'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms',
+    );
+    const after = Date.now();
+    this.#offsetMs = Math.round(Number(rows[0]?.['now_ms']) - (before + after) / 2);
+  }
+}
+
+function positiveMs(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new ClusterError('INVALID_OPTIONS', `${name} must be a number of milliseconds > 0, got ${value}`);
+  }
+  return value;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
