@@ -1,13 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createAdminApp } from '@oxicloud/admin-api';
 import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv, validateAlertEnv } from '@oxicloud/alerts';
-import {
-  CONSISTENCY_FINDINGS_ALERT,
-  ConsistencyRegistry,
-  checkJob,
-  findingCount,
-  PgFindingStore,
-} from '@oxicloud/consistency';
+import { ConsistencyRegistry, checkJob, PgFindingLedger, PgFindingStore } from '@oxicloud/consistency';
 import { JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger } from '@oxicloud/scheduler';
 import {
@@ -50,6 +44,7 @@ import type { ServerConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
 import { pgReadinessProbe } from './database/readiness-probe.js';
+import { closeAndMailFindings } from './findings/close-and-mail.js';
 import { FreshnessMonitor } from './freshness/freshness-monitor.js';
 import { freshnessCheckIntervalMsFromEnv, freshnessTargets } from './freshness/freshness-policy.js';
 import { PgJobFreshnessStore } from './freshness/job-freshness-store.js';
@@ -211,6 +206,8 @@ export function createRecoverableJobs(deps: {
   readonly backends: BlobBackends;
   readonly sourceBackend: 'local' | 's3';
   readonly findings: PgFindingStore;
+  /** Findings across runs: closed after each Completed run. @defaultValue one on `pool` */
+  readonly ledger?: PgFindingLedger;
   readonly alerts: JobAlerts;
   readonly tenants: TenantConfigs;
   readonly logger: Logger;
@@ -224,13 +221,14 @@ export function createRecoverableJobs(deps: {
   readonly catalog: JobCatalog;
 } {
   const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
+  const ledger = deps.ledger ?? new PgFindingLedger({ pool });
   const engine = new RecoverableEngine({
     pool,
     logger,
     ...(deps.databaseRetryMs === undefined ? {} : { connectionRetryMs: deps.databaseRetryMs }),
     onRunFinished: (event) => {
       deps.onRunFinished?.(event);
-      alertOnRunFinished(event, { alerts, findings, raises: engine.capabilities(event.job).alerts });
+      alertOnRunFinished(event, { alerts, ledger, raises: engine.capabilities(event.job).alerts, logger });
     },
   });
   const catalog = new JobCatalog(registry, engine);
@@ -273,16 +271,18 @@ export function createRecoverableJobs(deps: {
 
 /**
  * Alerts at a recoverable run's terminal write: `job_failed` for a Failed run
- * (with its run id), `consistency_findings` when a run of a job that declares
- * that alert ends with findings. Fire-and-forget: `JobAlerts` never rejects.
+ * (with its run id); a Completed run is closed (findings across runs) and,
+ * for a job that declares `consistency_findings`, what it changed is mailed
+ * (`closeAndMailFindings`). Fire-and-forget: neither rejects.
  */
 function alertOnRunFinished(
   event: RunFinishedEvent,
   deps: {
     readonly alerts: JobAlerts;
-    readonly findings: PgFindingStore;
+    readonly ledger: PgFindingLedger;
     /** The alerts the job declared (`capabilities.alerts`). */
     readonly raises: readonly string[];
+    readonly logger: Logger;
   },
 ): void {
   if (event.status === 'Failed') {
@@ -296,26 +296,7 @@ function alertOnRunFinished(
     });
     return;
   }
-  const found = findingCount(event.stats);
-  if (event.status !== 'Completed' || !deps.raises.includes(CONSISTENCY_FINDINGS_ALERT) || !(found > 0))
-    return;
-  void (async () => {
-    const [counts, worst] = await Promise.all([
-      deps.findings.summarize(event.run_id),
-      deps.findings.list(event.run_id, { limit: 5 }),
-    ]);
-    await deps.alerts.consistencyFindings({
-      job: event.job,
-      runId: event.run_id,
-      counts,
-      examples: worst.map((f) => ({
-        kind: f.kind,
-        severity: f.severity,
-        resourceId: f.resourceId,
-        detail: f.detail,
-      })),
-    });
-  })().catch(() => undefined);
+  void closeAndMailFindings(event, deps);
 }
 
 /**
@@ -380,6 +361,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   });
   registerPeriodicJobs(registry, { db, blobs: backends.source, tenants: input.tenants, logger });
   const findings = new PgFindingStore({ pool });
+  const ledger = new PgFindingLedger({ pool });
   const { engine, catalog } = createRecoverableJobs({
     registry,
     pool,
@@ -387,6 +369,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     backends,
     sourceBackend: config.storage.backend,
     findings,
+    ledger,
     alerts,
     tenants: input.tenants,
     logger,
@@ -450,6 +433,17 @@ export function composeServer(input: ComposeInput): ComposedServer {
       // The boot sweep lands before anything can trigger: runs a crash left
       // Running become Paused, and are never resumed by themselves.
       await engine.sweep();
+      // Completed check runs a crash left unclosed (terminal write landed, closing did not).
+      await ledger.closePendingRuns().catch((error: unknown) =>
+        logger.warn(
+          {
+            target: 'oxicloud::consistency',
+            event: 'consistency.close_pending_failed',
+            error: String(error),
+          },
+          'could not close the findings of completed runs left unclosed; the next completed run of each check does',
+        ),
+      );
       await freshness.start();
       registry.start();
     },
