@@ -403,6 +403,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     jobs: registry,
     runs: engine,
     findings,
+    ledger,
     users: usersThroughOutage(new PgUsersRepository(pool)),
     jwtSecret: input.jwtSecret,
     logger,

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { alertsTestCommand } from './commands/alerts-test.js';
 import { parseDurationSeconds } from './commands/duration.js';
+import { registerFindingsCommands } from './commands/findings.js';
 import { registerJobsCommands } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
 import { addSeedFlags, seedCommand, seedOptionsFromCli } from './commands/seed.js';
@@ -126,6 +127,7 @@ export function createProgram(env: Env = process.env): Command {
     });
 
   registerJobsCommands(program, env);
+  registerFindingsCommands(program, env);
   return program;
 }
 

@@ -20,12 +20,14 @@ export { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_RANGE } from './http/request-bod
 export { ADMIN_PAGE_PATH, adminPageSize, registerAdminPageRoutes } from './page/index.js';
 export type { AdminUserLookup, AdminUserRecord, UserRole } from './ports/admin-user-lookup.js';
 export { USER_ROLES } from './ports/admin-user-lookup.js';
+export type { FindingsLedger } from './ports/findings-ledger.js';
 export type { FindingsReader } from './ports/findings-reader.js';
 export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';
 export type { JobCatalog, JobLastOutcome, JobSummary } from './ports/job-catalog.js';
 export type { JobFreshness, OverdueJob } from './ports/job-freshness.js';
 export type { ReadinessPart, ReadinessProbe, ReadinessReport } from './ports/readiness-probe.js';
 export type { RunService } from './ports/run-service.js';
+export { MAX_TRACKED_FINDINGS_LIMIT, trackedFindingJson } from './routes/findings.js';
 export type { JobEntryJson, JobKind } from './routes/job-directory.js';
 export { jobSummaryJson } from './routes/job-directory.js';
 export type { RunListEntryJson } from './routes/run-list-entry.js';
@@ -34,17 +36,24 @@ export { MAX_FINDINGS_LIMIT, MAX_RUNS_LIMIT } from './routes/runs.js';
 export type {
   CancelResultJson,
   ErrorBodyJson,
+  FindingDecisionJson,
+  FindingDetailJson,
   FindingJson,
+  FindingStateJson,
+  FindingsHealthJson,
   FindingsPageJson,
   JobCheckJson,
   JobKindJson,
   JobOutcomeJson,
   JobSummaryJson,
   OutcomeEnvelopeJson,
+  RunFindingChangesJson,
   RunProgressJson,
   RunStatusJson,
   RunSummaryJson,
   RunTriggeredJson,
   SeverityJson,
+  TrackedFindingJson,
+  TrackedFindingsPageJson,
   TriggerAcceptedJson,
 } from './routes/wire-types.js';

@@ -24,7 +24,7 @@ import {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Wraps a value parser so commander prints `… argument 'x' is invalid. <what is allowed>`. */
-function parser<T>(parse: (value: string) => T): (value: string) => T {
+export function parser<T>(parse: (value: string) => T): (value: string) => T {
   return (value) => {
     try {
       return parse(value);
@@ -42,7 +42,9 @@ const intervalParser = parser((v) => parseSeconds(v, 0.1, 3600));
 const paramsParser = parser(parseParams);
 
 /** Exit codes and environment of a `jobs` command; the `--follow` lines only where it follows. */
-function exitCodesHelp(options: { readonly follow?: boolean; readonly trigger?: boolean } = {}): string {
+export function exitCodesHelp(
+  options: { readonly follow?: boolean; readonly trigger?: boolean } = {},
+): string {
   const lines = [
     '',
     'Exit codes:',
@@ -79,7 +81,7 @@ interface CommonFlags {
   readonly json?: boolean;
 }
 
-function addCommonOptions(command: Command, options: { readonly trigger?: boolean } = {}): Command {
+export function addCommonOptions(command: Command, options: { readonly trigger?: boolean } = {}): Command {
   return command
     .option('--url <url>', `admin API base URL (env OXICLOUD_ADMIN_URL, default ${DEFAULT_ADMIN_URL})`)
     .option('--token <token>', 'admin bearer token (env OXICLOUD_ADMIN_TOKEN; `oxijobs token --user admin`)')
@@ -107,7 +109,7 @@ function addFollowOptions(command: Command): Command {
  * {@link JobsClientError} as one `oxijobs: …` line, and exits with the
  * command's code (0 returns to the program, which exits 0).
  */
-function action<Args extends unknown[]>(
+export function action<Args extends unknown[]>(
   env: Env,
   run: (ctx: JobsCommandContext, flags: Record<string, unknown>, ...args: Args) => Promise<number>,
   options: { readonly interruptible?: boolean } = {},
