@@ -1,7 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { createAdminApp } from '@oxicloud/admin-api';
 import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv, validateAlertEnv } from '@oxicloud/alerts';
-import { ConsistencyRegistry, checkJob, PgFindingLedger, PgFindingStore } from '@oxicloud/consistency';
+import {
+  ConsistencyRegistry,
+  checkJob,
+  PgFindingLedger,
+  PgFindingStore,
+  PgRunRetention,
+} from '@oxicloud/consistency';
 import { JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger } from '@oxicloud/scheduler';
 import {
@@ -32,10 +38,12 @@ import {
   createGrantCleanupJob,
   createReextractAudioJob,
   createReextractImageJob,
+  createRunRetentionJob,
   createStorageConsistencyCheck,
   createStorageMigrationJob,
   createStorageReconcileJob,
   createTrashCleanupJob,
+  runRetentionConfigFromEnv,
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
@@ -190,6 +198,12 @@ export function registerPeriodicJobs(
     logger,
   });
   registry.register(grants, grants.intervalMs, null);
+  const retention = createRunRetentionJob({
+    repository: new PgRunRetention({ db }),
+    config: tenants.runRetention ?? runRetentionConfigFromEnv({}),
+    logger,
+  });
+  registry.register(retention, retention.intervalMs, null);
 }
 
 /**

@@ -37,6 +37,10 @@ CREATE TABLE IF NOT EXISTS jobs.findings (
 CREATE INDEX IF NOT EXISTS findings_list_idx ON jobs.findings (severity_rank, last_seen_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS findings_state_list_idx ON jobs.findings (state, severity_rank, last_seen_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS findings_check_state_idx ON jobs.findings (check_name, state);
+-- Retention keeps the runs a non-fixed finding still names, and prunes fixed findings by age.
+CREATE INDEX IF NOT EXISTS findings_first_seen_run_idx ON jobs.findings (first_seen_run_id) WHERE state <> 'fixed';
+CREATE INDEX IF NOT EXISTS findings_last_seen_run_idx ON jobs.findings (last_seen_run_id) WHERE state <> 'fixed';
+CREATE INDEX IF NOT EXISTS findings_fixed_at_idx ON jobs.findings (fixed_at) WHERE state = 'fixed';
 
 -- The state changes of a finding (its history beside the runs that saw it): audited.
 CREATE TABLE IF NOT EXISTS jobs.finding_events (

@@ -70,6 +70,8 @@ export type {
 export { PgFindingLedger } from './pg-finding-ledger.js';
 export type { FindingCount, ListFindingsOptions, StoredFinding } from './pg-finding-store.js';
 export { PgFindingStore } from './pg-finding-store.js';
+export type { PrunedRuns } from './pg-run-retention.js';
+export { PgRunRetention } from './pg-run-retention.js';
 export type {
   FindingEventsTable,
   FindingRunsTable,
