@@ -185,7 +185,7 @@ describe('/api/admin/findings', () => {
   });
 
   it('says what a run found new and what it fixed', async () => {
-    const second = await call('GET', `/api/admin/findings/runs/${runs[1]}`);
+    const second = await call('GET', `/api/admin/findings/runs/${runs[1]}/changes`);
     expect(second.status).toBe(200);
     expect(
       (second.body['changed'] as Array<{ resource_id: string; change: string }>).map((x) => [
@@ -198,7 +198,7 @@ describe('/api/admin/findings', () => {
       'c',
     ]);
     expect(second.body['counts']).toMatchObject({ new: 1, fixed: 2 });
-    expect((await call('GET', `/api/admin/findings/runs/${randomUUID()}`)).body).toMatchObject({
+    expect((await call('GET', `/api/admin/findings/runs/${randomUUID()}/changes`)).body).toMatchObject({
       error: { code: 'RUN_NOT_FOUND' },
     });
   });

@@ -111,7 +111,7 @@ const getTrackedFinding = createRoute({
 
 const runChanges = createRoute({
   method: 'get',
-  path: '/api/admin/findings/runs/{run_id}',
+  path: '/api/admin/findings/runs/{run_id}/changes',
   operationId: 'runFindingChanges',
   tags: ['findings'],
   summary: 'What one run found new (or reopened, or worse) and what it fixed',
@@ -385,7 +385,7 @@ export function registerFindingRoutes(
       200,
     );
   });
-  methodNotAllowed(app, '/api/admin/findings/runs/:run_id', ['GET']);
+  methodNotAllowed(app, '/api/admin/findings/runs/:run_id/changes', ['GET']);
 
   app.openapi(getTrackedFinding, async (c) => {
     const id = requireFindingId(c.req.valid('param').id);
