@@ -23,6 +23,7 @@ import type {
 } from '../../routes/wire-types.ts';
 import { byId as $, h } from './dom.ts';
 import { fieldMeanings } from './field-meanings.ts';
+import { loadFindings, refreshHealth, startFindingsView } from './findings-view.ts';
 import {
   cadence,
   duration,
@@ -194,16 +195,26 @@ function errorOf(body: unknown): ErrorBodyJson['error'] | null {
   return error && typeof error === 'object' ? error : null;
 }
 
-async function api<T>(path: string, options?: { method: 'GET' | 'POST' }): Promise<T> {
+/** The one request of the page: `base` (default the jobs API) + `path`, an optional JSON `body`. */
+async function api<T>(
+  path: string,
+  options?: { method: 'GET' | 'POST'; base?: string; body?: unknown },
+): Promise<T> {
   const current = token();
   if (!current) throw new ApiError(401, 'UNAUTHENTICATED', 'not signed in');
   const generation = state.generation;
+  const url = (options?.base ?? API) + path;
   let response: Response;
   try {
-    response = await fetch(API + path, {
+    response = await fetch(url, {
       method: options?.method ?? 'GET',
-      headers: { authorization: `Bearer ${current}`, accept: 'application/json' },
+      headers: {
+        authorization: `Bearer ${current}`,
+        accept: 'application/json',
+        ...(options?.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       cache: 'no-store',
+      ...(options?.body === undefined ? {} : { body: JSON.stringify(options.body) }),
     });
   } catch (error) {
     throw new ApiError(0, 'NETWORK', `could not reach the server (${describe(error)})`);
@@ -269,6 +280,7 @@ function authFailed(status: number, err: ErrorBodyJson['error'] | null): void {
 }
 
 async function showJobs(focusHeading: boolean): Promise<void> {
+  void loadFindings();
   $('signin-view').hidden = true;
   $('jobs-view').hidden = false;
   $('sign-out').hidden = false;
@@ -276,6 +288,14 @@ async function showJobs(focusHeading: boolean): Promise<void> {
   if (focusHeading) $('jobs-title').focus();
   await tick();
 }
+
+startFindingsView((path, init) =>
+  api(path, {
+    method: init?.method ?? 'GET',
+    base: '/api/admin/findings',
+    ...(init ? { body: init.body } : {}),
+  }),
+);
 
 $('signin-form').addEventListener('submit', async (event) => {
   event.preventDefault();
@@ -331,6 +351,7 @@ function refresh(): Promise<void> {
         renderJobs();
         $('updated').textContent = `Updated ${new Date().toLocaleTimeString()}`;
         applyPendingRoute();
+        void refreshHealth();
         if (state.drawer) await refreshDrawer(false);
       } catch (error) {
         if (!isAuthError(error) && !(error instanceof ApiError && error.code === 'STALE')) {
