@@ -151,7 +151,7 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
       app.use(path, adminAuth({ users: deps.users, secret }));
       app.use(path, requestBodyLimit(maxBodyBytes));
     }
-    registerFindingRoutes(app, { ledger: deps.ledger, jobs: deps.jobs, logger });
+    registerFindingRoutes(app, { ledger: deps.ledger, jobs: deps.jobs, runs: deps.runs, logger });
   }
 
   app.doc31(OPENAPI_PATH, {

@@ -10,6 +10,7 @@ import { methodNotAllowed } from '../http/method-not-allowed.js';
 import { summariseIssues } from '../http/validation-hook.js';
 import type { FindingsLedger } from '../ports/findings-ledger.js';
 import type { JobCatalog } from '../ports/job-catalog.js';
+import type { RunService } from '../ports/run-service.js';
 import { hasControlCharacter } from '../text/unicode-text.js';
 import {
   FindingDecisionBodySchema,
@@ -297,9 +298,15 @@ function requireFindingId(id: string): string {
  */
 export function registerFindingRoutes(
   app: OpenAPIHono<AdminEnv>,
-  deps: { readonly ledger: FindingsLedger; readonly jobs: JobCatalog; readonly logger: Logger },
+  deps: {
+    readonly ledger: FindingsLedger;
+    readonly jobs: JobCatalog;
+    /** The recoverable jobs (the consistency checks are among them). */
+    readonly runs?: RunService | undefined;
+    readonly logger: Logger;
+  },
 ): void {
-  const { ledger, jobs, logger } = deps;
+  const { ledger, jobs, runs, logger } = deps;
 
   app.openapi(listTrackedFindings, async (c) => {
     const q = c.req.valid('query');
@@ -316,10 +323,14 @@ export function registerFindingRoutes(
   methodNotAllowed(app, '/api/admin/findings', ['GET']);
 
   app.openapi(findingsHealth, async (c) => {
-    const checks = jobs
-      .list()
-      .filter((j) => j.capabilities?.check !== null && j.capabilities?.check !== undefined)
-      .map((j) => j.name);
+    const isCheck = (c: { check?: unknown } | undefined) => c?.check !== null && c?.check !== undefined;
+    const checks = [
+      ...jobs
+        .list()
+        .filter((j) => isCheck(j.capabilities))
+        .map((j) => j.name),
+      ...(runs?.names() ?? []).filter((name) => isCheck(runs?.capabilities(name))),
+    ].filter((name, i, all) => all.indexOf(name) === i);
     const health = await ledger.health(checks);
     return c.json(
       {
