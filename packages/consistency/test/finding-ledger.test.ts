@@ -215,3 +215,38 @@ describe('findings across runs (jobs.findings)', () => {
     expect(events.rows).toEqual([{ event: 'new' }]);
   });
 });
+
+describe('PgFindingLedger.health', () => {
+  it('answers per check: last completed run, open by severity, new and fixed, trend', async () => {
+    const db = await createTestDatabase();
+    try {
+      const ledger = new PgFindingLedger({ pool: db.pool });
+      const store = new PgFindingStore({ pool: db.pool });
+      const id = randomUUID();
+      await db.pool.query(
+        `INSERT INTO jobs.recoverable_runs (id, job_name, status, started_at, last_progress_at)
+         VALUES ($1, 'files_consistency', 'Running', now(), now())`,
+        [id],
+      );
+      await store.beginRun({ runId: id, checkName: 'files_consistency', startedAt: new Date(), graceMs: 0 });
+      await store.write(id, [{ kind: 'missing_blob', severity: 'DataLoss', resourceId: 'x', detail: {} }]);
+      await db.pool.query(
+        `UPDATE jobs.recoverable_runs SET status = 'Completed', completed_at = now() WHERE id = $1`,
+        [id],
+      );
+      await ledger.closeRun(id);
+      const [files, drives] = await ledger.health(['files_consistency', 'drives_consistency']);
+      expect(files).toMatchObject({
+        check: 'files_consistency',
+        lastCompletedRun: { runId: id },
+        openBySeverity: { DataLoss: 1, Drift: 0 },
+        newSincePrevious: 1,
+        fixedSincePrevious: 0,
+        trend: [{ runId: id, reported: 1, new: 1, fixed: 0 }],
+      });
+      expect(drives).toMatchObject({ check: 'drives_consistency', lastCompletedRun: null, trend: [] });
+    } finally {
+      await db.drop();
+    }
+  });
+});

@@ -297,7 +297,16 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
 
   it('opens on the health view: per check the last completed run, open findings by severity, new and fixed, a trend', async () => {
     const card = page.locator('.health-card[data-check="files_consistency"]');
-    await card.waitFor();
+    // The card, or the error that says why not.
+    await expect
+      .poll(
+        async () =>
+          (await page.locator('#health-error').textContent()) ||
+          (await page.locator('#health').innerHTML()).slice(0, 300) ||
+          'empty',
+        { timeout: 15_000 },
+      )
+      .toContain('data-check="files_consistency"');
     await expect.poll(() => card.locator('.badge.sev-DataLoss').count()).toBe(1);
     expect(await card.textContent()).toContain('last completed');
     expect(await card.textContent()).toMatch(/\d+ new, \d+ fixed since the previous run/);
