@@ -24,11 +24,12 @@ import {
   yardstick,
 } from './lib/benchmarks.mjs';
 import { seedDatabase } from './lib/dataset.mjs';
+import { findingsListingBench } from './lib/findings-bench.mjs';
 import { createDatabase, serverVersion, startPostgres } from './lib/postgres.mjs';
 import { renderMarkdown } from './lib/report.mjs';
 import { ROOT, startServer } from './lib/server.mjs';
 
-const ALL = ['scan', 'memory', 'checkpoint', 'traffic', 'deep', 'migration', 'overhead'];
+const ALL = ['scan', 'memory', 'checkpoint', 'traffic', 'deep', 'migration', 'overhead', 'findings'];
 // `pnpm bench -- --only scan` may hand the `--` through: drop it, it would end option parsing.
 const argv = process.argv.slice(2).filter((arg, i) => !(i === 0 && arg === '--'));
 const { values } = parseArgs({
@@ -209,6 +210,11 @@ try {
     await server.stop();
     server = undefined;
     results.memory = { small, smallCounts: seeded.counts };
+  }
+  if (only.has('findings')) {
+    const url = await createDatabase(postgres.adminUrl, 'oxicloud_bench_findings');
+    log('findings listing: 100,000 findings over 20 runs, first page against a deep page …');
+    results.findings = await findingsListingBench({ databaseUrl: url, log });
   }
 } finally {
   await server?.stop();

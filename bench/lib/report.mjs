@@ -23,6 +23,18 @@ export function renderMarkdown(r) {
   }
   out.push(`Total time: ${fmt(r.totalSeconds / 60, 1)} min`, '');
 
+  if (r.findings) {
+    const f = r.findings;
+    out.push('## Findings listing (keyset cursor, GET /api/admin/findings)', '');
+    out.push(
+      '| findings | page size | first page (median) | page at | deep page (median) | ratio | bar 1.5x |',
+    );
+    out.push('|---|---|---|---|---|---|---|');
+    out.push(
+      `| ${fmt(f.total)} | ${f.pageSize} | ${f.firstMs.toFixed(2)} ms | ${fmt(f.deepOffset)} | ${f.deepMs.toFixed(2)} ms | ${f.ratio.toFixed(2)} | ${f.pass ? 'met' : 'MISSED'} |`,
+      '',
+    );
+  }
   if (r.scan) {
     out.push(
       '## 1. Scan throughput (through the server: trigger → Completed, server-side started_at → completed_at)',

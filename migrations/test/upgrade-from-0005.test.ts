@@ -13,7 +13,11 @@ const snapshot = async (db: TestDatabase) => ({
               error_message, pauses, active_ms, running_since FROM jobs.recoverable_runs ORDER BY id`,
     )
   ).rows,
-  findings: (await db.pool.query('SELECT * FROM jobs.run_findings ORDER BY id')).rows,
+  findings: (
+    await db.pool.query(
+      'SELECT id, run_id, kind, severity, resource_id, detail, found_at FROM jobs.run_findings ORDER BY id',
+    )
+  ).rows,
   registrations: (await db.pool.query('SELECT * FROM jobs.job_registrations ORDER BY job_name')).rows,
   migrations: (await db.pool.query('SELECT name, checksum FROM public.oxicloud_migrations ORDER BY name'))
     .rows,
@@ -42,6 +46,7 @@ describe('a database migrated before the packages owned their schemas', () => {
       '@oxicloud/recoverable@2',
       '@oxicloud/recoverable@3',
       '@oxicloud/consistency@1',
+      '@oxicloud/consistency@2',
       '@oxicloud/cluster@1',
     ]);
 
@@ -52,6 +57,7 @@ describe('a database migrated before the packages owned their schemas', () => {
       '@oxicloud/recoverable/002_run_history.sql',
       '@oxicloud/recoverable/003_run_attempts.sql',
       '@oxicloud/consistency/001_run_findings.sql',
+      '@oxicloud/consistency/002_findings.sql',
       '@oxicloud/cluster/001_cluster.sql',
     ]);
     expect(await snapshot(db)).toEqual(before);
@@ -83,6 +89,7 @@ describe('a fresh database', () => {
       '@oxicloud/recoverable/002_run_history.sql',
       '@oxicloud/recoverable/003_run_attempts.sql',
       '@oxicloud/consistency/001_run_findings.sql',
+      '@oxicloud/consistency/002_findings.sql',
       '@oxicloud/cluster/001_cluster.sql',
     ]);
     const { rows } = await db.pool.query(

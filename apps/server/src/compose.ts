@@ -3,11 +3,11 @@ import { createAdminApp } from '@oxicloud/admin-api';
 import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv, validateAlertEnv } from '@oxicloud/alerts';
 import { NodeMembership, PgOwnedRuns, PgPeriodicHistory, PgTickCoordinator } from '@oxicloud/cluster';
 import {
-  CONSISTENCY_FINDINGS_ALERT,
   ConsistencyRegistry,
   checkJob,
-  findingCount,
+  PgFindingLedger,
   PgFindingStore,
+  PgRunRetention,
 } from '@oxicloud/consistency';
 import { JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger, type MisfirePolicy } from '@oxicloud/scheduler';
@@ -39,10 +39,12 @@ import {
   createGrantCleanupJob,
   createReextractAudioJob,
   createReextractImageJob,
+  createRunRetentionJob,
   createStorageConsistencyCheck,
   createStorageMigrationJob,
   createStorageReconcileJob,
   createTrashCleanupJob,
+  runRetentionConfigFromEnv,
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
@@ -53,6 +55,7 @@ import type { ServerConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
 import { pgReadinessProbe } from './database/readiness-probe.js';
+import { closeAndMailFindings } from './findings/close-and-mail.js';
 import { FreshnessMonitor } from './freshness/freshness-monitor.js';
 import { freshnessCheckIntervalMsFromEnv, freshnessTargets } from './freshness/freshness-policy.js';
 import { PgJobFreshnessStore } from './freshness/job-freshness-store.js';
@@ -207,6 +210,12 @@ export function registerPeriodicJobs(
     logger,
   });
   registry.register(grants, grants.intervalMs, null, options(grants.name));
+  const retention = createRunRetentionJob({
+    repository: new PgRunRetention({ db }),
+    config: tenants.runRetention ?? runRetentionConfigFromEnv({}),
+    logger,
+  });
+  registry.register(retention, retention.intervalMs, null, options(retention.name));
 }
 
 /**
@@ -223,6 +232,8 @@ export function createRecoverableJobs(deps: {
   readonly backends: BlobBackends;
   readonly sourceBackend: 'local' | 's3';
   readonly findings: PgFindingStore;
+  /** Findings across runs: closed after each Completed run. @defaultValue one on `pool` */
+  readonly ledger?: PgFindingLedger;
   readonly alerts: JobAlerts;
   readonly tenants: TenantConfigs;
   readonly logger: Logger;
@@ -243,6 +254,7 @@ export function createRecoverableJobs(deps: {
   readonly catalog: JobCatalog;
 } {
   const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
+  const ledger = deps.ledger ?? new PgFindingLedger({ pool });
   const engine = new RecoverableEngine({
     pool,
     logger,
@@ -251,7 +263,7 @@ export function createRecoverableJobs(deps: {
     ...deps.runLeases,
     onRunFinished: (event) => {
       deps.onRunFinished?.(event);
-      alertOnRunFinished(event, { alerts, findings, raises: engine.capabilities(event.job).alerts });
+      alertOnRunFinished(event, { alerts, ledger, raises: engine.capabilities(event.job).alerts, logger });
     },
   });
   const catalog = new JobCatalog(registry, engine);
@@ -299,16 +311,18 @@ export function createRecoverableJobs(deps: {
 
 /**
  * Alerts at a recoverable run's terminal write: `job_failed` for a Failed run
- * (with its run id), `consistency_findings` when a run of a job that declares
- * that alert ends with findings. Fire-and-forget: `JobAlerts` never rejects.
+ * (with its run id); a Completed run is closed (findings across runs) and,
+ * for a job that declares `consistency_findings`, what it changed is mailed
+ * (`closeAndMailFindings`). Fire-and-forget: neither rejects.
  */
 function alertOnRunFinished(
   event: RunFinishedEvent,
   deps: {
     readonly alerts: JobAlerts;
-    readonly findings: PgFindingStore;
+    readonly ledger: PgFindingLedger;
     /** The alerts the job declared (`capabilities.alerts`). */
     readonly raises: readonly string[];
+    readonly logger: Logger;
   },
 ): void {
   if (event.status === 'Failed') {
@@ -322,26 +336,7 @@ function alertOnRunFinished(
     });
     return;
   }
-  const found = findingCount(event.stats);
-  if (event.status !== 'Completed' || !deps.raises.includes(CONSISTENCY_FINDINGS_ALERT) || !(found > 0))
-    return;
-  void (async () => {
-    const [counts, worst] = await Promise.all([
-      deps.findings.summarize(event.run_id),
-      deps.findings.list(event.run_id, { limit: 5 }),
-    ]);
-    await deps.alerts.consistencyFindings({
-      job: event.job,
-      runId: event.run_id,
-      counts,
-      examples: worst.map((f) => ({
-        kind: f.kind,
-        severity: f.severity,
-        resourceId: f.resourceId,
-        detail: f.detail,
-      })),
-    });
-  })().catch(() => undefined);
+  void closeAndMailFindings(event, deps);
 }
 
 /**
@@ -431,6 +426,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     misfire: (job) => cluster.misfireOf(job),
   });
   const findings = new PgFindingStore({ pool });
+  const ledger = new PgFindingLedger({ pool });
   const { engine, catalog } = createRecoverableJobs({
     registry,
     pool,
@@ -438,6 +434,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     backends,
     sourceBackend: config.storage.backend,
     findings,
+    ledger,
     alerts,
     tenants: input.tenants,
     logger,
@@ -476,6 +473,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     jobs: registry,
     runs: engine,
     findings,
+    ledger,
     users: usersThroughOutage(new PgUsersRepository(pool)),
     jwtSecret: input.jwtSecret,
     logger,
@@ -515,6 +513,17 @@ export function composeServer(input: ComposeInput): ComposedServer {
       // this host left Running become Paused (never resumed by themselves); runs
       // other live nodes execute are left alone. Then the janitor watches leases.
       await engine.start();
+      // Completed check runs a crash left unclosed (terminal write landed, closing did not).
+      await ledger.closePendingRuns().catch((error: unknown) =>
+        logger.warn(
+          {
+            target: 'oxicloud::consistency',
+            event: 'consistency.close_pending_failed',
+            error: String(error),
+          },
+          'could not close the findings of completed runs left unclosed; the next completed run of each check does',
+        ),
+      );
       await freshness.start();
       registry.start();
     },

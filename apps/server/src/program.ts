@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { alertsTestCommand } from './commands/alerts-test.js';
 import { parseDurationSeconds } from './commands/duration.js';
+import { registerFindingsCommands } from './commands/findings.js';
 import { registerJobsCommands } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
 import { registerClusterCommands } from './commands/nodes.js';
@@ -128,6 +129,7 @@ export function createProgram(env: Env = process.env): Command {
 
   registerJobsCommands(program, env);
   registerClusterCommands(program, env);
+  registerFindingsCommands(program, env);
   return program;
 }
 

@@ -13,12 +13,14 @@ import { validationHook } from './http/validation-hook.js';
 import { registerAdminPageRoutes } from './page/page-routes.js';
 import type { AdminUserLookup } from './ports/admin-user-lookup.js';
 import type { ClusterView } from './ports/cluster-view.js';
+import type { FindingsLedger } from './ports/findings-ledger.js';
 import type { FindingsReader } from './ports/findings-reader.js';
 import type { HealthProbe } from './ports/health-probe.js';
 import type { JobCatalogView, PeriodicJobs } from './ports/job-catalog.js';
 import type { JobFreshness } from './ports/job-freshness.js';
 import type { ReadinessProbe } from './ports/readiness-probe.js';
 import type { RunService } from './ports/run-service.js';
+import { registerFindingRoutes } from './routes/findings.js';
 import { registerHealthRoute } from './routes/health.js';
 import { JobDirectory } from './routes/job-directory.js';
 import { registerJobRoutes } from './routes/jobs.js';
@@ -51,6 +53,8 @@ export interface AdminAppDeps {
   readonly catalog?: JobCatalogView;
   /** A run's findings: `PgFindingStore` from `@oxicloud/consistency` as it is. */
   readonly findings?: FindingsReader;
+  /** Findings across runs (`PgFindingLedger`): `/api/admin/findings` is served only with it. */
+  readonly ledger?: FindingsLedger;
   /** Checks every verified token's user against `auth.users`. */
   readonly users: AdminUserLookup;
   /** HS256 secret the bearer tokens are signed with; at least 32 bytes. */
@@ -168,6 +172,14 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   registerJobRoutes(app, { directory, jobs: deps.jobs, logger });
   registerRunRoutes(app, { directory, findings: deps.findings, logger });
   if (deps.cluster) registerClusterRoutes(app, { cluster: deps.cluster, directory });
+  if (deps.ledger) {
+    for (const path of ['/api/admin/findings', '/api/admin/findings/*']) {
+      app.use(path, auditAdminPosts(logger));
+      app.use(path, adminAuth({ users: deps.users, secret }));
+      app.use(path, requestBodyLimit(maxBodyBytes));
+    }
+    registerFindingRoutes(app, { ledger: deps.ledger, jobs: deps.jobs, runs: deps.runs, logger });
+  }
 
   app.doc31(OPENAPI_PATH, {
     openapi: '3.1.0',

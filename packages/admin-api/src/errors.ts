@@ -22,6 +22,14 @@ export const ADMIN_API_ERROR_STATUS = {
   UNAUTHENTICATED: 401,
   /** A valid token whose user is not (or no longer) an admin, or no longer exists. */
   FORBIDDEN: 403,
+  /** A finding id that is not a UUID. */
+  INVALID_FINDING_ID: 400,
+  /** A findings list cursor this API did not hand out (pass `next_cursor` back unchanged). */
+  INVALID_CURSOR: 400,
+  /** No finding (across runs) has this id. */
+  FINDING_NOT_FOUND: 404,
+  /** A decision the finding's state does not allow (accept a fixed finding, reopen an open one). */
+  INVALID_TRANSITION: 409,
   /** No registered job has this name. */
   JOB_NOT_FOUND: 404,
   /** The job has no run with this id. */

@@ -27,6 +27,7 @@ export type {
   PeriodicRunView,
   PeriodicStateView,
 } from './ports/cluster-view.js';
+export type { FindingsLedger } from './ports/findings-ledger.js';
 export type { FindingsReader } from './ports/findings-reader.js';
 export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';
 export type {
@@ -39,6 +40,7 @@ export type {
 export type { JobFreshness, OverdueJob } from './ports/job-freshness.js';
 export type { ReadinessPart, ReadinessProbe, ReadinessReport } from './ports/readiness-probe.js';
 export type { RunService } from './ports/run-service.js';
+export { MAX_TRACKED_FINDINGS_LIMIT, trackedFindingJson } from './routes/findings.js';
 export type { JobEntryJson, JobKind } from './routes/job-directory.js';
 export { jobSummaryJson } from './routes/job-directory.js';
 export type { RunListEntryJson } from './routes/run-list-entry.js';
@@ -48,7 +50,11 @@ export type {
   CancelResultJson,
   ClusterNodeJson,
   ErrorBodyJson,
+  FindingDecisionJson,
+  FindingDetailJson,
   FindingJson,
+  FindingStateJson,
+  FindingsHealthJson,
   FindingsPageJson,
   JobCheckJson,
   JobKindJson,
@@ -56,10 +62,13 @@ export type {
   JobSummaryJson,
   OutcomeEnvelopeJson,
   PeriodicRunJson,
+  RunFindingChangesJson,
   RunProgressJson,
   RunStatusJson,
   RunSummaryJson,
   RunTriggeredJson,
   SeverityJson,
+  TrackedFindingJson,
+  TrackedFindingsPageJson,
   TriggerAcceptedJson,
 } from './routes/wire-types.js';

@@ -16,6 +16,7 @@ export type {
   AlertKind,
   AlertResult,
   ConsistencyFindingsEvent,
+  FindingChangesEvent,
   JobAlertsOptions,
   JobFailedEvent,
   JobOverdueEvent,
@@ -38,6 +39,8 @@ export {
   SEVERITY_ORDER,
   worstExample,
 } from './templates/consistency-findings.js';
+export type { ChangedFinding, FindingChangesData, MailedChange } from './templates/finding-changes.js';
+export { changedTotal, renderFindingChanges } from './templates/finding-changes.js';
 export type { JobFailedData, JobFailureCause } from './templates/job-failed.js';
 export { renderJobFailed } from './templates/job-failed.js';
 export type { JobOverdueData } from './templates/job-overdue.js';

@@ -6,6 +6,8 @@ import type { EmailSender } from './email-sender.js';
 import type { Env } from './smtp-config.js';
 import type { FindingCount, FindingExample } from './templates/consistency-findings.js';
 import { groupFindingCounts, renderConsistencyFindings } from './templates/consistency-findings.js';
+import type { FindingChangesData } from './templates/finding-changes.js';
+import { changedTotal, renderFindingChanges } from './templates/finding-changes.js';
 import type { JobFailureCause } from './templates/job-failed.js';
 import { renderJobFailed } from './templates/job-failed.js';
 import type { JobOverdueData } from './templates/job-overdue.js';
@@ -16,7 +18,7 @@ import type { RenderedEmail } from './templates/rendered-email.js';
 export const ALERTS_TARGET = 'oxicloud::alerts';
 
 /** The kinds of alert; the dedup key is (job name, kind). */
-export type AlertKind = 'job_failed' | 'consistency_findings' | 'job_overdue';
+export type AlertKind = 'job_failed' | 'consistency_findings' | 'job_overdue' | 'finding_changes';
 
 /** A job with no success within 1.5 × its expected cadence (see `renderJobOverdue`). */
 export type JobOverdueEvent = Omit<JobOverdueData, 'publicBaseUrl'>;
@@ -44,6 +46,12 @@ export interface ConsistencyFindingsEvent {
   /** @defaultValue now */
   readonly at?: Date | undefined;
 }
+
+/** What a consistency run changed (new, reopened, worse, expired findings): see `renderFindingChanges`. */
+export type FindingChangesEvent = Omit<FindingChangesData, 'publicBaseUrl' | 'at'> & {
+  /** @defaultValue now */
+  readonly at?: Date | undefined;
+};
 
 /**
  * What happened to one alert. The promise of `jobFailed` /
@@ -173,6 +181,28 @@ export class JobAlerts {
   }
 
   /**
+   * Mails what a consistency run changed: its new, reopened and worse
+   * findings (accepted and false-positive ones are never among them), with
+   * the counts of what is still open and what it fixed. `empty` (nothing
+   * sent) when nothing changed. Not deduplicated: each run's changes are
+   * news once (the 6 h dedup is for failures and overdue jobs).
+   */
+  findingChanges(event: FindingChangesEvent): Promise<AlertResult> {
+    if (changedTotal(event.counts) === 0) return Promise.resolve('empty');
+    return this.#alert(
+      event.job,
+      'finding_changes',
+      () =>
+        renderFindingChanges({
+          ...event,
+          at: event.at ?? this.#now(),
+          publicBaseUrl: this.#publicBaseUrl,
+        }),
+      { dedup: false },
+    );
+  }
+
+  /**
    * Mails `[OxiCloud] Job <name> is overdue` to every admin, with the same
    * opt-out (`OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL=false`) and 6 h dedup as a
    * failure. "Once per overdue episode" across processes is the caller's
@@ -184,7 +214,12 @@ export class JobAlerts {
     );
   }
 
-  async #alert(job: string, kind: AlertKind, render: () => RenderedEmail): Promise<AlertResult> {
+  async #alert(
+    job: string,
+    kind: AlertKind,
+    render: () => RenderedEmail,
+    options: { readonly dedup: boolean } = { dedup: true },
+  ): Promise<AlertResult> {
     const sender = this.#sender;
     if (sender === null) return 'no_sender';
     let key: string | undefined;
@@ -197,7 +232,7 @@ export class JobAlerts {
         return 'disabled';
       }
       const now = this.#now().getTime();
-      const reserved = this.#reserve(job, kind, now);
+      const reserved = options.dedup ? this.#reserve(job, kind, now) : `${job}\u0000${kind}\u0000once`;
       if (reserved === undefined) {
         this.#logger.debug(
           { target: ALERTS_TARGET, event: 'alert.deduplicated', job, kind },

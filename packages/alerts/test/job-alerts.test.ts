@@ -191,6 +191,52 @@ describe('JobAlerts over real SMTP and Postgres recipients', () => {
     expect(smtp.received).toHaveLength(1);
   });
 
+  it('mails what a run changed, every run (no 6 h dedup), and nothing when nothing changed', async () => {
+    const alerts = newAlerts();
+    const changes = (n: number) => ({
+      job: 'files_consistency',
+      runId: `run-${n}`,
+      changed: [
+        {
+          id: 'f1',
+          kind: 'missing_blob',
+          severity: 'DataLoss' as const,
+          resourceId: 'ab'.repeat(32),
+          change: 'new' as const,
+          magnitude: 3,
+        },
+        {
+          id: 'f2',
+          kind: 'blob_size_mismatch',
+          severity: 'Drift' as const,
+          resourceId: 'file-2',
+          change: 'reopened' as const,
+          magnitude: 5,
+        },
+      ],
+      counts: { new: 1, reopened: 1, worse: 0, expired: 0, stillOpen: 7, fixed: 2 },
+    });
+    expect(await alerts.findingChanges(changes(1))).toBe('sent');
+    expect(await alerts.findingChanges(changes(2))).toBe('sent');
+    expect(smtp.received).toHaveLength(2);
+    const parsed = parseMail(smtp.received[0]?.raw ?? '');
+    expect(parsed.headers.get('subject')).toBe('[OxiCloud] files_consistency: 2 new or reopened findings');
+    expect(parsed.text).toContain('Summary: 1 new, 1 reopened, 0 worse, 7 still open, 2 fixed by this run');
+    expect(parsed.text).toContain(`  DataLoss  missing_blob  ${'ab'.repeat(32)}  (new)`);
+    expect(parsed.text).toContain('  Drift  blob_size_mismatch  file-2  (reopened (was fixed))');
+    expect(
+      await alerts.findingChanges({
+        ...changes(3),
+        changed: [],
+        counts: { new: 0, reopened: 0, worse: 0, expired: 0, stillOpen: 7, fixed: 1 },
+      }),
+    ).toBe('empty');
+    expect(smtp.received).toHaveLength(2);
+    // Failures keep their dedup.
+    expect(await alerts.jobFailed(failure('files_consistency'))).toBe('sent');
+    expect(await alerts.jobFailed(failure('files_consistency'))).toBe('deduplicated');
+  });
+
   it('delivers HTML in an error message escaped in the html part', async () => {
     const alerts = newAlerts();
     const message = '<script>alert("pwned")</script> & <b>bold</b>';

@@ -17,6 +17,7 @@ import { checkStore } from './check-store.js';
 import type { ConsistencyCheck } from './consistency-check.js';
 import { CONSISTENCY_FINDINGS_ALERT, CONSISTENCY_LOG_TARGET, FindingBatch } from './finding-batch.js';
 import type { FindingWriter } from './finding-sink.js';
+import { effectiveGraceMs, graceBoundary } from './grace.js';
 
 /** Options of {@link checkJob}. */
 export interface CheckJobOptions {
@@ -87,12 +88,14 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
       const validation = validateCheckParams(store.params, { runOptions: store.options });
       if (!validation.ok) return failed(validation.message);
       const runId = store.runId;
+      const graceMs = effectiveGraceMs(check, validation.options);
       const findings = new FindingBatch({
         runId,
         checkName: check.name,
         writer: options.findings,
         logger,
         tally: true,
+        graceBoundary: graceBoundary(store.startedAt, graceMs),
       });
       const base = { target: CONSISTENCY_LOG_TARGET, check: check.name, run_id: runId };
       logger.info(
@@ -108,6 +111,12 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
       );
       let outcome: RunOutcome;
       try {
+        await options.findings.beginRun?.({
+          runId,
+          checkName: check.name,
+          startedAt: store.startedAt,
+          graceMs,
+        });
         outcome = await check.runResumable(checkStore(store, findings), validation.options, signal);
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);

@@ -101,6 +101,14 @@ export interface ConsistencyCheck {
   /** Grace window in milliseconds, counted back from the run's `startedAt`. Default 1 h. */
   graceWindowMs(options: CheckOptions): number;
   /**
+   * Optional, for the closing step (findings across runs): the kinds whose
+   * grace window differs from {@link graceWindowMs} in a run with `options`
+   * (ms, `force` already applied), and `null` for kinds such a run does not
+   * examine at all (deep-only kinds of a normal run): a run never fixes a
+   * finding of a kind it did not look at.
+   */
+  kindGraceMs?(options: CheckOptions): Readonly<Record<string, number | null>>;
+  /**
    * `true` → safe against live traffic (grace window + two-pass re-verify).
    * `false` only for a check that needs a quiescent database.
    */

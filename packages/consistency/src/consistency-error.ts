@@ -11,7 +11,13 @@ export type ConsistencyErrorCode =
   /** `jobs.run_findings` is older than this build needs: call `migrate()`. */
   | 'SCHEMA_OUTDATED'
   /** A schema file failed to apply; nothing was applied. */
-  | 'SCHEMA_MIGRATION_FAILED';
+  | 'SCHEMA_MIGRATION_FAILED'
+  /** No finding (or run) with that id. */
+  | 'FINDING_NOT_FOUND'
+  /** A decision the finding's state does not allow (accepting a fixed finding, reopening an open one). */
+  | 'INVALID_TRANSITION'
+  /** A list cursor that this store did not hand out. */
+  | 'INVALID_CURSOR';
 
 /**
  * The one error class of `@oxicloud/consistency`. Messages say what was wrong

@@ -27,6 +27,12 @@ export interface FindingBatchOptions {
    * `false` (a job that records findings on the side): only `countIfNew` counters.
    */
   readonly tally: boolean;
+  /**
+   * `startedAt − grace` of the run (a check's): stored with each finding it
+   * reports, so the closing step knows the resource was old enough.
+   * @defaultValue the write's `now()`
+   */
+  readonly graceBoundary?: Date | undefined;
 }
 
 /**
@@ -74,6 +80,10 @@ export class FindingBatch implements FindingSink {
       this.#options.runId,
       records.map((r) => r.finding),
       drops as readonly FindingKey[],
+      {
+        checkName: this.#options.checkName,
+        ...(this.#options.graceBoundary ? { graceBoundary: this.#options.graceBoundary } : {}),
+      },
     );
     const counters: Record<string, number> = {};
     const add = (key: string, n = 1) => {

@@ -31,6 +31,17 @@ export interface FindingWriteResult {
   readonly dropped: readonly boolean[];
 }
 
+/** Who writes a batch's findings: the check (job) and the run's grace boundary. */
+export interface FindingWriteContext {
+  /** The job that reports them: part of each finding's fingerprint (check, kind, resource id). */
+  readonly checkName: string;
+  /**
+   * `startedAt − grace` of the run: resources older than this were examined.
+   * @defaultValue the transaction's `now()` (a job with no grace window)
+   */
+  readonly graceBoundary?: Date;
+}
+
 /**
  * The port a run's findings are written through (`PgFindingStore` on
  * `jobs.run_findings`): one call per batch, inside the checkpoint's transaction.
@@ -41,5 +52,26 @@ export interface FindingWriter {
     runId: string,
     records: readonly Inconsistency[],
     drops: readonly FindingKey[],
+    context?: FindingWriteContext,
   ): Promise<FindingWriteResult>;
+  /**
+   * Optional: remembers a check run's grace boundary before its first batch
+   * (idempotent: a resumed run keeps the first). A run that has it is closed
+   * by the closing step once `Completed`.
+   */
+  beginRun?(run: CheckRunFacts): Promise<void>;
+}
+
+/** What the closing step needs to know about a check run. */
+export interface CheckRunFacts {
+  readonly runId: string;
+  readonly checkName: string;
+  readonly startedAt: Date;
+  /** The run's effective grace window (0 with `force`). */
+  readonly graceMs: number;
+  /**
+   * Kinds whose grace differs from `graceMs` (ms), and `null` for kinds this
+   * run does not examine (the closing step never fixes those on its word).
+   */
+  readonly kindGraceMs?: Readonly<Record<string, number | null>>;
 }

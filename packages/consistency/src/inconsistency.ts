@@ -9,4 +9,11 @@ export interface Inconsistency {
   readonly resourceId: string;
   /** Per-check details, shown to the operator. */
   readonly detail: Readonly<Record<string, unknown>>;
+  /**
+   * How big the problem is, in the unit the kind names (the absolute byte
+   * delta of a drift, the number of files a missing blob affects); `null` or
+   * absent when the kind has none. An accepted finding whose magnitude at
+   * least doubles is open again.
+   */
+  readonly magnitude?: number | null;
 }

@@ -17,6 +17,7 @@ export {
   validateCheckTriggerParams,
 } from './check-params.js';
 export { checkStore } from './check-store.js';
+export type { RunCloseResult } from './close-run.js';
 export type { CheckOptions, CheckStore, ConsistencyCheck } from './consistency-check.js';
 export type { ConsistencyErrorCode } from './consistency-error.js';
 export { ConsistencyError } from './consistency-error.js';
@@ -36,12 +37,49 @@ export {
   FindingBatch,
   findingCount,
 } from './finding-batch.js';
-export type { FindingKey, FindingSink, FindingWriteResult, FindingWriter } from './finding-sink.js';
+export type {
+  CheckRunFacts,
+  FindingKey,
+  FindingSink,
+  FindingWriteContext,
+  FindingWriteResult,
+  FindingWriter,
+} from './finding-sink.js';
+export type { FindingBefore, FindingChange, FindingState, FindingTransition } from './finding-state.js';
+export {
+  FINDING_STATES,
+  isFindingState,
+  isWorse,
+  MAILED_CHANGES,
+  transitionOnReport,
+} from './finding-state.js';
 export { DEEP_GRACE_WINDOW_MS, DEFAULT_GRACE_WINDOW_MS, effectiveGraceMs, graceBoundary } from './grace.js';
 export type { Inconsistency } from './inconsistency.js';
+export type {
+  CheckHealth,
+  DecisionInput,
+  FindingDecision,
+  FindingDetailView,
+  FindingEventView,
+  FindingSightingView,
+  LedgerListOptions,
+  LedgerPage,
+  RunChanges,
+  TrackedFindingView,
+} from './pg-finding-ledger.js';
+export { PgFindingLedger } from './pg-finding-ledger.js';
 export type { FindingCount, ListFindingsOptions, StoredFinding } from './pg-finding-store.js';
 export { PgFindingStore } from './pg-finding-store.js';
-export type { FindingsDatabase, RunFindingsTable } from './run-findings-table.js';
+export type { PrunedRuns } from './pg-run-retention.js';
+export { PgRunRetention } from './pg-run-retention.js';
+export type {
+  FindingEventsTable,
+  FindingRunsTable,
+  FindingsDatabase,
+  FindingsTable,
+  RunFindingsTable,
+  RunUnexaminedTable,
+} from './run-findings-table.js';
 export type { Severity } from './severity.js';
 export { isSeverity, SEVERITIES, severityRank } from './severity.js';
 export type { AnomalyPage, SinglePhaseScanOptions } from './single-phase-scan.js';

@@ -3,10 +3,17 @@ import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { ConsistencyError } from './consistency-error.js';
 import { checkConsistencySchema } from './consistency-schema.js';
-import type { FindingKey, FindingWriteResult, FindingWriter } from './finding-sink.js';
+import type {
+  CheckRunFacts,
+  FindingKey,
+  FindingWriteContext,
+  FindingWriteResult,
+  FindingWriter,
+} from './finding-sink.js';
 import type { Inconsistency } from './inconsistency.js';
 import type { FindingsDatabase } from './run-findings-table.js';
 import { isSeverity, SEVERITIES, type Severity } from './severity.js';
+import { checkNameOfRun, trackFindings, untrackDrops } from './track-findings.js';
 
 /** A finding as stored in `jobs.run_findings`. */
 export interface StoredFinding extends Inconsistency {
@@ -105,16 +112,26 @@ export class PgFindingStore implements FindingWriter {
    * detail, severity` (idempotent; `xmax = 0` tells a new row from an
    * updated one), one `DELETE` for the drops. Ids are UUIDv7 from this
    * process, so findings recorded in order list in order.
+   *
+   * In the same transaction each record upserts its finding across runs
+   * (`jobs.findings`, fingerprint = check, kind, resource id: see
+   * `trackFindings`) and its run row links to it with what the run changed
+   * (`new`, `reopened`, `worse`, `expired`); each drop is remembered as not
+   * examined by this run (`jobs.run_unexamined`), so the closing step never
+   * fixes its finding on this run's word.
    */
   async writeFindings(
     tx: RunTransaction,
     runId: string,
     records: readonly Inconsistency[],
     drops: readonly FindingKey[],
+    context?: FindingWriteContext,
   ): Promise<FindingWriteResult> {
     // The checkpoint transaction knows only the engine's tables; these are ours.
     const db = tx as unknown as Kysely<FindingsDatabase>;
     try {
+      const writeContext: FindingWriteContext = context ?? { checkName: await checkNameOfRun(db, runId) };
+      const tracked = await trackFindings(db, runId, writeContext, records);
       let recordedNew: boolean[] = [];
       if (records.length > 0) {
         const rows = await db
@@ -127,12 +144,17 @@ export class PgFindingStore implements FindingWriter {
               severity: finding.severity,
               resource_id: finding.resourceId,
               detail: JSON.stringify(finding.detail),
+              finding_id: tracked.get(`${finding.kind}\u0000${finding.resourceId}`)?.findingId ?? null,
+              change: tracked.get(`${finding.kind}\u0000${finding.resourceId}`)?.change ?? null,
             })),
           )
           .onConflict((oc) =>
             oc.columns(['run_id', 'kind', 'resource_id']).doUpdateSet({
               detail: (eb) => eb.ref('excluded.detail'),
               severity: (eb) => eb.ref('excluded.severity'),
+              finding_id: (eb) => eb.ref('excluded.finding_id'),
+              // The first report of the run says what it changed; a re-record keeps it.
+              change: sql<string | null>`COALESCE(jobs.run_findings.change, excluded.change)`,
             }),
           )
           // xmax = 0 only on a freshly inserted row version; found_at is kept by the update.
@@ -153,6 +175,7 @@ export class PgFindingStore implements FindingWriter {
           .execute();
         const gone = new Set(rows.map((r) => `${r.kind}\u0000${r.resource_id}`));
         dropped = drops.map((d) => gone.has(`${d.kind}\u0000${d.resourceId}`));
+        await untrackDrops(db, runId, writeContext.checkName, drops);
       }
       return { recordedNew, dropped };
     } catch (cause) {
@@ -161,6 +184,30 @@ export class PgFindingStore implements FindingWriter {
         `write ${records.length} finding(s) and drop ${drops.length} of run ${runId}`,
         cause,
       );
+    }
+  }
+
+  /**
+   * Remembers a check run's grace boundary (`jobs.finding_runs`) before its
+   * first batch; a resumed run keeps the row it has. The closing step closes
+   * a run only when it has this row.
+   */
+  async beginRun(run: CheckRunFacts): Promise<void> {
+    try {
+      await this.#db
+        .insertInto('jobs.finding_runs')
+        .values({
+          run_id: run.runId,
+          check_name: run.checkName,
+          started_at: run.startedAt,
+          grace_ms: run.graceMs,
+          grace_boundary: new Date(run.startedAt.getTime() - run.graceMs),
+          kind_grace: JSON.stringify(run.kindGraceMs ?? {}),
+        })
+        .onConflict((oc) => oc.column('run_id').doNothing())
+        .execute();
+    } catch (cause) {
+      throw await databaseError(this.#db, `remember the grace boundary of run ${run.runId}`, cause);
     }
   }
 

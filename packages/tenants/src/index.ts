@@ -118,6 +118,7 @@ export type {
   OrphanFinishResult,
   OrphanMarkResult,
 } from './ports/orphan-blob-repository.js';
+export type { RunRetentionRepository } from './ports/run-retention-repository.js';
 export type { ScanPage } from './ports/scan-page.js';
 export type {
   TrashFolderBatch,
@@ -133,6 +134,16 @@ export {
   REEXTRACT_AUDIO_JOB_NAME,
 } from './reextract-audio/index.js';
 export { createReextractImageJob, REEXTRACT_IMAGE_JOB_NAME } from './reextract-image/index.js';
+export type { RunRetentionConfig, RunRetentionJob, RunRetentionJobOptions } from './run-retention/index.js';
+export {
+  assertRunRetentionConfig,
+  createRunRetentionJob,
+  RUN_RETENTION_AUDIT_ID_CAP,
+  RUN_RETENTION_DEFAULTS,
+  RUN_RETENTION_ENV,
+  RUN_RETENTION_JOB_NAME,
+  runRetentionConfigFromEnv,
+} from './run-retention/index.js';
 export type { MimeSniff, StorageConsistencyCheckOptions } from './storage-consistency/index.js';
 export {
   BLOB_HASH_MISMATCH,

@@ -124,6 +124,7 @@ describe('drives_consistency over a fake port', () => {
         severity: 'Drift',
         resourceId: driveIds[3],
         detail: { recorded: 10, actual: 4, delta: 6, owner_id: userIds[0] },
+        magnitude: 6,
       },
     ]);
   });

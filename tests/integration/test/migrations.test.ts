@@ -37,9 +37,13 @@ describe('migrations', () => {
       );
       expect(tables.rows.map((r) => r.t)).toEqual([
         'auth.users',
+        'jobs.finding_events',
+        'jobs.finding_runs',
+        'jobs.findings',
         'jobs.job_registrations',
         'jobs.recoverable_runs',
         'jobs.run_findings',
+        'jobs.run_unexamined',
         'storage.audio_metadata',
         'storage.blobs',
         'storage.drives',

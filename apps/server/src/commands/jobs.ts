@@ -24,7 +24,7 @@ import {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Wraps a value parser so commander prints `… argument 'x' is invalid. <what is allowed>`. */
-function parser<T>(parse: (value: string) => T): (value: string) => T {
+export function parser<T>(parse: (value: string) => T): (value: string) => T {
   return (value) => {
     try {
       return parse(value);

@@ -6,6 +6,8 @@ import {
   grantCleanupConfigFromEnv,
   grantsConsistencyConfigFromEnv,
   isTenantsError,
+  type RunRetentionConfig,
+  runRetentionConfigFromEnv,
   type StorageReconcileConfig,
   storageReconcileConfigFromEnv,
   type TrashCleanupConfig,
@@ -20,6 +22,8 @@ export interface TenantConfigs {
   readonly dedupGc: DedupGcConfig;
   readonly grantCleanup: GrantCleanupConfig;
   readonly grantsConsistency: GrantsConsistencyConfig;
+  /** `run_retention` (`OXICLOUD_JOB_RUN_RETENTION_*`). @defaultValue its defaults (90 days, daily) */
+  readonly runRetention?: RunRetentionConfig;
 }
 
 /**
@@ -43,15 +47,17 @@ export function tenantConfigsFromEnv(env: Readonly<Record<string, string | undef
   const dedupGc = read(dedupGcConfigFromEnv);
   const grantCleanup = read(grantCleanupConfigFromEnv);
   const grantsConsistency = read(grantsConsistencyConfigFromEnv);
+  const runRetention = read(runRetentionConfigFromEnv);
   if (
     problems.length > 0 ||
     !trashCleanup ||
     !storageReconcile ||
     !dedupGc ||
     !grantCleanup ||
-    !grantsConsistency
+    !grantsConsistency ||
+    !runRetention
   ) {
     throw new ServerError('BAD_CONFIG', `invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
-  return { trashCleanup, storageReconcile, dedupGc, grantCleanup, grantsConsistency };
+  return { trashCleanup, storageReconcile, dedupGc, grantCleanup, grantsConsistency, runRetention };
 }

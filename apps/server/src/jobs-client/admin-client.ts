@@ -1,4 +1,10 @@
 import type {
+  FindingDecisionJson,
+  FindingDetailJson,
+  TrackedFindingJson,
+  TrackedFindingsPageJson,
+} from '@oxicloud/admin-api';
+import type {
   ApiCancelled,
   ApiFindingsPage,
   ApiJob,
@@ -139,6 +145,37 @@ export class AdminClient {
       'GET',
       `${jobPath(name)}/runs/${encodeURIComponent(runId)}/findings${queryString(query)}`,
     );
+  }
+
+  /** `GET /api/admin/findings`: findings across runs, worst first, keyset-paged. */
+  listTrackedFindings(
+    options: {
+      readonly state?: string;
+      readonly severity?: string;
+      readonly kind?: string;
+      readonly check?: string;
+      readonly cursor?: string;
+      readonly limit?: number;
+    } = {},
+  ): Promise<ApiAnswer<TrackedFindingsPageJson>> {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(options))
+      if (value !== undefined) query.set(key, String(value));
+    return this.#request('GET', `/api/admin/findings${queryString(query)}`);
+  }
+
+  /** `GET /api/admin/findings/{id}`: one finding with its history. */
+  getTrackedFinding(id: string): Promise<ApiAnswer<FindingDetailJson>> {
+    return this.#request('GET', `/api/admin/findings/${encodeURIComponent(id)}`);
+  }
+
+  /** `POST /api/admin/findings/{id}/accept|false-positive|reopen` with a comment (and `until` for accept). */
+  decideFinding(
+    id: string,
+    decision: 'accept' | 'false-positive' | 'reopen',
+    body: FindingDecisionJson,
+  ): Promise<ApiAnswer<TrackedFindingJson>> {
+    return this.#request('POST', `/api/admin/findings/${encodeURIComponent(id)}/${decision}`, { body });
   }
 
   async #request<T>(

@@ -47,6 +47,14 @@ export {
   runsCommand,
   triggerCommand,
 } from './commands.js';
+export {
+  FINDING_STATES,
+  findingsDecideCommand,
+  findingsListCommand,
+  findingsShowCommand,
+  formatBytes,
+  formatFindingDetail,
+} from './findings-commands.js';
 export type { FollowOptions } from './follow.js';
 export { exitCodeOfStatus, followBatch, followRun } from './follow.js';
 export type { JobsClientErrorCode } from './jobs-client-error.js';

@@ -11,6 +11,14 @@ const RECOVERABLE_CODES: Readonly<Record<string, AdminApiErrorCode>> = {
   SHUTTING_DOWN: 'SHUTTING_DOWN',
 };
 
+/** `ConsistencyError` codes answered as client errors (findings across runs). */
+const CONSISTENCY_CODES: Readonly<Record<string, AdminApiErrorCode>> = {
+  FINDING_NOT_FOUND: 'FINDING_NOT_FOUND',
+  INVALID_TRANSITION: 'INVALID_TRANSITION',
+  INVALID_CURSOR: 'INVALID_CURSOR',
+  INVALID_OPTIONS: 'VALIDATION_FAILED',
+};
+
 /** Node socket errors that mean the database server cannot be reached. */
 const CONNECTION_ERRNOS = new Set([
   'ECONNREFUSED',
@@ -68,6 +76,11 @@ export function domainToAdminApiError(thrown: unknown): AdminApiError | undefine
   if (thrown instanceof Error && thrown.name === 'RecoverableError') {
     const code = (thrown as Error & { code?: unknown }).code;
     const mapped = typeof code === 'string' ? RECOVERABLE_CODES[code] : undefined;
+    if (mapped) return new AdminApiError(mapped, thrown.message, { cause: thrown });
+  }
+  if (thrown instanceof Error && thrown.name === 'ConsistencyError') {
+    const code = (thrown as Error & { code?: unknown }).code;
+    const mapped = typeof code === 'string' ? CONSISTENCY_CODES[code] : undefined;
     if (mapped) return new AdminApiError(mapped, thrown.message, { cause: thrown });
   }
   if (isDatabaseUnavailable(thrown)) {

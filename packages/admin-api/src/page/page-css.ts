@@ -131,4 +131,18 @@ td.resource { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
   #jobs-table tr { display: block; border-bottom: 1px solid var(--line); }
   #jobs-table td, #jobs-table th { display: block; border: 0; padding: 0.2rem 0.6rem; }
 }
+.health-view, .findings-view { margin-bottom: 1.75rem; }
+.health-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 0.75rem; margin-top: 0.75rem; }
+.health-card { border: 1px solid var(--line); border-radius: 8px; padding: 0.75rem; background: var(--panel); }
+.health-card h3 { margin: 0 0 0.35rem; }
+.health-card .counts { display: flex; flex-wrap: wrap; gap: 0.35rem; margin: 0.35rem 0; }
+.health-card svg { display: block; margin-top: 0.35rem; }
+.trend-bar { fill: #8aa9cc; }
+.trend-new { fill: #a1151b; }
+.trend-fixed { fill: #17602d; }
+.fields { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 0.9rem; margin: 0.5rem 0; }
+.fields dt { color: var(--muted); }
+.fields dd { margin: 0; overflow-wrap: anywhere; }
+.decision textarea { width: 100%; min-height: 4rem; font: inherit; }
+.decision .row { display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; margin-top: 0.4rem; }
 `;

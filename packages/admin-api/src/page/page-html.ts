@@ -47,6 +47,40 @@ export function adminPageHtml(assets: AdminPageAssetUrls): string {
     </form>
   </section>
   <section id="jobs-view" aria-labelledby="jobs-title" hidden>
+    <section id="health-view" class="health-view" aria-labelledby="health-title">
+      <h1 id="health-title" tabindex="-1">Health</h1>
+      <p class="meta">Per consistency check: the last completed run, what is open, what it found new and fixed, and the last runs.</p>
+      <p id="health-error" class="message error" role="alert"></p>
+      <div id="health"></div>
+    </section>
+    <section id="findings-view" class="findings-view" aria-labelledby="findings-list-title">
+      <h2 id="findings-list-title">Findings</h2>
+      <form id="findings-filters" class="filters">
+        <label for="f-state">State</label>
+        <select id="f-state">
+          <option value="">All states</option>
+${['open', 'reopened', 'accepted', 'false_positive', 'fixed']
+  .map(
+    (name) => `          <option value="${name}">${name}</option>
+`,
+  )
+  .join('')}        </select>
+        <label for="f-severity">Severity</label>
+        <select id="f-severity">
+          <option value="">All severities</option>
+${SEVERITIES.map(
+  (name) => `          <option value="${name}">${name}</option>
+`,
+).join('')}        </select>
+        <label for="f-check">Check</label>
+        <input id="f-check" type="text" placeholder="e.g. files_consistency" spellcheck="false">
+        <button type="submit">Filter</button>
+      </form>
+      <p id="findings-error" class="message error" role="alert"></p>
+      <div id="tracked-findings"></div>
+      <button type="button" id="findings-more" hidden>More findings</button>
+      <div id="finding-detail" class="run-detail" aria-live="polite" hidden></div>
+    </section>
     <div class="heading-row">
       <h1 id="jobs-title" tabindex="-1">Jobs</h1>
       <span class="updated" id="updated"></span>

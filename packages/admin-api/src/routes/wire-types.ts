@@ -1,6 +1,15 @@
 import type { z } from '@hono/zod-openapi';
 import type { ClusterNodeSchema, PeriodicRunSchema } from './cluster-schemas.js';
 import type {
+  FindingDecisionBodySchema,
+  FindingDetailSchema,
+  FindingStateSchema,
+  FindingsHealthSchema,
+  RunFindingChangesSchema,
+  TrackedFindingSchema,
+  TrackedFindingsPageSchema,
+} from './findings-schemas.js';
+import type {
   CancelResultSchema,
   ErrorBodySchema,
   FindingSchema,
@@ -58,3 +67,17 @@ export type FindingsPageJson = z.infer<typeof FindingsPageSchema>;
 export type ClusterNodeJson = z.infer<typeof ClusterNodeSchema>;
 /** One entry of `GET /api/admin/jobs/{name}/periodic-runs`. */
 export type PeriodicRunJson = z.infer<typeof PeriodicRunSchema>;
+/** The state of a finding across runs. */
+export type FindingStateJson = z.infer<typeof FindingStateSchema>;
+/** A finding across runs (`GET /api/admin/findings`, the POSTs' answer). */
+export type TrackedFindingJson = z.infer<typeof TrackedFindingSchema>;
+/** `GET /api/admin/findings` (200). */
+export type TrackedFindingsPageJson = z.infer<typeof TrackedFindingsPageSchema>;
+/** `GET /api/admin/findings/{id}` (200): with its state changes and sightings. */
+export type FindingDetailJson = z.infer<typeof FindingDetailSchema>;
+/** The body of `POST /api/admin/findings/{id}/accept|false-positive|reopen`. */
+export type FindingDecisionJson = z.infer<typeof FindingDecisionBodySchema>;
+/** `GET /api/admin/findings/runs/{run_id}` (200). */
+export type RunFindingChangesJson = z.infer<typeof RunFindingChangesSchema>;
+/** `GET /api/admin/findings/health` (200). */
+export type FindingsHealthJson = z.infer<typeof FindingsHealthSchema>;

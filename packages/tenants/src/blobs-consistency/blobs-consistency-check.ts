@@ -49,6 +49,12 @@
  *    last hash leave Postgres; Pass 2 re-reads each anomalous row and
  *    re-counts its files before recording (a file added or deleted since
  *    heals a transient difference; a healed row drops an earlier finding).
+ * 6. Closing (findings across runs). A `Completed` run walked every blob row;
+ *    a finding it did not report again, that pass 2 did not drop, and whose
+ *    last report came from a run whose grace boundary is not later than this
+ *    run's is `fixed` (a row deleted since fixes its findings). Magnitude:
+ *    `ref_count_mismatch` the absolute counter delta; `orphaned_at_mismatch`
+ *    has none.
  */
 import {
   type CheckOptions,
@@ -94,6 +100,7 @@ export function blobRowFindings(a: BlobRowAnomaly): Inconsistency[] {
           orphaned_at: orphanedAt,
           size: a.size,
         },
+        magnitude: Math.abs(a.refCount - a.fileCount),
       },
     ];
   }

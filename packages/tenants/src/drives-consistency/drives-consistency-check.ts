@@ -19,6 +19,10 @@
  *    Pass 2, which re-reads each drifting row right before recording it.
  * 5. Batch. 1000 rows or 30 s (the shared `runBatches` driver), checkpoint +
  *    status poll between batches; findings idempotent on (run, kind, id).
+ * 6. Closing (findings across runs). A `Completed` run walked every drive and
+ *    every user with no grace, so a drift it did not report again (and pass 2
+ *    did not drop) is `fixed`, and so is one whose drive or user was deleted.
+ *    Magnitude of both kinds: the absolute byte delta `|recorded − actual|`.
  */
 import {
   type CheckOptions,
@@ -72,6 +76,7 @@ function driveFinding(d: DriveUsageDrift): Inconsistency {
       delta: d.recordedBytes - d.actualBytes,
       owner_id: d.ownerId,
     },
+    magnitude: Math.abs(d.recordedBytes - d.actualBytes),
   };
 }
 
@@ -86,6 +91,7 @@ function userFinding(u: UserUsageDrift): Inconsistency {
       delta: u.recordedBytes - u.actualBytes,
       drive_count: u.driveCount,
     },
+    magnitude: Math.abs(u.recordedBytes - u.actualBytes),
   };
 }
 

@@ -53,6 +53,14 @@
  *    between batches. Pass 2 re-reads the file and the blob before
  *    recording: a file deleted mid-scan or a blob that landed meanwhile is
  *    dropped, and so is any finding recorded for it before a resume.
+ * 6. Closing (findings across runs). A `Completed` run walked all three
+ *    phases; a finding it did not report again, that pass 2 did not drop, and
+ *    whose last report came from a run whose grace boundary is not later than
+ *    this run's (a file old then is old now; with a grace longer than the time
+ *    between runs it waits for a later run) is `fixed`. A deleted file (or
+ *    blob hash no file references any more) fixes its findings. Magnitude:
+ *    `missing_blob` the number of files referencing the hash,
+ *    `blob_size_mismatch` the absolute byte delta; the others have none.
  */
 import {
   type CheckOptions,
@@ -126,6 +134,7 @@ function missingBlobFinding(m: MissingBlob): Inconsistency {
       affected_file_ids: m.affectedFileIds,
       affected_file_ids_truncated: m.affectedFileIds.length < m.refCount,
     },
+    magnitude: m.refCount,
   };
 }
 
@@ -140,6 +149,7 @@ function sizeMismatchFinding(a: FileBlobAnomaly): Inconsistency {
       blob_size: a.blobSize,
       delta: a.blobSize === null ? null : a.fileSize - a.blobSize,
     },
+    magnitude: a.blobSize === null ? null : Math.abs(a.fileSize - a.blobSize),
   };
 }
 

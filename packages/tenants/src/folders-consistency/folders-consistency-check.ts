@@ -50,6 +50,12 @@
  * 5. Batch. 1000 rows or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
  *    between batches; only the anomalies and the last key leave Postgres;
  *    Pass 2 re-reads each anomalous folder and its parent before recording.
+ * 6. Closing (findings across runs). A `Completed` run walked every folder;
+ *    a finding it did not report again, that pass 2 did not drop, and whose
+ *    last report came from a run whose grace boundary is not later than this
+ *    run's (a parent trashed long enough then still is, unless the grace
+ *    exceeds the time between runs: then a later run decides) is `fixed`; a
+ *    deleted folder fixes its findings. No kind has a magnitude.
  */
 import {
   type CheckOptions,

@@ -33,6 +33,11 @@
  *    last id leave Postgres; Pass 2 re-reads each anomalous grant and its
  *    resource before recording (a grant deleted meanwhile, or a resource
  *    that landed, is dropped).
+ * 6. Closing (findings across runs). A `Completed` run walked every grant;
+ *    a finding it did not report again, that pass 2 did not drop, and whose
+ *    last report came from a run whose grace boundary is not later than this
+ *    run's is `fixed`; a grant deleted (cleaned up) since fixes its findings.
+ *    No kind has a magnitude.
  */
 import {
   type CheckOptions,

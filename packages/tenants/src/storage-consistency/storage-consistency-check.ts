@@ -44,6 +44,16 @@
  *    → drop); missing → re-head the bytes (landed → drop) and re-read the row
  *    (deleted → drop); hash mismatch → re-head (rewritten → re-hash);
  *    mime mismatch → re-read the recorded type.
+ * 6. Closing (findings across runs). A `Completed` run merged the whole
+ *    listing with every row; an `orphan_blob` or `missing_blob_bytes` it did
+ *    not report again, that pass 2 did not drop, and whose last report came
+ *    from a run whose grace boundary is not later than this run's is `fixed`
+ *    (bytes collected, or a row deleted, fix theirs). `blob_hash_mismatch` and
+ *    `blob_mime_mismatch` are examined by deep runs only (`kindGraceMs`): a
+ *    normal run never fixes them, a deep run judges them against its 24 h
+ *    boundary. Magnitude: `orphan_blob` its size in bytes,
+ *    `missing_blob_bytes` the number of files referencing it; the mismatches
+ *    have none.
  */
 import {
   type CheckOptions,
@@ -327,6 +337,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
           has_row: false,
           reason: 'no_row',
         },
+        magnitude: head.size,
       });
     }
     return out;
@@ -362,6 +373,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
           created_at: iso(row.createdAt),
           backend: blobs.backend,
         },
+        magnitude: fileCount,
       }));
   }
 
@@ -460,6 +472,11 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
       'new findings: blobs missing their bytes, orphaned bytes, and (deep) hash or mime mismatches',
     deep: true,
     graceWindowMs: () => graceMs,
+    // Hash and mime mismatches are examined by deep runs only, with the deep grace.
+    kindGraceMs: (runOptions) => {
+      const deepMs = runOptions.deep ? (runOptions.force ? 0 : deepGraceMs) : null;
+      return { [BLOB_HASH_MISMATCH]: deepMs, [BLOB_MIME_MISMATCH]: deepMs };
+    },
     concurrentSafe: () => true,
     estimateTotal: () => index.estimateRows(),
     runResumable(store: CheckStore, runOptions: CheckOptions, signal: AbortSignal): Promise<RunOutcome> {

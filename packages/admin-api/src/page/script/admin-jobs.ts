@@ -25,6 +25,7 @@ import type {
 import { refreshNodes, refreshPeriodicRuns } from './cluster.ts';
 import { byId as $, h } from './dom.ts';
 import { fieldMeanings } from './field-meanings.ts';
+import { loadFindings, refreshHealth, startFindingsView } from './findings-view.ts';
 import {
   cadence,
   duration,
@@ -197,18 +198,27 @@ function errorOf(body: unknown): ErrorBodyJson['error'] | null {
   return error && typeof error === 'object' ? error : null;
 }
 
-async function api<T>(path: string, options?: { method: 'GET' | 'POST' }): Promise<T> {
+/** The one request of the page: `base` (default the jobs API) + `path`, an optional JSON `body`. */
+async function api<T>(
+  path: string,
+  options?: { method: 'GET' | 'POST'; base?: string; body?: unknown },
+): Promise<T> {
   const current = token();
   if (!current) throw new ApiError(401, 'UNAUTHENTICATED', 'not signed in');
   const generation = state.generation;
+  // A `base` is whole; paths under /api/admin/ are whole (the nodes route); the rest are below /api/admin/jobs.
+  const url = options?.base !== undefined ? options.base + path : path.startsWith(`${API_ROOT}/`) ? path : API + path;
   let response: Response;
   try {
-    // Paths under /api/admin/ are whole (the nodes route); the rest are below /api/admin/jobs.
-    const url = path.startsWith(`${API_ROOT}/`) ? path : API + path;
     response = await fetch(url, {
       method: options?.method ?? 'GET',
-      headers: { authorization: `Bearer ${current}`, accept: 'application/json' },
+      headers: {
+        authorization: `Bearer ${current}`,
+        accept: 'application/json',
+        ...(options?.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       cache: 'no-store',
+      ...(options?.body === undefined ? {} : { body: JSON.stringify(options.body) }),
     });
   } catch (error) {
     throw new ApiError(0, 'NETWORK', `could not reach the server (${describe(error)})`);
@@ -274,6 +284,7 @@ function authFailed(status: number, err: ErrorBodyJson['error'] | null): void {
 }
 
 async function showJobs(focusHeading: boolean): Promise<void> {
+  void loadFindings();
   $('signin-view').hidden = true;
   $('jobs-view').hidden = false;
   $('sign-out').hidden = false;
@@ -281,6 +292,14 @@ async function showJobs(focusHeading: boolean): Promise<void> {
   if (focusHeading) $('jobs-title').focus();
   await tick();
 }
+
+startFindingsView((path, init) =>
+  api(path, {
+    method: init?.method ?? 'GET',
+    base: '/api/admin/findings',
+    ...(init ? { body: init.body } : {}),
+  }),
+);
 
 $('signin-form').addEventListener('submit', async (event) => {
   event.preventDefault();
@@ -336,6 +355,7 @@ function refresh(): Promise<void> {
         renderJobs();
         $('updated').textContent = `Updated ${new Date().toLocaleTimeString()}`;
         applyPendingRoute();
+        void refreshHealth();
         if (state.drawer) await refreshDrawer(false);
         await refreshNodes(api);
       } catch (error) {

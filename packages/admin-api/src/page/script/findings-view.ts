@@ -1,0 +1,336 @@
+/**
+ * The health view and the findings list of the `/admin/jobs` page (findings
+ * across runs, `/api/admin/findings*`): per check a card with the last
+ * completed run, open findings by severity, new and fixed by that run and an
+ * SVG trend of the last runs; then the findings, filterable, each with its
+ * detail as readable fields, its history, and accept / false-positive with a
+ * comment. Data is written with `textContent` only.
+ */
+import { SEVERITIES } from '@oxicloud/consistency/severity';
+import type {
+  FindingDetailJson,
+  FindingsHealthJson,
+  TrackedFindingJson,
+  TrackedFindingsPageJson,
+} from '../../routes/wire-types.ts';
+import { byId as $, h } from './dom.ts';
+import { fmt, relative, shortId, timeEl } from './format.ts';
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** The page's one request function (its auth handling included), on `/api/admin/findings`. */
+type Request = <T>(path: string, init?: { method: 'POST'; body: unknown }) => Promise<T>;
+let call: Request = () => Promise.reject(new Error('not started'));
+let nextCursor: string | null = null;
+let selected: string | null = null;
+
+/** Bytes as `1,234 B (1.2 KiB)`. */
+export function bytes(n: number): string {
+  const abs = Math.abs(n);
+  if (abs < 1024) return `${fmt(n)} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = abs;
+  let unit = 'B';
+  for (const u of units) {
+    if (value < 1024) break;
+    value /= 1024;
+    unit = u;
+  }
+  return `${fmt(n)} B (${n < 0 ? '-' : ''}${value.toFixed(1)} ${unit})`;
+}
+
+const BYTE_KEYS = /(bytes|size|delta|recorded|actual)$/;
+
+/** A detail value in words: sizes in bytes and KiB/MiB, id lists as codes. */
+function detailValue(key: string, value: unknown): Node | string {
+  if (typeof value === 'number' && BYTE_KEYS.test(key) && !/count/.test(key)) return bytes(value);
+  if (Array.isArray(value)) {
+    return h(
+      'span',
+      null,
+      ...value.slice(0, 50).flatMap((v, i) => [i > 0 ? ', ' : '', h('code', { text: String(v) })]),
+    );
+  }
+  if (value === null || value === undefined) return '-';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** An SVG trend of the last runs: a bar per run (findings reported), new above in red, fixed in green. */
+function trendSvg(trend: FindingsHealthJson['checks'][number]['trend']): SVGSVGElement {
+  const width = 240;
+  const height = 48;
+  const svg = document.createElementNS(SVG_NS, 'svg');
+  svg.setAttribute('width', String(width));
+  svg.setAttribute('height', String(height));
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('role', 'img');
+  const max = Math.max(1, ...trend.map((t) => Math.max(t.reported, t.new + t.fixed)));
+  const slot = width / Math.max(trend.length, 1);
+  const label = trend.map((t) => `${t.reported} reported, ${t.new} new, ${t.fixed} fixed`).join('; ');
+  const title = document.createElementNS(SVG_NS, 'title');
+  title.textContent = trend.length === 0 ? 'no completed runs yet' : `last ${trend.length} runs: ${label}`;
+  svg.append(title);
+  svg.setAttribute('aria-label', title.textContent);
+  trend.forEach((t, i) => {
+    const rect = (cls: string, value: number, x: number, w: number) => {
+      const hgt = Math.max(value > 0 ? 1 : 0, Math.round((value / max) * (height - 2)));
+      const r = document.createElementNS(SVG_NS, 'rect');
+      r.setAttribute('class', cls);
+      r.setAttribute('x', String(x));
+      r.setAttribute('y', String(height - hgt));
+      r.setAttribute('width', String(w));
+      r.setAttribute('height', String(hgt));
+      svg.append(r);
+    };
+    const x = i * slot + 1;
+    const w = Math.max(2, slot - 2);
+    rect('trend-bar', t.reported, x, w * 0.5);
+    rect('trend-new', t.new, x + w * 0.5, w * 0.25);
+    rect('trend-fixed', t.fixed, x + w * 0.75, w * 0.25);
+  });
+  return svg;
+}
+
+/** Reloads the health cards (called with each jobs refresh). */
+export async function refreshHealth(): Promise<void> {
+  try {
+    const health = await call<FindingsHealthJson>('/health');
+    $('health-error').textContent = '';
+    $('health').replaceChildren(
+      h(
+        'div',
+        { class: 'health-grid' },
+        health.checks.map((c) => {
+          const open = SEVERITIES.map((s) => [s, c.open_by_severity[s] ?? 0] as const).filter(
+            ([, n]) => n > 0,
+          );
+          return h(
+            'article',
+            { class: 'health-card', 'data-check': c.check },
+            h('h3', { text: c.check }),
+            h(
+              'p',
+              { class: 'meta' },
+              c.last_completed_run
+                ? ['last completed ', timeEl(c.last_completed_run.completed_at)]
+                : 'no completed run yet',
+            ),
+            h(
+              'div',
+              { class: 'counts' },
+              open.length === 0
+                ? h('span', { class: 'badge ok', text: 'nothing open' })
+                : open.map(([s, n]) => h('span', { class: `badge sev-${s}`, text: `${fmt(n)} ${s}` })),
+              c.accepted > 0 ? h('span', { class: 'badge', text: `${fmt(c.accepted)} accepted` }) : null,
+            ),
+            h('p', {
+              class: 'meta',
+              text: `${fmt(c.new_since_previous)} new, ${fmt(c.fixed_since_previous)} fixed since the previous run`,
+            }),
+            trendSvg(c.trend),
+          );
+        }),
+      ),
+    );
+  } catch (error) {
+    $('health-error').textContent = `Could not load the health view: ${(error as Error).message}`;
+  }
+}
+
+function filterQuery(): string {
+  const q = new URLSearchParams();
+  const state = $<HTMLSelectElement>('f-state').value;
+  const severity = $<HTMLSelectElement>('f-severity').value;
+  const check = $<HTMLInputElement>('f-check').value.trim();
+  if (state) q.set('state', state);
+  if (severity) q.set('severity', severity);
+  if (check) q.set('check', check);
+  q.set('limit', '50');
+  return q.toString();
+}
+
+function findingRow(f: TrackedFindingJson): HTMLTableRowElement {
+  return h(
+    'tr',
+    { tabindex: 0, 'data-finding': f.id, onclick: () => void showFinding(f.id) },
+    h('td', null, h('span', { class: `badge sev-${f.severity}`, text: f.severity })),
+    h('td', { text: f.state }),
+    h('td', { text: f.check }),
+    h('td', null, h('code', { text: f.kind })),
+    h('td', null, h('code', { text: shortId(f.resource_id) })),
+    h('td', null, timeEl(f.last_seen_at)),
+  );
+}
+
+/** Loads the first page (or, with `more`, the next one) of the findings list. */
+export async function loadFindings(more = false): Promise<void> {
+  try {
+    const page = await call<TrackedFindingsPageJson>(
+      `?${filterQuery()}${more && nextCursor ? `&cursor=${encodeURIComponent(nextCursor)}` : ''}`,
+    );
+    $('findings-error').textContent = '';
+    nextCursor = page.next_cursor;
+    $('findings-more').hidden = nextCursor === null;
+    const body = more ? $('tracked-findings').querySelector('tbody') : null;
+    const rows = page.findings.map(findingRow);
+    if (body) body.append(...rows);
+    else if (rows.length === 0)
+      $('tracked-findings').replaceChildren(h('p', { class: 'empty', text: 'No findings match.' }));
+    else {
+      $('tracked-findings').replaceChildren(
+        h(
+          'table',
+          { id: 'tracked-findings-table' },
+          h('caption', { text: 'Worst severity first, then most recently seen. Select one for its detail.' }),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Severity', 'State', 'Check', 'Kind', 'Resource', 'Last seen'].map((t) =>
+                h('th', { scope: 'col', text: t }),
+              ),
+            ),
+          ),
+          h('tbody', null, rows),
+        ),
+      );
+    }
+  } catch (error) {
+    $('findings-error').textContent = `Could not load the findings: ${(error as Error).message}`;
+  }
+}
+
+async function decide(id: string, action: 'accept' | 'false-positive', form: HTMLFormElement): Promise<void> {
+  const comment = (form.elements.namedItem('comment') as HTMLTextAreaElement).value;
+  const until = (form.elements.namedItem('until') as HTMLInputElement | null)?.value ?? '';
+  const status = form.querySelector('.decision-status') as HTMLElement;
+  try {
+    await call(`/${id}/${action}`, {
+      method: 'POST',
+      body: { comment, ...(action === 'accept' && until ? { until: new Date(until).toISOString() } : {}) },
+    });
+    status.textContent = action === 'accept' ? 'Accepted.' : 'Marked as a false positive.';
+    await Promise.all([showFinding(id), loadFindings(), refreshHealth()]);
+  } catch (error) {
+    status.textContent = `Refused: ${(error as Error).message}`;
+  }
+}
+
+/** Shows one finding's detail: readable fields, decision form, history. */
+export async function showFinding(id: string): Promise<void> {
+  selected = id;
+  const box = $('finding-detail');
+  try {
+    const f = await call<FindingDetailJson>(`/${id}`);
+    if (selected !== id) return;
+    const field = (label: string, value: Node | string) => [h('dt', { text: label }), h('dd', null, value)];
+    const form = h(
+      'form',
+      { class: 'decision', onsubmit: (e: Event) => e.preventDefault() },
+      h('label', { for: 'decision-comment', text: 'Comment (why; required)' }),
+      h('textarea', { id: 'decision-comment', name: 'comment', maxlength: 2000 }),
+      h(
+        'div',
+        { class: 'row' },
+        h('label', { for: 'decision-until', text: 'Accept until (optional)' }),
+        h('input', { id: 'decision-until', name: 'until', type: 'datetime-local' }),
+        h('button', {
+          type: 'button',
+          id: 'decision-accept',
+          text: 'Accept',
+          onclick: () => void decide(id, 'accept', form),
+        }),
+        h('button', {
+          type: 'button',
+          id: 'decision-false-positive',
+          text: 'False positive',
+          onclick: () => void decide(id, 'false-positive', form),
+        }),
+        h('span', { class: 'decision-status', role: 'status' }),
+      ),
+    );
+    box.hidden = false;
+    box.replaceChildren(
+      h('h3', { text: `${f.kind} on ${f.resource_id}` }),
+      h(
+        'dl',
+        { class: 'fields' },
+        field('State', `${f.state}${f.accept_until ? ` until ${f.accept_until}` : ''}`),
+        field('Check', f.check),
+        field(
+          'Severity',
+          f.highest_severity !== f.severity ? `${f.severity} (was ${f.highest_severity})` : f.severity,
+        ),
+        field('Resource', h('code', { text: f.resource_id })),
+        field(
+          'Magnitude',
+          f.magnitude === null
+            ? '-'
+            : /drift|size|orphan_blob/.test(f.kind)
+              ? bytes(f.magnitude)
+              : fmt(f.magnitude),
+        ),
+        field(
+          'First seen',
+          h('span', null, timeEl(f.first_seen_at), ` (run ${shortId(f.first_seen_run_id ?? 'pruned')})`),
+        ),
+        field(
+          'Last seen',
+          h('span', null, timeEl(f.last_seen_at), ` (run ${shortId(f.last_seen_run_id ?? 'pruned')})`),
+        ),
+        field('Changed', `${relative(f.state_changed_at)} by ${f.state_changed_by}`),
+        field('Comment', f.comment ?? '-'),
+        Object.entries(f.detail).flatMap(([k, v]) => field(k.replace(/_/g, ' '), detailValue(k, v))),
+      ),
+      ...(f.state === 'fixed' ? [] : [form]),
+      h('h3', { text: 'History' }),
+      h(
+        'table',
+        null,
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ['When', 'Event', 'State', 'By', 'Comment'].map((t) => h('th', { scope: 'col', text: t })),
+          ),
+        ),
+        h(
+          'tbody',
+          null,
+          f.events.map((e) =>
+            h(
+              'tr',
+              null,
+              h('td', null, timeEl(e.at)),
+              h('td', { text: e.event }),
+              h('td', { text: e.state }),
+              h('td', { text: e.actor }),
+              h('td', { text: e.comment ?? '' }),
+            ),
+          ),
+        ),
+      ),
+      h('p', { class: 'meta', text: `Seen by ${f.sightings.length} run(s) still kept.` }),
+    );
+  } catch (error) {
+    box.hidden = false;
+    box.replaceChildren(
+      h('p', { class: 'message error', text: `Could not load the finding: ${(error as Error).message}` }),
+    );
+  }
+}
+
+/** Wires the filters; `request` is the page's request function on `/api/admin/findings`. */
+export function startFindingsView(request: Request): void {
+  call = request;
+  $('findings-filters').addEventListener('submit', (event) => {
+    event.preventDefault();
+    void loadFindings();
+  });
+  $('findings-more').addEventListener('click', () => void loadFindings(true));
+}
