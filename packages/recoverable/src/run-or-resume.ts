@@ -452,7 +452,11 @@ async function runHandler(
     }
   }
   if (lease.state() === 'lost') return failed(`run ${record.runId}: lease lost before the handler started`);
-  const store = trackCheckpoints(factory.storeFor(record, prepared.params, prepared.options), record.cursor, lease);
+  const store = trackCheckpoints(
+    factory.storeFor(record, prepared.params, prepared.options),
+    record.cursor,
+    lease,
+  );
   const outcome = await runTracked(job, store, record, signal, log);
   // The lease is no longer trusted: whatever the handler said, the run stops at its last checkpoint that landed.
   if (lease.state() === 'untrusted' && outcome.kind !== 'completed') {

@@ -61,7 +61,7 @@ describe('findings across runs on a seeded dataset', () => {
       pool: db.pool,
       logger,
       onRunFinished: (event) =>
-        closeAndMailFindings(event, { ledger, alerts, raises: handler.capabilities.alerts ?? [], logger }),
+        closeAndMailFindings(event, { ledger, alerts, raises: handler.capabilities?.alerts ?? [], logger }),
     });
     engine.register(handler);
   }, 120_000);

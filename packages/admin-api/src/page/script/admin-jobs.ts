@@ -207,7 +207,8 @@ async function api<T>(
   if (!current) throw new ApiError(401, 'UNAUTHENTICATED', 'not signed in');
   const generation = state.generation;
   // A `base` is whole; paths under /api/admin/ are whole (the nodes route); the rest are below /api/admin/jobs.
-  const url = options?.base !== undefined ? options.base + path : path.startsWith(`${API_ROOT}/`) ? path : API + path;
+  const url =
+    options?.base !== undefined ? options.base + path : path.startsWith(`${API_ROOT}/`) ? path : API + path;
   let response: Response;
   try {
     response = await fetch(url, {
