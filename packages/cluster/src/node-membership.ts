@@ -5,6 +5,13 @@ import { ClusterError } from './cluster-error.js';
 import { createNodeId } from './node-id.js';
 import { dateOrNull, type Queryable } from './queryable.js';
 
+/**
+ * The nodes this process runs now (started, not stopped): a node of this
+ * host with this process's pid is dead (its pid was reused, as a container's
+ * pid 1 is after a restart) unless it is one of these.
+ */
+const LIVE_IN_THIS_PROCESS = new Set<string>();
+
 /** Options of {@link NodeMembership}; defaults in {@link NODE_MEMBERSHIP_DEFAULTS}. */
 export interface NodeMembershipOptions {
   readonly pool: Queryable;
@@ -90,6 +97,7 @@ export class NodeMembership {
   /** Registers the node (a row in `jobs.nodes`) and starts the heartbeat. */
   async start(): Promise<void> {
     await this.#register();
+    LIVE_IN_THIS_PROCESS.add(this.nodeId);
     await this.#releaseDeadLocal();
     await this.#measureOffset();
     this.#timer = setInterval(() => {
@@ -135,6 +143,7 @@ export class NodeMembership {
   async stop(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    LIVE_IN_THIS_PROCESS.delete(this.nodeId);
     await this.#beating;
     await this.#pool.query(
       `UPDATE jobs.periodic_state SET owner_node = NULL, running_since = NULL, lease_until = NULL
@@ -163,7 +172,9 @@ export class NodeMembership {
        SELECT owner_node FROM jobs.periodic_state WHERE owner_node IS NOT NULL AND owner_node <> $1`,
       [this.nodeId],
     );
-    const dead = owners.rows.map((r) => String(r['owner'])).filter((owner) => isDeadLocalOwner(owner));
+    const dead = owners.rows
+      .map((r) => String(r['owner']))
+      .filter((owner) => !LIVE_IN_THIS_PROCESS.has(owner) && isDeadLocalOwner(owner));
     if (dead.length === 0) return;
     const released = await this.#pool.query(
       `UPDATE jobs.periodic_state SET owner_node = NULL, running_since = NULL, lease_until = NULL
