@@ -24,12 +24,23 @@ import {
   yardstick,
 } from './lib/benchmarks.mjs';
 import { seedDatabase } from './lib/dataset.mjs';
+import { faultsBench } from './lib/faults-bench.mjs';
 import { findingsListingBench } from './lib/findings-bench.mjs';
 import { createDatabase, serverVersion, startPostgres } from './lib/postgres.mjs';
 import { renderMarkdown } from './lib/report.mjs';
 import { ROOT, startServer } from './lib/server.mjs';
 
-const ALL = ['scan', 'memory', 'checkpoint', 'traffic', 'deep', 'migration', 'overhead', 'findings'];
+const ALL = [
+  'scan',
+  'memory',
+  'checkpoint',
+  'traffic',
+  'deep',
+  'migration',
+  'overhead',
+  'findings',
+  'faults',
+];
 // `pnpm bench -- --only scan` may hand the `--` through: drop it, it would end option parsing.
 const argv = process.argv.slice(2).filter((arg, i) => !(i === 0 && arg === '--'));
 const { values } = parseArgs({
@@ -45,6 +56,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '20' },
     'throttle-ms': { type: 'string', default: '10' },
     'overhead-runs': { type: 'string', default: '300' },
+    'faults-per-kind': { type: 'string', default: '100' },
     out: { type: 'string', default: join(ROOT, 'bench/results') },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -54,7 +66,7 @@ const { values } = parseArgs({
 if (values.help) {
   console.log(`node bench/run.mjs [--only ${ALL.join(',')}] [--files 1000000] [--small-files 100000]
   [--blobs 100000] [--blob-size-min 4096] [--blob-size-max 65536] [--rate 20] [--throttle-ms 10]
-  [--overhead-runs 300] [--work-dir bench/data] [--out bench/results] [--keep]`);
+  [--overhead-runs 300] [--faults-per-kind 100] [--work-dir bench/data] [--out bench/results] [--keep]`);
   process.exit(0);
 }
 const only = new Set(
@@ -120,7 +132,8 @@ try {
     rmSync(dataDir, { recursive: true, force: true });
     log(`seeding ${files} files, ${blobs} blobs (${blobSize.min}..${blobSize.max} B) …`);
     const seeded = await seedDatabase({ databaseUrl: url, dataDir, files, blobs, blobSize, log });
-    results.dataset = seeded;
+    const { faults: _none, ...dataset } = seeded;
+    results.dataset = dataset;
     log(`seeded in ${(seeded.seedMs / 1000).toFixed(1)} s: ${JSON.stringify(seeded.counts)}`);
     const pool = new pg.Pool({ connectionString: url, max: 2 });
 
@@ -215,6 +228,19 @@ try {
     const url = await createDatabase(postgres.adminUrl, 'oxicloud_bench_findings');
     log('findings listing: 100,000 findings over 20 runs, first page against a deep page …');
     results.findings = await findingsListingBench({ databaseUrl: url, log });
+  }
+  if (only.has('faults')) {
+    results.postgres.version ??= await serverVersion(postgres.adminUrl);
+    results.faults = await faultsBench({
+      adminUrl: postgres.adminUrl,
+      createDatabase,
+      workDir,
+      files,
+      blobs,
+      blobSize,
+      faultsPerKind: int('faults-per-kind'),
+      log,
+    });
   }
 } finally {
   await server?.stop();

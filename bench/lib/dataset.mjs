@@ -1,7 +1,7 @@
 // Migrates a bench database and fills it with @oxicloud/dataset's generator (`oxijobs seed`'s engine).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeDatasetReport, generateDataset } from '@oxicloud/dataset';
+import { backdateLocalBlob, describeDatasetReport, generateDataset } from '@oxicloud/dataset';
 import { migrate } from '@oxicloud/migrations';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import pg from 'pg';
@@ -9,8 +9,19 @@ import pg from 'pg';
 /**
  * `files` files as `files / 1000` users × 1000 files, `blobs` blobs with real bytes under
  * `<dataDir>/blobs` (the server's local backend root for that data dir), then VACUUM ANALYZE.
+ * `faults` (names, `faultsPerKind` each) are injected as `oxijobs seed --faults` does; the
+ * result's `faults` are the generator's records (each fault with the findings it must produce).
  */
-export async function seedDatabase({ databaseUrl, dataDir, files, blobs, blobSize, log }) {
+export async function seedDatabase({
+  databaseUrl,
+  dataDir,
+  files,
+  blobs,
+  blobSize,
+  log,
+  faults,
+  faultsPerKind,
+}) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   try {
     const migrated = await migrate(pool);
@@ -20,14 +31,18 @@ export async function seedDatabase({ databaseUrl, dataDir, files, blobs, blobSiz
     const users = Math.max(1, Math.round(files / 1000));
     let lastPhase = '';
     const t0 = performance.now();
+    const storage = new LocalFsBlobStorage({ root });
     const report = await generateDataset({
       pool,
-      blobs: new LocalFsBlobStorage({ root }),
+      blobs: storage,
+      backdateBlob: backdateLocalBlob((hash) => storage.pathOf(hash)),
       options: {
         users,
         filesPerUser: Math.round(files / users),
         blobsOnDisk: blobs,
         ...(blobSize ? { blobSize } : {}),
+        // Half the users get a second drive: drive faults need pairs of non-empty drives.
+        ...(faults ? { faults, faultsPerKind, secondDriveShare: 0.5 } : {}),
       },
       onProgress: (p) => {
         if (p.phase !== lastPhase) {
@@ -47,7 +62,14 @@ export async function seedDatabase({ databaseUrl, dataDir, files, blobs, blobSiz
       (SELECT count(*) FROM storage.blobs)::int AS blobs,
       (SELECT sum(size) FROM storage.blobs)::float8 AS blob_bytes,
       pg_database_size(current_database())::float8 AS db_bytes`);
-    return { counts: rows[0], seedMs, vacuumMs, blobRoot: root, summary: describeDatasetReport(report) };
+    return {
+      counts: rows[0],
+      seedMs,
+      vacuumMs,
+      blobRoot: root,
+      summary: describeDatasetReport(report),
+      faults: report.faults,
+    };
   } finally {
     await pool.end();
   }

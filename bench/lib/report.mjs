@@ -35,6 +35,36 @@ export function renderMarkdown(r) {
       '',
     );
   }
+  if (r.faults) {
+    const f = r.faults;
+    const c = f.counts;
+    out.push(
+      '## Seeded faults found by consistency_batch with force (issue 19: exactly the seeded findings)',
+      '',
+    );
+    out.push(
+      `Dataset: ${fmt(c.files)} files, ${fmt(c.blobs)} blobs, every fault ${f.faultsPerKind} times; generated in ${s(f.seedMs)}. ` +
+        `consistency_batch: ${f.batch.outcome}, count ${f.batch.count}, ${s(f.batch.wallMs)} wall.`,
+      '',
+    );
+    out.push(
+      `| expected findings | found | missing | extra | verdict |`,
+      '|---|---|---|---|---|',
+      `| ${fmt(f.expected)} | ${fmt(f.found)} | ${fmt(f.missingCount)} | ${fmt(f.extraCount)} | ${f.missingCount === 0 && f.extraCount === 0 ? 'exact' : 'DIFFERS'} |`,
+      '',
+    );
+    out.push('| check | run | scanned | time | findings |', '|---|---|---|---|---|');
+    for (const k of f.checks) {
+      out.push(
+        `| ${k.job} | ${k.status ?? k.outcome} | ${fmt(k.scanned ?? 0)} | ${k.ms === null ? '-' : s(k.ms)} | ${fmt(k.findings)} |`,
+      );
+    }
+    out.push('', '| fault | expected | found |', '|---|---|---|');
+    for (const p of f.perFault) out.push(`| ${p.fault} | ${p.expected} | ${p.found} |`);
+    out.push('');
+    if (f.missingCount > 0) out.push(`Missing (first 50): ${f.missing.join('; ')}`, '');
+    if (f.extraCount > 0) out.push(`Extra (first 50): ${f.extra.join('; ')}`, '');
+  }
   if (r.scan) {
     out.push(
       '## 1. Scan throughput (through the server: trigger → Completed, server-side started_at → completed_at)',

@@ -130,23 +130,24 @@ const userDrift: Injector = async (ctx) => {
     [excluded(ctx), ctx.options.seed, n(ctx)],
   );
   if (picks.length < n(ctx)) notApplicable('user_used_bytes_drift', n(ctx), picks.length, 'raise users');
-  return Promise.all(
-    picks.map(async (p, i) => {
-      const delta = 1_048_576 + i * 4096;
-      await ctx.client.query(
-        'UPDATE auth.users SET storage_used_bytes = storage_used_bytes + $2::bigint WHERE id = $1',
-        [p.id, delta],
-      );
-      for (const d of p.drive_ids) ctx.usedDrives.add(d);
-      const used = toInt(p.used);
-      return {
-        type: 'user',
-        id: p.id,
-        label: p.username,
-        detail: { storedBytes: used + delta, expectedBytes: used },
-      } satisfies FaultResource;
-    }),
-  );
+  // One client runs one statement at a time (pg 9 refuses queued queries): one UPDATE after another.
+  const resources: FaultResource[] = [];
+  for (const [i, p] of picks.entries()) {
+    const delta = 1_048_576 + i * 4096;
+    await ctx.client.query(
+      'UPDATE auth.users SET storage_used_bytes = storage_used_bytes + $2::bigint WHERE id = $1',
+      [p.id, delta],
+    );
+    for (const d of p.drive_ids) ctx.usedDrives.add(d);
+    const used = toInt(p.used);
+    resources.push({
+      type: 'user',
+      id: p.id,
+      label: p.username,
+      detail: { storedBytes: used + delta, expectedBytes: used },
+    });
+  }
+  return resources;
 };
 
 const liveFolderUnderTrashedParent: Injector = async (ctx) => {
