@@ -23,6 +23,7 @@ const PACKAGES = {
   recoverable: { example: 'quick-start.ts', database: true },
   consistency: { example: 'custom-check.ts', database: true },
   'admin-api': { example: 'mount-in-your-app.ts', database: true },
+  cluster: { example: 'quick-start.ts', database: true },
 } as const;
 type Folder = keyof typeof PACKAGES;
 const folders = Object.keys(PACKAGES) as Folder[];
