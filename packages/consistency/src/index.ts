@@ -70,6 +70,14 @@ export type {
 export { PgFindingLedger } from './pg-finding-ledger.js';
 export type { FindingCount, ListFindingsOptions, StoredFinding } from './pg-finding-store.js';
 export { PgFindingStore } from './pg-finding-store.js';
+export type {
+  NewRepairPlan,
+  RepairFindingRow,
+  RepairSelection,
+  StoredPlanItem,
+  StoredRepairPlan,
+} from './pg-repair-plans.js';
+export { MAX_PLAN_FINDINGS, PgRepairPlans } from './pg-repair-plans.js';
 export type { PrunedRuns } from './pg-run-retention.js';
 export { PgRunRetention } from './pg-run-retention.js';
 export type {

@@ -118,6 +118,7 @@ export type {
   OrphanFinishResult,
   OrphanMarkResult,
 } from './ports/orphan-blob-repository.js';
+export type { RepairPlanRepository } from './ports/repair-plan-repository.js';
 export type {
   BlobRowState,
   DriveUsageState,
@@ -156,8 +157,11 @@ export type {
   RepairActions,
   RepairActionsOptions,
   RepairChoice,
+  RepairChoices,
   RepairFinding,
   RepairLine,
+  RepairPlanner,
+  RepairPlanView,
   RepairState,
 } from './repair/index.js';
 export {
@@ -165,6 +169,8 @@ export {
   chooseLine,
   createBlobActions,
   createRepairActions,
+  createRepairPlanner,
+  planHash,
   RESTORE_PARENT,
   recomputeDriveUsage,
   recomputeFolderPath,

@@ -23,5 +23,7 @@ export type {
   RepairState,
 } from './repair-line.js';
 export { changedSincePlan, stableJson } from './repair-line.js';
+export type { RepairChoices, RepairPlanner, RepairPlanView } from './repair-planner.js';
+export { createRepairPlanner, planHash } from './repair-planner.js';
 export { RESTORE_PARENT, resolveTrashedParent, TRASH_CHILD } from './trashed-parent-action.js';
 export { recomputeDriveUsage, recomputeUserUsage } from './usage-actions.js';
