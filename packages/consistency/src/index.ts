@@ -72,12 +72,13 @@ export type { FindingCount, ListFindingsOptions, StoredFinding } from './pg-find
 export { PgFindingStore } from './pg-finding-store.js';
 export type {
   NewRepairPlan,
+  PlanItemRecord,
   RepairFindingRow,
   RepairSelection,
   StoredPlanItem,
   StoredRepairPlan,
 } from './pg-repair-plans.js';
-export { MAX_PLAN_FINDINGS, PgRepairPlans } from './pg-repair-plans.js';
+export { lockPendingPlanItem, MAX_PLAN_FINDINGS, PgRepairPlans, recordPlanItem } from './pg-repair-plans.js';
 export type { PrunedRuns } from './pg-run-retention.js';
 export { PgRunRetention } from './pg-run-retention.js';
 export type {

@@ -199,6 +199,70 @@ export class PgRepairPlans {
   }
 
   /**
+   * Approves a `planned` plan whose hash is `hash` (what the operator
+   * reviewed): state `approved`, who and when.
+   *
+   * @throws {ConsistencyError} `PLAN_NOT_FOUND`; `PLAN_CONFLICT` when the hash
+   *   differs (the plan changed since it was read) or it is not `planned`.
+   */
+  async approve(id: string, hash: string, actor: string): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ state: string; hash: string }>`
+        SELECT state, hash FROM jobs.repair_plans WHERE id = ${id} FOR UPDATE`.execute(trx);
+      const row = rows[0];
+      if (row === undefined || !UUID.test(id))
+        throw new ConsistencyError('PLAN_NOT_FOUND', `no repair plan ${id}`);
+      if (row.hash !== hash) {
+        throw new ConsistencyError(
+          'PLAN_CONFLICT',
+          `repair plan ${id} has hash ${row.hash}, not ${hash}: read the plan again and approve what it says now`,
+        );
+      }
+      if (row.state !== 'planned') {
+        throw new ConsistencyError('PLAN_CONFLICT', `repair plan ${id} is already ${row.state}`);
+      }
+      await sql`
+        UPDATE jobs.repair_plans SET state = 'approved', approved_by = ${actor}, approved_at = now()
+         WHERE id = ${id}`.execute(trx);
+    });
+  }
+
+  /** Links the run that applies the plan. */
+  async attachRun(id: string, runId: string): Promise<void> {
+    await sql`UPDATE jobs.repair_plans SET run_id = ${runId} WHERE id = ${id}`.execute(this.#db);
+  }
+
+  /** Marks an approved plan `applied` (its run completed). */
+  async markApplied(id: string): Promise<void> {
+    await sql`UPDATE jobs.repair_plans SET state = 'applied' WHERE id = ${id} AND state = 'approved'`.execute(
+      this.#db,
+    );
+  }
+
+  /** Up to `limit` items after `afterPosition` (all from the start when `null`), in order. */
+  async itemsAfter(id: string, afterPosition: number | null, limit: number): Promise<StoredPlanItem[]> {
+    const { rows } = await sql<{
+      position: number;
+      finding_id: string | null;
+      line: Record<string, unknown>;
+      status: StoredPlanItem['status'];
+      reason: string | null;
+      done_at: Date | null;
+    }>`
+      SELECT position, finding_id, line, status, reason, done_at FROM jobs.repair_plan_items
+       WHERE plan_id = ${id} AND position > ${afterPosition ?? -1}
+       ORDER BY position LIMIT ${limit}`.execute(this.#db);
+    return rows.map((r) => ({
+      position: r.position,
+      findingId: r.finding_id,
+      line: r.line,
+      status: r.status,
+      reason: r.reason,
+      doneAt: r.done_at,
+    }));
+  }
+
+  /**
    * Replaces the lines and hash of a plan that is still `planned` (the
    * operator made choices): a new hash, so an approval of the old content
    * no longer matches.
@@ -222,6 +286,62 @@ export class PgRepairPlans {
       await sql`UPDATE jobs.repair_plans SET hash = ${hash} WHERE id = ${id}`.execute(trx);
     });
   }
+}
+
+/** What the item's transaction records for one line of a running plan. */
+export interface PlanItemRecord {
+  readonly planId: string;
+  readonly position: number;
+  readonly status: 'applied' | 'skipped';
+  readonly reason?: string | null;
+  /** For an applied item: the audit row. */
+  readonly audit?: {
+    readonly runId: string | null;
+    readonly approvedBy: string;
+    readonly findingId: string | null;
+    readonly checkName: string;
+    readonly kind: string;
+    readonly resourceId: string;
+    readonly action: string;
+    readonly before: Readonly<Record<string, unknown>>;
+    readonly after: Readonly<Record<string, unknown>>;
+  };
+}
+
+/**
+ * Locks one pending item of a plan inside the caller's transaction: `true`
+ * when it is still `pending` (apply it), `false` when it was done already
+ * (a replayed batch after a resume: never apply twice).
+ */
+export async function lockPendingPlanItem(
+  // biome-ignore lint/suspicious/noExplicitAny: the caller's transaction has its own database type
+  tx: Kysely<any>,
+  planId: string,
+  position: number,
+): Promise<boolean> {
+  const { rows } = await sql<{ status: string }>`
+    SELECT status FROM jobs.repair_plan_items WHERE plan_id = ${planId} AND position = ${position}
+       FOR UPDATE`.execute(tx);
+  return rows[0]?.status === 'pending';
+}
+
+/** Records an item's outcome (and its audit row when applied) in the caller's transaction. */
+export async function recordPlanItem(
+  // biome-ignore lint/suspicious/noExplicitAny: the caller's transaction has its own database type
+  tx: Kysely<any>,
+  record: PlanItemRecord,
+): Promise<void> {
+  await sql`
+    UPDATE jobs.repair_plan_items SET status = ${record.status}, reason = ${record.reason ?? null}, done_at = now()
+     WHERE plan_id = ${record.planId} AND position = ${record.position}`.execute(tx);
+  const a = record.audit;
+  if (a === undefined) return;
+  await sql`
+    INSERT INTO jobs.repair_audit (plan_id, position, run_id, approved_by, finding_id, check_name, kind,
+                                   resource_id, action, before, after)
+    VALUES (${record.planId}, ${record.position}, ${a.runId}, ${a.approvedBy}, ${a.findingId}, ${a.checkName},
+            ${a.kind}, ${a.resourceId}, ${a.action}, ${JSON.stringify(a.before)}::jsonb,
+            ${JSON.stringify(a.after)}::jsonb)`.execute(tx);
 }
 
 async function insertItems(

@@ -1,3 +1,4 @@
+import type { RunTransaction } from '@oxicloud/recoverable';
 import type {
   BlobRowState,
   DriveUsageState,
@@ -95,9 +96,24 @@ async function folderPathRows(
 
 class PgRepairTx implements RepairTx {
   readonly #trx: Transaction<StorageDatabase>;
+  #savepoints = 0;
 
   constructor(trx: Transaction<StorageDatabase>) {
     this.#trx = trx;
+  }
+
+  async attempt<T>(fn: () => Promise<T>): Promise<T> {
+    this.#savepoints += 1;
+    const name = sql.raw(`repair_item_${this.#savepoints}`);
+    await sql`SAVEPOINT ${name}`.execute(this.#trx);
+    try {
+      const result = await fn();
+      await sql`RELEASE SAVEPOINT ${name}`.execute(this.#trx);
+      return result;
+    } catch (error) {
+      await sql`ROLLBACK TO SAVEPOINT ${name}`.execute(this.#trx);
+      throw error;
+    }
   }
 
   async driveUsage(driveId: string, lock: boolean): Promise<DriveUsageState | null> {
@@ -380,9 +396,8 @@ export class PgRepairStore implements RepairStore {
     return this.#db.transaction().execute((trx) => fn(new PgRepairTx(trx)));
   }
 
-  /** The item's transaction as a {@link RepairTx}, for a caller that writes its audit row in the same one. */
-  static tx(trx: Transaction<StorageDatabase>): RepairTx {
-    return new PgRepairTx(trx);
+  inTransaction(tx: RunTransaction): RepairTx {
+    return new PgRepairTx(tx as unknown as Transaction<StorageDatabase>);
   }
 
   async finishBlobDeletion(hash: string, deleteBytes: (hash: string) => Promise<void>): Promise<boolean> {

@@ -1,3 +1,5 @@
+import type { RunTransaction } from '@oxicloud/recoverable';
+
 /**
  * The storage-domain reads and writes the repair actions need (adapter:
  * `PgRepairStore` in `@oxicloud/storage`). Every `lock` read takes the row
@@ -69,6 +71,11 @@ export interface ReferencingFile {
 
 /** One transaction of the repair store. */
 export interface RepairTx {
+  /**
+   * Runs `fn` under a savepoint: when it throws, its writes are rolled back
+   * (the transaction goes on) and the error is rethrown.
+   */
+  attempt<T>(fn: () => Promise<T>): Promise<T>;
   driveUsage(driveId: string, lock: boolean): Promise<DriveUsageState | null>;
   setDriveUsedBytes(driveId: string, bytes: number): Promise<void>;
   userUsage(userId: string, lock: boolean): Promise<UserUsageState | null>;
@@ -101,6 +108,8 @@ export interface RepairTx {
 
 /** Transactions over the storage domain, plus the deletion protocol's last step. */
 export interface RepairStore {
+  /** The run's checkpoint transaction as a {@link RepairTx} (the repair run's item writes commit with its cursor). */
+  inTransaction(tx: RunTransaction): RepairTx;
   /** Runs `fn` in a read-only transaction (plans). */
   read<T>(fn: (tx: RepairTx) => Promise<T>): Promise<T>;
   /** Runs `fn` in a read-write transaction (one applied item). */

@@ -12,6 +12,14 @@ export { recomputeFolderPath } from './folder-path-action.js';
 export type { RepairAction } from './repair-action.js';
 export type { AppliedLine, RepairActions, RepairActionsOptions } from './repair-actions.js';
 export { chooseLine, createRepairActions } from './repair-actions.js';
+export type { RepairJob, RepairJobOptions, RepairRunPlans } from './repair-job.js';
+export {
+  createRepairJob,
+  planPositionCursor,
+  REPAIR_COUNTERS,
+  REPAIR_JOB_NAME,
+  repairParamsSchema,
+} from './repair-job.js';
 export type {
   ActionLine,
   ApplyOutcome,
