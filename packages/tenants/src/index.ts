@@ -165,6 +165,8 @@ export type {
   RepairPlanner,
   RepairPlanView,
   RepairRunPlans,
+  RepairRunStarter,
+  RepairService,
   RepairState,
 } from './repair/index.js';
 export {
@@ -174,6 +176,7 @@ export {
   createRepairActions,
   createRepairJob,
   createRepairPlanner,
+  createRepairService,
   planHash,
   REPAIR_COUNTERS,
   REPAIR_JOB_NAME,

@@ -193,20 +193,21 @@ describe('the repair run', () => {
     });
     await plans.approve(plan.id, plan.hash, 'admin-1');
     const applied: string[] = [];
-    const controller = new AbortController();
+    let cancel: Promise<unknown> | undefined;
+    let engine: RecoverableEngine | undefined;
     const counting: RepairActions = {
       ...base,
       async applyIn(line, tx) {
         applied.push(line.findingId);
-        controller.abort(); // pause at the first batch boundary
+        // Ask the run to pause (from another connection: it waits for this batch's checkpoint to commit);
+        // a later checkpoint sees CancelRequested and the run lands Paused.
+        cancel ??= engine?.cancel(REPAIR_JOB_NAME);
         return base.applyIn(line, tx);
       },
     };
-    const engine = engineWith(counting);
-    const first = await engine.runOrResume(REPAIR_JOB_NAME, {
-      params: { plan_id: plan.id, batch_size: 1 },
-      signal: controller.signal,
-    });
+    engine = engineWith(counting);
+    const first = await engine.runOrResume(REPAIR_JOB_NAME, { params: { plan_id: plan.id, batch_size: 1 } });
+    await cancel;
     expect(first).toMatchObject({ kind: 'ok', extra: { paused: true } });
     const paused = await engine.latestRun(REPAIR_JOB_NAME);
     expect(paused?.status).toBe('Paused');

@@ -33,5 +33,7 @@ export type {
 export { changedSincePlan, stableJson } from './repair-line.js';
 export type { RepairChoices, RepairPlanner, RepairPlanView } from './repair-planner.js';
 export { createRepairPlanner, planHash } from './repair-planner.js';
+export type { RepairRunStarter, RepairService } from './repair-service.js';
+export { createRepairService } from './repair-service.js';
 export { RESTORE_PARENT, resolveTrashedParent, TRASH_CHILD } from './trashed-parent-action.js';
 export { recomputeDriveUsage, recomputeUserUsage } from './usage-actions.js';
