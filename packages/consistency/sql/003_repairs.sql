@@ -27,6 +27,9 @@ CREATE TABLE IF NOT EXISTS jobs.repair_plan_items (
                   CHECK (status IN ('pending', 'applied', 'skipped', 'needs_person')),
     reason        TEXT NULL,                        -- why skipped
     done_at       TIMESTAMPTZ NULL,
+    -- After the run: the resource re-checked with the finding's check predicate.
+    -- 'passed' (the finding is then fixed by the repair), or why it still fails.
+    verified      TEXT NULL,
     PRIMARY KEY (plan_id, position)
 );
 CREATE INDEX IF NOT EXISTS repair_plan_items_finding_idx ON jobs.repair_plan_items (finding_id);

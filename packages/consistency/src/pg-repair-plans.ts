@@ -26,6 +26,8 @@ export interface StoredPlanItem {
   readonly status: 'pending' | 'applied' | 'skipped' | 'needs_person';
   readonly reason: string | null;
   readonly doneAt: Date | null;
+  /** After the run: `passed`, or why the re-check still fails; `null` before. */
+  readonly verified: string | null;
 }
 
 /** A stored repair plan (`jobs.repair_plans` with its items). */
@@ -174,8 +176,9 @@ export class PgRepairPlans {
       status: StoredPlanItem['status'];
       reason: string | null;
       done_at: Date | null;
+      verified: string | null;
     }>`
-      SELECT position, finding_id, line, status, reason, done_at FROM jobs.repair_plan_items
+      SELECT position, finding_id, line, status, reason, done_at, verified FROM jobs.repair_plan_items
        WHERE plan_id = ${id} ORDER BY position`.execute(this.#db);
     return {
       id: row.id,
@@ -194,6 +197,7 @@ export class PgRepairPlans {
         status: r.status,
         reason: r.reason,
         doneAt: r.done_at,
+        verified: r.verified,
       })),
     };
   }
@@ -232,6 +236,38 @@ export class PgRepairPlans {
     await sql`UPDATE jobs.repair_plans SET run_id = ${runId} WHERE id = ${id}`.execute(this.#db);
   }
 
+  /**
+   * Records the re-check of an applied item: `null` = passed, and its
+   * finding (open or reopened) becomes `fixed` by the repair run (event
+   * `fixed`, actor `repair:<approver>`); otherwise the reason is kept on the
+   * item and the finding stays open. Idempotent.
+   */
+  async recordVerification(
+    planId: string,
+    position: number,
+    failure: string | null,
+    fix: { readonly findingId: string | null; readonly runId: string; readonly actor: string },
+  ): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await sql`
+        UPDATE jobs.repair_plan_items SET verified = ${failure ?? 'passed'}
+         WHERE plan_id = ${planId} AND position = ${position}`.execute(trx);
+      if (failure !== null || fix.findingId === null) return;
+      const fixed = await sql<{ id: string; severity: string; magnitude: string | null }>`
+        UPDATE jobs.findings
+           SET state = 'fixed', fixed_run_id = ${fix.runId}, fixed_at = now(),
+               state_changed_by = ${fix.actor}, state_changed_at = now()
+         WHERE id = ${fix.findingId} AND state IN ('open', 'reopened')
+        RETURNING id, severity, magnitude`.execute(trx);
+      const row = fixed.rows[0];
+      if (row === undefined) return;
+      await sql`
+        INSERT INTO jobs.finding_events (finding_id, run_id, actor, event, state, severity, magnitude, comment)
+        VALUES (${row.id}, ${fix.runId}, ${fix.actor}, 'fixed', 'fixed', ${row.severity}, ${row.magnitude},
+                ${`repair plan ${planId}`})`.execute(trx);
+    });
+  }
+
   /** Marks an approved plan `applied` (its run completed). */
   async markApplied(id: string): Promise<void> {
     await sql`UPDATE jobs.repair_plans SET state = 'applied' WHERE id = ${id} AND state = 'approved'`.execute(
@@ -248,8 +284,9 @@ export class PgRepairPlans {
       status: StoredPlanItem['status'];
       reason: string | null;
       done_at: Date | null;
+      verified: string | null;
     }>`
-      SELECT position, finding_id, line, status, reason, done_at FROM jobs.repair_plan_items
+      SELECT position, finding_id, line, status, reason, done_at, verified FROM jobs.repair_plan_items
        WHERE plan_id = ${id} AND position > ${afterPosition ?? -1}
        ORDER BY position LIMIT ${limit}`.execute(this.#db);
     return rows.map((r) => ({
@@ -259,6 +296,7 @@ export class PgRepairPlans {
       status: r.status,
       reason: r.reason,
       doneAt: r.done_at,
+      verified: r.verified,
     }));
   }
 

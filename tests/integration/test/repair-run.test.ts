@@ -168,6 +168,30 @@ describe('the repair run', () => {
       (await db.pool.query('SELECT 1 FROM storage.blobs WHERE hash = $1', [f.orphanHash])).rowCount,
     ).toBe(0);
 
+    // Re-verification: each repaired resource re-checked; those that pass are fixed by the repair run.
+    const states = await db.pool.query<{
+      id: string;
+      state: string;
+      fixed_run_id: string | null;
+      state_changed_by: string;
+    }>('SELECT id, state, fixed_run_id, state_changed_by FROM jobs.findings');
+    const state = new Map(states.rows.map((r) => [r.id, r]));
+    for (const key of ['drift', 'pathB', 'trashed', 'orphan'] as const) {
+      expect(state.get(f.findings[key])).toMatchObject({
+        state: 'fixed',
+        fixed_run_id: run?.run_id,
+        state_changed_by: 'repair:admin-2',
+      });
+      expect(byFinding.get(f.findings[key])?.verified).toBe('passed');
+    }
+    expect(state.get(f.findings.pathD)?.state).toBe('open'); // skipped: stays open
+    expect(state.get(f.findings.lost)?.state).toBe('open'); // needs a person
+    const events = await db.pool.query(
+      "SELECT count(*)::int AS n FROM jobs.finding_events WHERE event = 'fixed' AND run_id = $1",
+      [run?.run_id],
+    );
+    expect(events.rows[0].n).toBe(4);
+
     const audit = await db.pool.query(
       'SELECT finding_id, approved_by, run_id, action, before, after FROM jobs.repair_audit WHERE plan_id = $1 ORDER BY position',
       [plan.id],

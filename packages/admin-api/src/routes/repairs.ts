@@ -40,7 +40,7 @@ const RepairLineSchema = z.record(z.string(), z.unknown()).openapi('RepairLine',
   description:
     'One line: `type` = `action` (action, resource, summary, before, after, derived rows, choices, choice) ' +
     'or `needs_person` (reason, affected files and owners); `status` pending | applied | skipped | needs_person, ' +
-    '`skip_reason` when skipped.',
+    '`skip_reason` when skipped, `verified` after the run (`passed`: the finding is fixed; else why it still fails).',
 });
 
 const RepairPlanSchema = z

@@ -177,5 +177,17 @@ export function createBlobActions(options: BlobActionsOptions): RepairAction {
     }
   }
 
-  return { kinds: [ORPHAN_BLOB, MISSING_BLOB], plan, apply };
+  async function verify(line: ActionLine, tx: RepairTx): Promise<string | null> {
+    const hash = line.resource.id;
+    const row = await tx.blobRow(hash, false);
+    const bytes = await blobs.head(hash);
+    if (line.action === 'insert_blob_row') {
+      if (row === null || row.deleting) return 'the blob row is missing or being deleted';
+      return bytes === null ? 'the bytes are gone' : null;
+    }
+    if (bytes !== null && row === null) return 'bytes without a row remain';
+    return null;
+  }
+
+  return { kinds: [ORPHAN_BLOB, MISSING_BLOB], plan, apply, verify };
 }

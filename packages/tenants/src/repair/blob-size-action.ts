@@ -52,4 +52,11 @@ export const setFileSizeFromBlob: RepairAction = {
     await tx.addUsage(s.driveId, s.blobSize - s.fileSize);
     return { status: 'applied', before: now, after: { size: s.blobSize } };
   },
+  async verify(line, tx) {
+    const s = await tx.fileBlobSize(line.resource.id, false);
+    if (s === null) return null;
+    return s.blobSize === null || s.blobSize === s.fileSize
+      ? null
+      : `size ${s.fileSize} ≠ blob ${s.blobSize}`;
+  },
 };

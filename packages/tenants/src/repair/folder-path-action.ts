@@ -62,4 +62,12 @@ export const recomputeFolderPath: RepairAction = {
     const changedRows = await tx.rewriteFolderPaths(id);
     return { status: 'applied', before: now, after: { ...expectedNow, rows_changed: changedRows } };
   },
+  async verify(line, tx) {
+    const rows = await tx.folderPaths(line.resource.id, false);
+    const head = rows?.[0];
+    if (rows === null || head === undefined) return 'the folder is gone or has no root';
+    if (head.path !== head.expectedPath) return `path ${head.path} ≠ ${head.expectedPath}`;
+    if (head.lpath !== head.expectedLpath) return `lpath ${head.lpath} ≠ ${head.expectedLpath}`;
+    return null;
+  },
 };

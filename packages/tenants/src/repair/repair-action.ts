@@ -18,6 +18,11 @@ export interface RepairAction {
   readonly kinds: readonly string[];
   plan(finding: RepairFinding, tx: RepairTx): Promise<RepairLine>;
   apply(line: ActionLine, tx: RepairTx): Promise<ApplyOutcome>;
+  /**
+   * Re-checks just the line's resource with the predicate of the check that
+   * found it (after the run): `null` when it passes, else why not.
+   */
+  verify(line: ActionLine, tx: RepairTx): Promise<string | null>;
 }
 
 /** The `skipped` outcome. */

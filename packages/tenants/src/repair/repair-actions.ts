@@ -39,6 +39,8 @@ export interface RepairActions {
   applyIn(line: ActionLine, tx: RepairTx): ReturnType<RepairAction['apply']>;
   /** `applyIn` in a transaction of its own, then the post-commit step. */
   apply(line: ActionLine): Promise<AppliedLine>;
+  /** Re-checks the line's resource (read-only): `null` when it passes, else why not. */
+  verify(line: ActionLine): Promise<string | null>;
 }
 
 /**
@@ -82,6 +84,11 @@ export function createRepairActions(options: RepairActionsOptions): RepairAction
       return store.read((tx) => action.plan(finding, tx));
     },
     applyIn,
+    async verify(line) {
+      const action = actionFor(line.fingerprint.kind);
+      if (action === undefined) return `no repair action for kind ${line.fingerprint.kind}`;
+      return store.read((tx) => action.verify(line, tx));
+    },
     async apply(line) {
       const outcome = await store.write((tx) => applyIn(line, tx));
       if (outcome.status === 'skipped' || outcome.afterCommit === undefined) {

@@ -68,6 +68,12 @@ export const planPositionCursor: CursorCodec = {
 
 /** The plan calls the run needs, beyond the planner's. */
 export interface RepairRunPlans extends Pick<RepairPlanRepository, 'get'> {
+  recordVerification(
+    planId: string,
+    position: number,
+    failure: string | null,
+    fix: { readonly findingId: string | null; readonly runId: string; readonly actor: string },
+  ): Promise<void>;
   attachRun(id: string, runId: string): Promise<void>;
   markApplied(id: string): Promise<void>;
   itemsAfter(id: string, afterPosition: number | null, limit: number): Promise<StoredPlanItem[]>;
@@ -175,23 +181,57 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
     return { count: counters.applied_items, counters };
   }
 
-  async function finishDeletions(planId: string): Promise<void> {
-    if (options.blobs === undefined) return;
-    const blobs = options.blobs;
+  /** Each applied item, in plan order. */
+  async function forEachApplied(
+    planId: string,
+    fn: (item: StoredPlanItem, line: ActionLine) => Promise<void>,
+  ) {
     let after: number | null = null;
     for (;;) {
       const page = await plans.itemsAfter(planId, after, 500);
       if (page.length === 0) return;
       for (const item of page) {
         const line = item.line as unknown as RepairLine;
-        if (item.status === 'applied' && line.type === 'action' && DELETING_ACTIONS.has(line.action)) {
-          await store.finishBlobDeletion(line.resource.id, async (hash) => {
-            await blobs.delete(hash);
-          });
-        }
+        if (item.status === 'applied' && line.type === 'action') await fn(item, line);
       }
       after = (page.at(-1) as StoredPlanItem).position;
     }
+  }
+
+  async function finishDeletions(planId: string): Promise<void> {
+    const blobs = options.blobs;
+    if (blobs === undefined) return;
+    await forEachApplied(planId, async (_item, line) => {
+      if (!DELETING_ACTIONS.has(line.action)) return;
+      await store.finishBlobDeletion(line.resource.id, async (hash) => {
+        await blobs.delete(hash);
+      });
+    });
+  }
+
+  /**
+   * Re-checks each repaired resource (just those, with the predicate of the
+   * check that found it): a pass fixes the finding by this run, a failure
+   * stays open with the reason on the item.
+   */
+  async function verifyRepaired(
+    plan: StoredRepairPlan,
+    runId: string,
+  ): Promise<{ passed: number; failed: number }> {
+    const tally = { passed: 0, failed: 0 };
+    const actor = `repair:${plan.approvedBy ?? 'unknown'}`;
+    await forEachApplied(plan.id, async (item, line) => {
+      if (item.verified === 'passed') return;
+      const failure = await actions.verify(line);
+      if (failure === null) tally.passed += 1;
+      else tally.failed += 1;
+      await plans.recordVerification(plan.id, item.position, failure, {
+        findingId: item.findingId,
+        runId,
+        actor,
+      });
+    });
+    return tally;
   }
 
   async function runResumable(jobStore: JobStore, signal: AbortSignal): Promise<RunOutcome> {
@@ -235,6 +275,11 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
         `repair: deleting orphan bytes failed (${errorMessage(error)}); dedup_gc finishes the marked rows`,
       );
     }
+    const verified = await verifyRepaired(plan, jobStore.runId);
+    logger.info(
+      { target: LOG_TARGET, event: 'repair.verified', run_id: jobStore.runId, plan_id: planId, ...verified },
+      `repair: plan ${planId} re-checked: ${verified.passed} fixed, ${verified.failed} still failing`,
+    );
     await plans.markApplied(planId);
     return completed();
   }

@@ -23,6 +23,8 @@ export interface RepairPlanView {
     readonly status: StoredRepairPlan['items'][number]['status'];
     /** Why apply skipped it. */
     readonly skipReason: string | null;
+    /** After the run: `passed` (the finding is fixed), or why the re-check still fails. */
+    readonly verified: string | null;
   })[];
   /** Lines that offer a choice none was made for: apply would skip them. */
   readonly unchosen: number;
@@ -68,6 +70,7 @@ function view(plan: StoredRepairPlan): RepairPlanView {
     ...(i.line as unknown as RepairLine),
     status: i.status,
     skipReason: i.reason,
+    verified: i.verified,
   }));
   return {
     id: plan.id,

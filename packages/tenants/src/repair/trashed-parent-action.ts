@@ -121,4 +121,10 @@ export const resolveTrashedParent: RepairAction = {
       after: { choice: TRASH_CHILD, trashed_folders: folders, trashed_files: files },
     };
   },
+  async verify(line, tx) {
+    const type = line.resource.type === 'file' ? 'file' : 'folder';
+    const s = await tx.trashedParent(type, line.resource.id, false);
+    if (s === null || s.trashed || s.trashedAncestors.length === 0) return null;
+    return `still live under ${s.trashedAncestors.length} trashed folder(s)`;
+  },
 };

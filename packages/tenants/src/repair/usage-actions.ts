@@ -54,6 +54,11 @@ export const recomputeDriveUsage: RepairAction = {
     await tx.addUsage(id, delta);
     return { status: 'applied', before: now, after: { used_bytes: state.filesBytes } };
   },
+  async verify(line, tx) {
+    const s = await tx.driveUsage(line.resource.id, false);
+    if (s === null) return null; // the drive is gone: nothing drifts
+    return s.usedBytes === s.filesBytes ? null : `used_bytes ${s.usedBytes} ≠ files ${s.filesBytes}`;
+  },
 };
 
 /**
@@ -91,5 +96,12 @@ export const recomputeUserUsage: RepairAction = {
       before: { storage_used_bytes: state.usedBytes, drives_bytes: state.drivesBytes },
       after: { storage_used_bytes: state.drivesBytes },
     };
+  },
+  async verify(line, tx) {
+    const s = await tx.userUsage(line.resource.id, false);
+    if (s === null) return null;
+    return s.usedBytes === s.drivesBytes
+      ? null
+      : `storage_used_bytes ${s.usedBytes} ≠ drives ${s.drivesBytes}`;
   },
 };
