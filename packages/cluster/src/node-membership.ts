@@ -1,8 +1,16 @@
 import { hostname } from 'node:os';
+import { isDeadLocalOwner } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import { ClusterError } from './cluster-error.js';
 import { createNodeId } from './node-id.js';
 import { dateOrNull, type Queryable } from './queryable.js';
+
+/**
+ * The nodes this process runs now (started, not stopped): a node of this
+ * host with this process's pid is dead (its pid was reused, as a container's
+ * pid 1 is after a restart) unless it is one of these.
+ */
+const LIVE_IN_THIS_PROCESS = new Set<string>();
 
 /** Options of {@link NodeMembership}; defaults in {@link NODE_MEMBERSHIP_DEFAULTS}. */
 export interface NodeMembershipOptions {
@@ -89,6 +97,8 @@ export class NodeMembership {
   /** Registers the node (a row in `jobs.nodes`) and starts the heartbeat. */
   async start(): Promise<void> {
     await this.#register();
+    LIVE_IN_THIS_PROCESS.add(this.nodeId);
+    await this.#releaseDeadLocal();
     await this.#measureOffset();
     this.#timer = setInterval(() => {
       if (this.#beating) return;
@@ -133,6 +143,7 @@ export class NodeMembership {
   async stop(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    LIVE_IN_THIS_PROCESS.delete(this.nodeId);
     await this.#beating;
     await this.#pool.query(
       `UPDATE jobs.periodic_state SET owner_node = NULL, running_since = NULL, lease_until = NULL
@@ -143,6 +154,43 @@ export class NodeMembership {
     this.#logger.info(
       { target: TARGET, event: 'node.deregistered', node: this.nodeId },
       `node ${this.nodeId} deregistered`,
+    );
+  }
+
+  /**
+   * A restarted single server must not wait out its dead predecessor's lease:
+   * nodes of this host whose process is gone (a pid not alive, or this
+   * process's own pid: a container's pid 1 after a restart) give back the
+   * periodic jobs they held and leave `jobs.nodes` at once, the rule the
+   * recoverable engine's boot sweep applies to runs (`isDeadLocalOwner`).
+   * Other hosts' nodes are left to their leases and the prune.
+   */
+  async #releaseDeadLocal(): Promise<void> {
+    const owners = await this.#pool.query(
+      `SELECT id AS owner FROM jobs.nodes WHERE id <> $1
+        UNION
+       SELECT owner_node FROM jobs.periodic_state WHERE owner_node IS NOT NULL AND owner_node <> $1`,
+      [this.nodeId],
+    );
+    const dead = owners.rows
+      .map((r) => String(r['owner']))
+      .filter((owner) => !LIVE_IN_THIS_PROCESS.has(owner) && isDeadLocalOwner(owner));
+    if (dead.length === 0) return;
+    const released = await this.#pool.query(
+      `UPDATE jobs.periodic_state SET owner_node = NULL, running_since = NULL, lease_until = NULL
+        WHERE owner_node = ANY($1::text[]) RETURNING job`,
+      [dead],
+    );
+    await this.#pool.query('DELETE FROM jobs.nodes WHERE id = ANY($1::text[])', [dead]);
+    this.#logger.warn(
+      {
+        target: TARGET,
+        event: 'node.dead_local_released',
+        node: this.nodeId,
+        dead_nodes: dead,
+        jobs: released.rows.map((r) => String(r['job'])),
+      },
+      `node ${this.nodeId}: ${dead.length} node(s) of this host whose process is gone removed; periodic jobs they held released`,
     );
   }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { waitUntilAcceptingConnections } from './accepting-connections.js';
 import { TestSupportError } from './errors.js';
 import { SERVER_FLAGS } from './server-flags.js';
 
@@ -34,7 +35,7 @@ export async function probeContainerRuntime(): Promise<{ ok: true } | { ok: fals
  * Starts `image` (the official `postgres` image's contract: POSTGRES_USER,
  * POSTGRES_PASSWORD, POSTGRES_DB, `postgres -c …`) with Testcontainers and
  * waits until Postgres listens on its port, checked inside the container and
- * from the host: no healthcheck (podman runs those through systemd, and
+ * from the host, and then takes a session (`SELECT 1`): no healthcheck (podman runs those through systemd, and
  * Testcontainers' Postgres module would exec one every 250 ms for the whole
  * run). Ryuk stays off unless `TESTCONTAINERS_RYUK_DISABLED` says otherwise:
  * its image is pulled from a registry, and the harness stops its container
@@ -70,8 +71,16 @@ export async function startContainerPostgres(options: {
       .start();
     const host = container.getHost();
     const port = container.getMappedPort(5432);
+    const adminUrl = `postgres://postgres:postgres@${host.includes(':') ? `[${host}]` : host}:${port}/postgres`;
+    // A listening port is not yet a server that takes sessions (57P03 "starting up" was seen in CI).
+    await waitUntilAcceptingConnections(adminUrl, { timeoutMs: options.startupTimeoutMs }).catch(
+      async (err: unknown) => {
+        await container.stop({ timeout: 0 }).catch(() => undefined);
+        throw err;
+      },
+    );
     return {
-      adminUrl: `postgres://postgres:postgres@${host.includes(':') ? `[${host}]` : host}:${port}/postgres`,
+      adminUrl,
       host,
       port,
       stop: async () => {

@@ -37,6 +37,7 @@ describe('package shape', () => {
       [
         '@oxicloud/admin-api',
         '@oxicloud/alerts',
+        '@oxicloud/cluster',
         '@oxicloud/consistency',
         '@oxicloud/dataset',
         '@oxicloud/migrations',

@@ -73,6 +73,21 @@ export function exitCodesHelp(
   return lines.join('\n');
 }
 
+/** `--limit`/`--offset` of a listing of runs (a recoverable job's runs, a periodic job's history). */
+export function addRunPageOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--limit <n>', 'how many runs, 1-500 (default 50)').argParser(runsLimitParser))
+    .addOption(new Option('--offset <n>', 'skip this many runs').argParser(offsetParser));
+}
+
+/** The page that {@link addRunPageOptions}' flags ask for (absent flags: the server's defaults). */
+export function runPageOf(flags: Readonly<Record<string, unknown>>): { limit?: number; offset?: number } {
+  return {
+    ...(flags['limit'] !== undefined ? { limit: flags['limit'] as number } : {}),
+    ...(flags['offset'] !== undefined ? { offset: flags['offset'] as number } : {}),
+  };
+}
+
 /** Flags every `jobs` subcommand takes. */
 interface CommonFlags {
   readonly url?: string;
@@ -219,22 +234,15 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
     .action(action(env, (ctx, _flags, name: string) => cancelCommand(ctx, name)));
 
   addCommonOptions(
-    jobs
-      .command('runs')
-      .description("a recoverable job's runs, newest first")
-      .argument('<name>', 'job name')
-      .addOption(new Option('--limit <n>', 'how many runs, 1-500 (default 50)').argParser(runsLimitParser))
-      .addOption(new Option('--offset <n>', 'skip this many runs').argParser(offsetParser)),
+    addRunPageOptions(
+      jobs
+        .command('runs')
+        .description("a recoverable job's runs, newest first")
+        .argument('<name>', 'job name'),
+    ),
   )
     .addHelpText('after', exitCodesHelp())
-    .action(
-      action(env, (ctx, flags, name: string) =>
-        runsCommand(ctx, name, {
-          ...(flags['limit'] !== undefined ? { limit: flags['limit'] as number } : {}),
-          ...(flags['offset'] !== undefined ? { offset: flags['offset'] as number } : {}),
-        }),
-      ),
-    );
+    .action(action(env, (ctx, flags, name: string) => runsCommand(ctx, name, runPageOf(flags))));
 
   addFollowOptions(
     addCommonOptions(

@@ -1,10 +1,10 @@
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import type { PageOptions } from '../jobs-client/admin-client.js';
 
 import { formatNodes, formatPeriodicRuns } from '../jobs-client/cluster-format.js';
 import type { JobsCommandContext } from '../jobs-client/commands.js';
 import { EXIT_CODES } from '../jobs-client/jobs-client-error.js';
-import { action, addCommonOptions, exitCodesHelp, offsetParser, runsLimitParser } from './jobs.js';
+import { action, addCommonOptions, addRunPageOptions, exitCodesHelp, runPageOf } from './jobs.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -48,20 +48,13 @@ export function registerClusterCommands(program: Command, env: Env = process.env
   const jobs = program.commands.find((command) => command.name() === 'jobs');
   if (jobs === undefined) return;
   addCommonOptions(
-    jobs
-      .command('history')
-      .description("a periodic job's runs (ticks and triggers) from every node, newest first")
-      .argument('<name>', 'job name')
-      .addOption(new Option('--limit <n>', 'how many runs, 1-500 (default 50)').argParser(runsLimitParser))
-      .addOption(new Option('--offset <n>', 'skip this many runs').argParser(offsetParser)),
+    addRunPageOptions(
+      jobs
+        .command('history')
+        .description("a periodic job's runs (ticks and triggers) from every node, newest first")
+        .argument('<name>', 'job name'),
+    ),
   )
     .addHelpText('after', exitCodesHelp())
-    .action(
-      action(env, (ctx, flags, name: string) =>
-        historyCommand(ctx, name, {
-          ...(flags['limit'] !== undefined ? { limit: flags['limit'] as number } : {}),
-          ...(flags['offset'] !== undefined ? { offset: flags['offset'] as number } : {}),
-        }),
-      ),
-    );
+    .action(action(env, (ctx, flags, name: string) => historyCommand(ctx, name, runPageOf(flags))));
 }
