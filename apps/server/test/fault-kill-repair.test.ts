@@ -47,9 +47,11 @@ interface PlanJson {
  * dataset with 800 drives whose `used_bytes` drifted and 20 users whose
  * envelope drifted. drives_consistency finds them; the plan (HTTP) covers all
  * 820; apply runs the `repair` run, which is killed with SIGKILL 3 times
- * mid-run. After each restart the boot sweep has paused the run ('server
- * restart mid-run'), and it is never resumed by itself; a trigger through the
- * admin API resumes the same run. At the end: every drive's `used_bytes` is
+ * while items apply and once more while it re-verifies them (after the last
+ * batch, before the run is Completed). After each restart the boot sweep has
+ * paused the run ('server restart mid-run'), and it is never resumed by
+ * itself (applying the plan again is refused); a trigger through the admin
+ * API resumes the same run. At the end: every drive's `used_bytes` is
  * exactly its files' sum and every user's envelope exactly its drives' sum
  * (a delta applied twice would leave the owner's envelope off), the audit
  * has exactly one row per item, no item was skipped, every line is verified
@@ -122,7 +124,23 @@ describe('kill -9 of the server during a repair run', () => {
     return rows[0]!.n;
   }
 
-  it(`${KILLS} kills during apply, each followed by a resume: every item applied once, one audit row each`, async () => {
+  async function verifiedCount(planId: string): Promise<number> {
+    const { rows } = await db.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM jobs.repair_plan_items WHERE plan_id = $1 AND verified IS NOT NULL',
+      [planId],
+    );
+    return rows[0]!.n;
+  }
+
+  async function runStatus(runId: string): Promise<string | undefined> {
+    const { rows } = await db.pool.query<{ status: string }>(
+      'SELECT status FROM jobs.recoverable_runs WHERE id = $1',
+      [runId],
+    );
+    return rows[0]?.status;
+  }
+
+  it(`${KILLS} kills while items apply and one while they are re-verified, each followed by a resume: every item applied once, one audit row each`, async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const env = serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port });
@@ -213,6 +231,28 @@ describe('kill -9 of the server during a repair run', () => {
     }
     expect(killedMidRun, 'kills that landed mid-run').toBeGreaterThanOrEqual(1);
 
+    // One more kill once every item is applied, while the still-Running run re-verifies them: the resumed run
+    // applies nothing more and re-checks only what was not verified yet.
+    let killedInVerification = false;
+    const verifyDeadline = Date.now() + 60_000;
+    let verifiedAtKill = await verifiedCount(plan.id);
+    while (verifiedAtKill === 0 && (await runStatus(runId)) !== 'Completed' && Date.now() < verifyDeadline) {
+      await sleep(5);
+      verifiedAtKill = await verifiedCount(plan.id);
+    }
+    if (verifiedAtKill > 0 && verifiedAtKill < ITEMS) {
+      await killHard(server);
+      server = await startServer(env);
+      const run = await api.run('repair', runId);
+      expect(run).toMatchObject({ status: 'Paused', pause_reason: 'server restart mid-run' });
+      expect(await auditCount(plan.id)).toBe(ITEMS);
+      killedInVerification = true;
+      killedMidRun++;
+      expect(await api.trigger('repair')).toMatchObject({ run_id: runId, resumed: true });
+    }
+    // Re-verifying 820 items takes seconds: the kill lands in it (or the test says why it could not).
+    expect(killedInVerification, `verified at kill: ${verifiedAtKill} of ${ITEMS}`).toBe(true);
+
     const finished = await api.waitFor('repair', runId, ['Completed', 'Failed'], 120_000);
     expect(finished.status, JSON.stringify(finished)).toBe('Completed');
     expect(finished.stats).toMatchObject({ applied_items: ITEMS, skipped_items: 0, needs_person_items: 0 });
@@ -258,11 +298,21 @@ describe('kill -9 of the server during a repair run', () => {
         WHERE check_name = 'drives_consistency' GROUP BY 1, 2`,
     );
     expect(findings.rows).toEqual([{ state: 'fixed', fixed_run_id: runId, n: ITEMS }]);
+    // One `fixed` event per finding, though the re-verification was interrupted and resumed.
+    const events = await db.pool.query<{ finding_id: string; n: number }>(
+      `SELECT finding_id, count(*)::int AS n FROM jobs.finding_events
+        WHERE event = 'fixed' AND run_id = $1 GROUP BY finding_id`,
+      [runId],
+    );
+    expect(events.rows).toHaveLength(ITEMS);
+    expect(events.rows.filter((r) => r.n !== 1)).toEqual([]);
 
     // And the check itself, run again, finds nothing.
     const recheck = await api.trigger('drives_consistency');
     const rechecked = await api.waitFor('drives_consistency', recheck.run_id, ['Completed'], 60_000);
     expect(rechecked.stats['findings'] ?? 0).toBe(0);
-    console.info(`kill -9 repair test: ${killedMidRun} kills mid-run, ${ITEMS} items`);
+    console.info(
+      `kill -9 repair test: ${killedMidRun} kills mid-run (the last after ${verifiedAtKill} of ${ITEMS} items were re-verified)`,
+    );
   }, 300_000);
 });
