@@ -48,6 +48,7 @@ describe('a database migrated before the packages owned their schemas', () => {
       '@oxicloud/recoverable@4',
       '@oxicloud/consistency@1',
       '@oxicloud/consistency@2',
+      '@oxicloud/consistency@3',
       '@oxicloud/cluster@1',
     ]);
 
@@ -60,6 +61,7 @@ describe('a database migrated before the packages owned their schemas', () => {
       '@oxicloud/recoverable/004_run_leases.sql',
       '@oxicloud/consistency/001_run_findings.sql',
       '@oxicloud/consistency/002_findings.sql',
+      '@oxicloud/consistency/003_repairs.sql',
       '@oxicloud/cluster/001_cluster.sql',
     ]);
     expect(await snapshot(db)).toEqual(before);
@@ -86,13 +88,14 @@ describe('a fresh database', () => {
     const result = await migrate(db.pool);
     expect(result.error).toBeUndefined();
     expect(result.applied).not.toContain('0005_jobs.sql');
-    expect(result.applied.slice(-7)).toEqual([
+    expect(result.applied.slice(-8)).toEqual([
       '@oxicloud/recoverable/001_recoverable_runs.sql',
       '@oxicloud/recoverable/002_run_history.sql',
       '@oxicloud/recoverable/003_run_attempts.sql',
       '@oxicloud/recoverable/004_run_leases.sql',
       '@oxicloud/consistency/001_run_findings.sql',
       '@oxicloud/consistency/002_findings.sql',
+      '@oxicloud/consistency/003_repairs.sql',
       '@oxicloud/cluster/001_cluster.sql',
     ]);
     const { rows } = await db.pool.query(

@@ -7,6 +7,7 @@ import {
   checkJob,
   PgFindingLedger,
   PgFindingStore,
+  PgRepairPlans,
   PgRunRetention,
 } from '@oxicloud/consistency';
 import { JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
@@ -26,6 +27,7 @@ import {
   PgGrantScan,
   PgMediaFileRepository,
   PgOrphanBlobRepository,
+  PgRepairStore,
   PgTrashRepository,
   PgUsageRepository,
   PgUsersRepository,
@@ -33,17 +35,23 @@ import {
   type StorageDatabase,
 } from '@oxicloud/storage';
 import {
+  type BlobHasher,
   type BlobStorage,
   createConsistencyBatchJob,
   createDedupGcJob,
   createGrantCleanupJob,
   createReextractAudioJob,
   createReextractImageJob,
+  createRepairActions,
+  createRepairJob,
+  createRepairPlanner,
+  createRepairService,
   createRunRetentionJob,
   createStorageConsistencyCheck,
   createStorageMigrationJob,
   createStorageReconcileJob,
   createTrashCleanupJob,
+  type RepairService,
   runRetentionConfigFromEnv,
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -114,6 +122,8 @@ export interface BlobBackends {
   readonly source: BlobStorage;
   /** A backend by name (`local`, `s3`), or `null` when it is not configured (`storage_migration` targets). */
   resolve(name: string): BlobStorage | null;
+  /** Re-hashes the source's stored bytes (the repair of a missing blob row confirms them first). */
+  readonly sourceHasher: BlobHasher;
   close(): Promise<void>;
 }
 
@@ -164,6 +174,7 @@ export function createBlobBackends(deps: {
   return {
     source,
     resolve: (name) => (name === 'local' ? local : name === 's3' ? s3 : null),
+    sourceHasher: hasherOf(source),
     async close() {
       await hashPool.close();
       s3?.close();
@@ -252,6 +263,7 @@ export function createRecoverableJobs(deps: {
   readonly engine: RecoverableEngine;
   readonly consistency: ConsistencyRegistry;
   readonly catalog: JobCatalog;
+  readonly repairs: RepairService;
 } {
   const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
   const ledger = deps.ledger ?? new PgFindingLedger({ pool });
@@ -294,6 +306,26 @@ export function createRecoverableJobs(deps: {
       logger,
     }),
   );
+  const repairPlans = new PgRepairPlans({ pool });
+  const repairStore = new PgRepairStore(db);
+  const repairActions = createRepairActions({
+    store: repairStore,
+    blobs: { blobs: backends.source, hasher: backends.sourceHasher },
+  });
+  engine.register(
+    createRepairJob({
+      plans: repairPlans,
+      actions: repairActions,
+      store: repairStore,
+      blobs: backends.source,
+      logger,
+    }),
+  );
+  const repairs = createRepairService({
+    planner: createRepairPlanner({ actions: repairActions, plans: repairPlans }),
+    plans: repairPlans,
+    engine,
+  });
   const media = new PgMediaFileRepository(db);
   engine.register(createReextractAudioJob({ files: media, blobs: backends.source, logger }));
   engine.register(createReextractImageJob({ files: media, blobs: backends.source, logger }));
@@ -306,7 +338,7 @@ export function createRecoverableJobs(deps: {
     null,
     null,
   );
-  return { engine, consistency, catalog };
+  return { engine, consistency, catalog, repairs };
 }
 
 /**
@@ -427,7 +459,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   });
   const findings = new PgFindingStore({ pool });
   const ledger = new PgFindingLedger({ pool });
-  const { engine, catalog } = createRecoverableJobs({
+  const { engine, catalog, repairs } = createRecoverableJobs({
     registry,
     pool,
     db,
@@ -474,6 +506,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     runs: engine,
     findings,
     ledger,
+    repairs,
     users: usersThroughOutage(new PgUsersRepository(pool)),
     jwtSecret: input.jwtSecret,
     logger,

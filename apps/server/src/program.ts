@@ -5,6 +5,7 @@ import { registerFindingsCommands } from './commands/findings.js';
 import { registerJobsCommands } from './commands/jobs.js';
 import { migrateCommand } from './commands/migrate.js';
 import { registerClusterCommands } from './commands/nodes.js';
+import { registerRepairCommands } from './commands/repair.js';
 import { addSeedFlags, seedCommand, seedOptionsFromCli } from './commands/seed.js';
 import { serveCommand } from './commands/serve.js';
 import { tokenCommand } from './commands/token.js';
@@ -130,6 +131,7 @@ export function createProgram(env: Env = process.env): Command {
   registerJobsCommands(program, env);
   registerClusterCommands(program, env);
   registerFindingsCommands(program, env);
+  registerRepairCommands(program, env);
   return program;
 }
 

@@ -19,6 +19,7 @@ import type { HealthProbe } from './ports/health-probe.js';
 import type { JobCatalogView, PeriodicJobs } from './ports/job-catalog.js';
 import type { JobFreshness } from './ports/job-freshness.js';
 import type { ReadinessProbe } from './ports/readiness-probe.js';
+import type { RepairService } from './ports/repair-service.js';
 import type { RunService } from './ports/run-service.js';
 import { registerFindingRoutes } from './routes/findings.js';
 import { registerHealthRoute } from './routes/health.js';
@@ -26,6 +27,7 @@ import { JobDirectory } from './routes/job-directory.js';
 import { registerJobRoutes } from './routes/jobs.js';
 import { registerClusterRoutes } from './routes/nodes.js';
 import { registerProbeRoutes } from './routes/probes.js';
+import { registerRepairRoutes } from './routes/repairs.js';
 import { registerRunRoutes } from './routes/runs.js';
 
 /** No recoverable jobs (an app without `runs`). */
@@ -55,6 +57,8 @@ export interface AdminAppDeps {
   readonly findings?: FindingsReader;
   /** Findings across runs (`PgFindingLedger`): `/api/admin/findings` is served only with it. */
   readonly ledger?: FindingsLedger;
+  /** Repair plans and their runs (`/api/admin/repairs`); without it those routes are absent. */
+  readonly repairs?: RepairService;
   /** Checks every verified token's user against `auth.users`. */
   readonly users: AdminUserLookup;
   /** HS256 secret the bearer tokens are signed with; at least 32 bytes. */
@@ -179,6 +183,14 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
       app.use(path, requestBodyLimit(maxBodyBytes));
     }
     registerFindingRoutes(app, { ledger: deps.ledger, jobs: deps.jobs, runs: deps.runs, logger });
+  }
+  if (deps.repairs) {
+    for (const path of ['/api/admin/repairs', '/api/admin/repairs/*']) {
+      app.use(path, auditAdminPosts(logger));
+      app.use(path, adminAuth({ users: deps.users, secret }));
+      app.use(path, requestBodyLimit(maxBodyBytes));
+    }
+    registerRepairRoutes(app, { repairs: deps.repairs, logger });
   }
 
   app.doc31(OPENAPI_PATH, {

@@ -32,6 +32,10 @@ export const ADMIN_API_ERROR_STATUS = {
   INVALID_TRANSITION: 409,
   /** No registered job has this name. */
   JOB_NOT_FOUND: 404,
+  /** No repair plan has this id. */
+  REPAIR_PLAN_NOT_FOUND: 404,
+  /** The plan's hash is not the one sent (it changed since it was read), or its state does not allow the call. */
+  REPAIR_PLAN_CONFLICT: 409,
   /** The job has no run with this id. */
   RUN_NOT_FOUND: 404,
   /** No route matches the path. */

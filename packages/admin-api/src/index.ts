@@ -39,6 +39,7 @@ export type {
 } from './ports/job-catalog.js';
 export type { JobFreshness, OverdueJob } from './ports/job-freshness.js';
 export type { ReadinessPart, ReadinessProbe, ReadinessReport } from './ports/readiness-probe.js';
+export type { RepairPlanDocument, RepairSelectionInput, RepairService } from './ports/repair-service.js';
 export type { RunService } from './ports/run-service.js';
 export { MAX_TRACKED_FINDINGS_LIMIT, trackedFindingJson } from './routes/findings.js';
 export type { JobEntryJson, JobKind } from './routes/job-directory.js';

@@ -17,7 +17,11 @@ export type ConsistencyErrorCode =
   /** A decision the finding's state does not allow (accepting a fixed finding, reopening an open one). */
   | 'INVALID_TRANSITION'
   /** A list cursor that this store did not hand out. */
-  | 'INVALID_CURSOR';
+  | 'INVALID_CURSOR'
+  /** No repair plan with that id. */
+  | 'PLAN_NOT_FOUND'
+  /** A repair plan in a state that does not allow the call (choosing on an approved plan). */
+  | 'PLAN_CONFLICT';
 
 /**
  * The one error class of `@oxicloud/consistency`. Messages say what was wrong

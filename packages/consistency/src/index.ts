@@ -70,6 +70,15 @@ export type {
 export { PgFindingLedger } from './pg-finding-ledger.js';
 export type { FindingCount, ListFindingsOptions, StoredFinding } from './pg-finding-store.js';
 export { PgFindingStore } from './pg-finding-store.js';
+export type {
+  NewRepairPlan,
+  PlanItemRecord,
+  RepairFindingRow,
+  RepairSelection,
+  StoredPlanItem,
+  StoredRepairPlan,
+} from './pg-repair-plans.js';
+export { lockPendingPlanItem, MAX_PLAN_FINDINGS, PgRepairPlans, recordPlanItem } from './pg-repair-plans.js';
 export type { PrunedRuns } from './pg-run-retention.js';
 export { PgRunRetention } from './pg-run-retention.js';
 export type {

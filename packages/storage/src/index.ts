@@ -30,6 +30,7 @@ export type { PgGrantScanOptions } from './postgres/pg-grant-scan.js';
 export { PgGrantScan } from './postgres/pg-grant-scan.js';
 export { PgMediaFileRepository } from './postgres/pg-media-file-repository.js';
 export { PgOrphanBlobRepository } from './postgres/pg-orphan-blob-repository.js';
+export { PgRepairStore } from './postgres/pg-repair-store.js';
 export { PgTrashRepository } from './postgres/pg-trash-repository.js';
 export { PgUsageRepository } from './postgres/pg-usage-repository.js';
 export type { ReserveBlobOptions, ReserveBlobStatus, ReservedBlob } from './postgres/reserve-blob.js';

@@ -5,8 +5,10 @@
  * - `INVALID_CONFIG`: an environment variable or factory option is out of
  *   its allowed range; the message names the variable, the bad value and
  *   what is allowed.
+ * - `INVALID_ARGUMENT`: a call got a value it cannot act on (a repair choice
+ *   for a finding the plan does not hold, or one the line does not offer).
  */
-export type TenantsErrorCode = 'INVALID_CONFIG';
+export type TenantsErrorCode = 'INVALID_CONFIG' | 'INVALID_ARGUMENT';
 
 /** The one error class of `@oxicloud/tenants`. */
 export class TenantsError extends Error {

@@ -118,6 +118,18 @@ export type {
   OrphanFinishResult,
   OrphanMarkResult,
 } from './ports/orphan-blob-repository.js';
+export type { RepairPlanRepository } from './ports/repair-plan-repository.js';
+export type {
+  BlobRowState,
+  DriveUsageState,
+  FileBlobSizeState,
+  FolderPathRow,
+  ReferencingFile,
+  RepairStore,
+  RepairTx,
+  TrashedParentState,
+  UserUsageState,
+} from './ports/repair-store.js';
 export type { RunRetentionRepository } from './ports/run-retention-repository.js';
 export type { ScanPage } from './ports/scan-page.js';
 export type {
@@ -134,6 +146,49 @@ export {
   REEXTRACT_AUDIO_JOB_NAME,
 } from './reextract-audio/index.js';
 export { createReextractImageJob, REEXTRACT_IMAGE_JOB_NAME } from './reextract-image/index.js';
+export type {
+  ActionLine,
+  AppliedLine,
+  ApplyOutcome,
+  BlobActionsOptions,
+  DerivedRow,
+  NeedsPersonLine,
+  RepairAction,
+  RepairActions,
+  RepairActionsOptions,
+  RepairChoice,
+  RepairChoices,
+  RepairFinding,
+  RepairJob,
+  RepairJobOptions,
+  RepairLine,
+  RepairPlanner,
+  RepairPlanView,
+  RepairRunPlans,
+  RepairRunStarter,
+  RepairService,
+  RepairState,
+} from './repair/index.js';
+export {
+  changedSincePlan,
+  chooseLine,
+  createBlobActions,
+  createRepairActions,
+  createRepairJob,
+  createRepairPlanner,
+  createRepairService,
+  planHash,
+  REPAIR_COUNTERS,
+  REPAIR_JOB_NAME,
+  RESTORE_PARENT,
+  recomputeDriveUsage,
+  recomputeFolderPath,
+  recomputeUserUsage,
+  resolveTrashedParent,
+  setFileSizeFromBlob,
+  stableJson,
+  TRASH_CHILD,
+} from './repair/index.js';
 export type { RunRetentionConfig, RunRetentionJob, RunRetentionJobOptions } from './run-retention/index.js';
 export {
   assertRunRetentionConfig,

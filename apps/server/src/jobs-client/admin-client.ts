@@ -16,6 +16,7 @@ import type {
   ApiRunStarted,
 } from './api-types.js';
 import { JobsClientError } from './jobs-client-error.js';
+import type { RepairPlanJson } from './repair-commands.js';
 
 /** Where and as whom the client talks to the admin API. */
 export interface AdminClientSettings {
@@ -176,6 +177,32 @@ export class AdminClient {
     body: FindingDecisionJson,
   ): Promise<ApiAnswer<TrackedFindingJson>> {
     return this.#request('POST', `/api/admin/findings/${encodeURIComponent(id)}/${decision}`, { body });
+  }
+
+  /** `POST /api/admin/repairs/plan`: a repair plan of findings (ids or a filter), with optional choices. */
+  planRepair(body: {
+    readonly finding_ids?: readonly string[];
+    readonly filter?: { readonly check?: string; readonly kind?: string; readonly severity?: string };
+    readonly choices?: Readonly<Record<string, string>>;
+  }): Promise<ApiAnswer<RepairPlanJson>> {
+    return this.#request('POST', '/api/admin/repairs/plan', { body });
+  }
+
+  /** `GET /api/admin/repairs/{id}`. */
+  getRepairPlan(id: string): Promise<ApiAnswer<RepairPlanJson>> {
+    return this.#request('GET', `/api/admin/repairs/${encodeURIComponent(id)}`);
+  }
+
+  /** `POST /api/admin/repairs/{id}/choices`. */
+  chooseRepair(id: string, choices: Readonly<Record<string, string>>): Promise<ApiAnswer<RepairPlanJson>> {
+    return this.#request('POST', `/api/admin/repairs/${encodeURIComponent(id)}/choices`, {
+      body: { choices },
+    });
+  }
+
+  /** `POST /api/admin/repairs/{id}/apply` with the plan's hash. */
+  applyRepair(id: string, hash: string): Promise<ApiAnswer<{ plan_id: string; run_id: string }>> {
+    return this.#request('POST', `/api/admin/repairs/${encodeURIComponent(id)}/apply`, { body: { hash } });
   }
 
   async #request<T>(

@@ -59,3 +59,12 @@ export type { FollowOptions } from './follow.js';
 export { exitCodeOfStatus, followBatch, followRun } from './follow.js';
 export type { JobsClientErrorCode } from './jobs-client-error.js';
 export { EXIT_CODES, JobsClientError } from './jobs-client-error.js';
+export type { RepairLineJson, RepairPlanJson } from './repair-commands.js';
+export {
+  formatRepairPlan,
+  parseChoices,
+  repairApplyCommand,
+  repairChooseCommand,
+  repairPlanCommand,
+  repairShowCommand,
+} from './repair-commands.js';

@@ -1,0 +1,123 @@
+import type { RunTransaction } from '@oxicloud/recoverable';
+
+/**
+ * The storage-domain reads and writes the repair actions need (adapter:
+ * `PgRepairStore` in `@oxicloud/storage`). Every `lock` read takes the row
+ * lock of the resource it names (`FOR UPDATE`), so what `apply` re-checks
+ * cannot change before its transaction ends.
+ */
+
+/** A drive's counter and the sum it should equal. */
+export interface DriveUsageState {
+  readonly ownerId: string;
+  readonly usedBytes: number;
+  /** `SUM(size)` of the drive's files, trashed included (the storage_reconcile rule). */
+  readonly filesBytes: number;
+}
+
+/** A user's envelope and the sum it should equal. */
+export interface UserUsageState {
+  readonly usedBytes: number;
+  /** `SUM(used_bytes)` of the user's drives. */
+  readonly drivesBytes: number;
+}
+
+/** One folder's stored path against the one its parent chain gives. */
+export interface FolderPathRow {
+  readonly folderId: string;
+  readonly path: string;
+  readonly lpath: string;
+  readonly expectedPath: string;
+  readonly expectedLpath: string;
+}
+
+/** A file's size against its blob row's. */
+export interface FileBlobSizeState {
+  readonly driveId: string;
+  readonly ownerId: string;
+  readonly blobHash: string;
+  readonly fileSize: number;
+  /** `null` when the blob row is missing. */
+  readonly blobSize: number | null;
+}
+
+/** A live row under a trashed folder. */
+export interface TrashedParentState {
+  readonly trashed: boolean;
+  readonly driveId: string;
+  /** The trashed folders above it, nearest first. */
+  readonly trashedAncestors: readonly string[];
+  /** For a folder: the live folders and files below it (trashing it trashes them too). */
+  readonly liveFolders: readonly string[];
+  readonly liveFiles: readonly string[];
+}
+
+/** A blob row as the deletion protocol sees it. */
+export interface BlobRowState {
+  readonly size: number;
+  readonly refCount: number;
+  readonly deleting: boolean;
+}
+
+/** A file that references a hash, with its owner (for "needs a person"). */
+export interface ReferencingFile {
+  readonly fileId: string;
+  readonly name: string;
+  readonly driveId: string;
+  readonly ownerId: string;
+  readonly ownerName: string;
+  readonly size: number;
+}
+
+/** One transaction of the repair store. */
+export interface RepairTx {
+  /**
+   * Runs `fn` under a savepoint: when it throws, its writes are rolled back
+   * (the transaction goes on) and the error is rethrown.
+   */
+  attempt<T>(fn: () => Promise<T>): Promise<T>;
+  driveUsage(driveId: string, lock: boolean): Promise<DriveUsageState | null>;
+  setDriveUsedBytes(driveId: string, bytes: number): Promise<void>;
+  userUsage(userId: string, lock: boolean): Promise<UserUsageState | null>;
+  setUserUsedBytes(userId: string, bytes: number): Promise<void>;
+  /** Adds `delta` to a drive's `used_bytes` and its owner's envelope. */
+  addUsage(driveId: string, delta: number): Promise<void>;
+  /**
+   * The folder and every folder below it whose stored `path`/`lpath` differ
+   * from what the parent chain (from the root) gives; the folder itself
+   * first, always (`null` when it is gone or its chain does not reach a root).
+   */
+  folderPaths(folderId: string, lock: boolean): Promise<readonly FolderPathRow[] | null>;
+  /** Writes the expected `path`/`lpath` of the folder and its subtree; returns the rows changed. */
+  rewriteFolderPaths(folderId: string): Promise<number>;
+  fileBlobSize(fileId: string, lock: boolean): Promise<FileBlobSizeState | null>;
+  setFileSize(fileId: string, size: number): Promise<void>;
+  trashedParent(type: 'file' | 'folder', id: string, lock: boolean): Promise<TrashedParentState | null>;
+  restoreFolders(folderIds: readonly string[]): Promise<void>;
+  trashRows(folderIds: readonly string[], fileIds: readonly string[]): Promise<void>;
+  blobRow(hash: string, lock: boolean): Promise<BlobRowState | null>;
+  /** How many files reference the hash, and the first `limit` of them. */
+  referencingFiles(hash: string, limit: number): Promise<{ count: number; files: ReferencingFile[] }>;
+  /** Inserts (or revives) the row through the reserve function; returns its status. */
+  reserveBlobRow(hash: string, size: number): Promise<string>;
+  /** Marks a live unreferenced row for deletion (protocol step 1); `false` when it is not that any more. */
+  markBlobForDeletion(hash: string): Promise<boolean>;
+  /** Inserts a row already marked for deletion (bytes without a row); `false` when a row appeared. */
+  insertMarkedBlobRow(hash: string, size: number): Promise<boolean>;
+}
+
+/** Transactions over the storage domain, plus the deletion protocol's last step. */
+export interface RepairStore {
+  /** The run's checkpoint transaction as a {@link RepairTx} (the repair run's item writes commit with its cursor). */
+  inTransaction(tx: RunTransaction): RepairTx;
+  /** Runs `fn` in a read-only transaction (plans). */
+  read<T>(fn: (tx: RepairTx) => Promise<T>): Promise<T>;
+  /** Runs `fn` in a read-write transaction (one applied item). */
+  write<T>(fn: (tx: RepairTx) => Promise<T>): Promise<T>;
+  /**
+   * Deletion protocol step 3 for one marked row, as `dedup_gc` does it
+   * (lock the marked row, delete the bytes, then the row). Returns whether
+   * the row and bytes are gone.
+   */
+  finishBlobDeletion(hash: string, deleteBytes: (hash: string) => Promise<void>): Promise<boolean>;
+}

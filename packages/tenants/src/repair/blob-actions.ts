@@ -1,0 +1,193 @@
+import type { BlobHasher } from '../ports/blob-hasher.js';
+import type { BlobStorage } from '../ports/blob-storage.js';
+import type { RepairStore, RepairTx } from '../ports/repair-store.js';
+import { bytes, type RepairAction, short, skipped } from './repair-action.js';
+import {
+  type ActionLine,
+  type ApplyOutcome,
+  changedSincePlan,
+  lineBase,
+  needsPerson,
+  type RepairFinding,
+  type RepairLine,
+  type RepairState,
+} from './repair-line.js';
+
+/** storage_consistency: bytes in the backend without a blob row (resource = hash). */
+const ORPHAN_BLOB = 'orphan_blob';
+/** files_consistency: files reference a hash that has no blob row (resource = hash). */
+const MISSING_BLOB = 'missing_blob';
+
+/** How many referencing files a "needs a person" line lists. */
+const AFFECTED_LIMIT = 100;
+
+/** Options of {@link createBlobActions}. */
+export interface BlobActionsOptions {
+  /** The configured backend: bytes are measured and deleted here. */
+  readonly blobs: Pick<BlobStorage, 'backend' | 'head' | 'delete'>;
+  /** Measures the stored bytes' BLAKE3 before a row is inserted for them. */
+  readonly hasher: BlobHasher;
+  /** For the deletion protocol's last step (after the item's transaction committed). */
+  readonly store: Pick<RepairStore, 'finishBlobDeletion'>;
+}
+
+/** The state both blob actions compare: the row, the references, the bytes. */
+async function blobState(
+  tx: RepairTx,
+  blobs: BlobActionsOptions['blobs'],
+  hash: string,
+  lock: boolean,
+): Promise<RepairState> {
+  const row = await tx.blobRow(hash, lock);
+  const refs = await tx.referencingFiles(hash, 0);
+  const head = await blobs.head(hash);
+  return {
+    row: row === null ? null : { size: row.size, ref_count: row.refCount, deleting: row.deleting },
+    referenced_by: refs.count,
+    bytes_size: head?.size ?? null,
+  };
+}
+
+/**
+ * The orphan_blob and missing_blob actions, which share one decision on the
+ * state (row, references, bytes) of a hash:
+ *
+ * - bytes, no row, files reference it → insert the row with the measured
+ *   size through the reserve function (its real `ref_count`, no
+ *   `orphaned_at`), once the bytes' BLAKE3 is confirmed to be the hash;
+ * - bytes, no row, no reference → the deletion protocol: a row marked for
+ *   deletion first (a concurrent upload of the hash then waits or
+ *   re-creates it), commit, then the bytes, then the row;
+ * - bytes, an unreferenced row with `ref_count = 0` → the protocol exactly
+ *   as `dedup_gc` does it (mark under the row lock, then bytes, then row);
+ * - no bytes, files reference it → "needs a person", listing the files and
+ *   their owners (restoring from another backend is not built yet).
+ */
+export function createBlobActions(options: BlobActionsOptions): RepairAction {
+  const { blobs, hasher, store } = options;
+
+  async function plan(finding: RepairFinding, tx: RepairTx): Promise<RepairLine> {
+    const hash = finding.resourceId;
+    const resource = { type: 'blob', id: hash };
+    const before = await blobState(tx, blobs, hash, false);
+    const refs = await tx.referencingFiles(hash, AFFECTED_LIMIT);
+    const affected = refs.files.map((f) => ({
+      file_id: f.fileId,
+      name: f.name,
+      drive_id: f.driveId,
+      owner_id: f.ownerId,
+      owner: f.ownerName,
+      size: f.size,
+    }));
+    const bytesSize = before['bytes_size'] as number | null;
+    const row = before['row'] as { ref_count: number; deleting: boolean } | null;
+    const base = { type: 'action' as const, ...lineBase(finding), resource, before };
+    if (bytesSize === null) {
+      if (refs.count === 0) {
+        return needsPerson(
+          finding,
+          resource,
+          'no bytes and no file references the hash: nothing to repair',
+          [],
+        );
+      }
+      return needsPerson(
+        finding,
+        resource,
+        `no bytes for this hash on the ${blobs.backend} backend and ${refs.count} file(s) reference it: the content is lost unless a person restores it`,
+        affected,
+      );
+    }
+    if (row === null && refs.count > 0) {
+      const digest = await hasher.hashStoredBlob(hash);
+      if (digest.hash !== hash || digest.size !== bytesSize) {
+        return needsPerson(
+          finding,
+          resource,
+          `the stored bytes hash to ${digest.hash} (${digest.size} bytes), not to their key: a row would vouch for corrupt content`,
+          affected,
+        );
+      }
+      const line: ActionLine = {
+        ...base,
+        action: 'insert_blob_row',
+        summary: `blob ${short(hash)} row missing → insert (${bytes(bytesSize)} bytes, ref_count ${refs.count})`,
+        after: { row: { size: bytesSize, ref_count: refs.count, deleting: false } },
+        derived: [],
+      };
+      return line;
+    }
+    if (refs.count === 0 && (row === null || (row.ref_count === 0 && !row.deleting))) {
+      return {
+        ...base,
+        action: row === null ? 'delete_orphan_bytes' : 'delete_orphan_blob',
+        summary: `blob ${short(hash)} ${bytes(bytesSize)} bytes without a reference → delete through the deletion protocol`,
+        after: { row: null, bytes_size: null },
+        derived: [{ type: 'blob_bytes', id: hash, before: { size: bytesSize }, after: { size: null } }],
+      };
+    }
+    return needsPerson(
+      finding,
+      resource,
+      `the hash is no longer in a repairable state (row ${row === null ? 'missing' : 'present'}, ${refs.count} reference(s)); run the check again`,
+      affected,
+    );
+  }
+
+  async function apply(line: ActionLine, tx: RepairTx): Promise<ApplyOutcome> {
+    const hash = line.resource.id;
+    const now = await blobState(tx, blobs, hash, true);
+    const changed = changedSincePlan(line.before, now);
+    if (changed !== null) return skipped(`blob ${hash} ${changed}`);
+    const size = now['bytes_size'] as number;
+    switch (line.action) {
+      case 'insert_blob_row': {
+        const status = await tx.reserveBlobRow(hash, size);
+        const row = await tx.blobRow(hash, false);
+        return {
+          status: 'applied',
+          before: now,
+          after: {
+            row: row && { size: row.size, ref_count: row.refCount, deleting: row.deleting },
+            reserve: status,
+          },
+        };
+      }
+      case 'delete_orphan_bytes':
+      case 'delete_orphan_blob': {
+        const marked =
+          line.action === 'delete_orphan_bytes'
+            ? await tx.insertMarkedBlobRow(hash, size)
+            : await tx.markBlobForDeletion(hash);
+        if (!marked) return skipped(`blob ${hash}: a row or a reference appeared under the lock`);
+        return {
+          status: 'applied',
+          before: now,
+          after: { row: { size, ref_count: 0, deleting: true } },
+          afterCommit: async () => {
+            const gone = await store.finishBlobDeletion(hash, async (h) => {
+              await blobs.delete(h);
+            });
+            return gone ? { row: null, bytes_size: null } : { row: 'kept: referenced meanwhile' };
+          },
+        };
+      }
+      default:
+        return skipped(`unknown blob action ${line.action}`);
+    }
+  }
+
+  async function verify(line: ActionLine, tx: RepairTx): Promise<string | null> {
+    const hash = line.resource.id;
+    const row = await tx.blobRow(hash, false);
+    const bytes = await blobs.head(hash);
+    if (line.action === 'insert_blob_row') {
+      if (row === null || row.deleting) return 'the blob row is missing or being deleted';
+      return bytes === null ? 'the bytes are gone' : null;
+    }
+    if (bytes !== null && row === null) return 'bytes without a row remain';
+    return null;
+  }
+
+  return { kinds: [ORPHAN_BLOB, MISSING_BLOB], plan, apply, verify };
+}

@@ -1,0 +1,113 @@
+import type { RepairStore, RepairTx } from '../ports/repair-store.js';
+import { type BlobActionsOptions, createBlobActions } from './blob-actions.js';
+import { setFileSizeFromBlob } from './blob-size-action.js';
+import { recomputeFolderPath } from './folder-path-action.js';
+import type { RepairAction } from './repair-action.js';
+import {
+  type ActionLine,
+  needsPerson,
+  type RepairFinding,
+  type RepairLine,
+  type RepairState,
+} from './repair-line.js';
+import { resolveTrashedParent } from './trashed-parent-action.js';
+import { recomputeDriveUsage, recomputeUserUsage } from './usage-actions.js';
+
+/** Options of {@link createRepairActions}. */
+export interface RepairActionsOptions {
+  readonly store: RepairStore;
+  /** The blob actions (orphan_blob, missing_blob); without them those kinds need a person. */
+  readonly blobs?: Omit<BlobActionsOptions, 'store'>;
+}
+
+/** What applying one line did, after its transaction and any post-commit step. */
+export type AppliedLine =
+  | { readonly status: 'applied'; readonly before: RepairState; readonly after: RepairState }
+  | { readonly status: 'skipped'; readonly reason: string };
+
+/** The actions by finding kind, and the two steps over a {@link RepairStore}. */
+export interface RepairActions {
+  /** The finding kinds some action handles. */
+  readonly kinds: readonly string[];
+  /** The line for one finding, read in a read-only transaction. */
+  plan(finding: RepairFinding): Promise<RepairLine>;
+  /**
+   * Applies one line inside `tx` (the caller's transaction, where it writes
+   * its audit row too). Returns the outcome; `afterCommit` must run after
+   * `tx` commits.
+   */
+  applyIn(line: ActionLine, tx: RepairTx): ReturnType<RepairAction['apply']>;
+  /** `applyIn` in a transaction of its own, then the post-commit step. */
+  apply(line: ActionLine): Promise<AppliedLine>;
+  /** Re-checks the line's resource (read-only): `null` when it passes, else why not. */
+  verify(line: ActionLine): Promise<string | null>;
+}
+
+/**
+ * The repair actions over `store`: drive and user usage drift, folder
+ * path/lpath, file size from blob, live rows under a trashed parent, and
+ * (with `blobs`) orphan and missing blob rows.
+ */
+export function createRepairActions(options: RepairActionsOptions): RepairActions {
+  const { store } = options;
+  const list: RepairAction[] = [
+    recomputeDriveUsage,
+    recomputeUserUsage,
+    recomputeFolderPath,
+    setFileSizeFromBlob,
+    resolveTrashedParent,
+  ];
+  if (options.blobs) list.push(createBlobActions({ ...options.blobs, store }));
+  const byKind = new Map<string, RepairAction>();
+  for (const action of list) for (const kind of action.kinds) byKind.set(kind, action);
+
+  const actionFor = (kind: string) => byKind.get(kind);
+
+  async function applyIn(line: ActionLine, tx: RepairTx) {
+    const action = actionFor(line.fingerprint.kind);
+    if (action === undefined)
+      return { status: 'skipped' as const, reason: `no repair action for kind ${line.fingerprint.kind}` };
+    return action.apply(line, tx);
+  }
+
+  return {
+    kinds: [...byKind.keys()].sort(),
+    async plan(finding) {
+      const action = actionFor(finding.kind);
+      if (action === undefined) {
+        return needsPerson(
+          finding,
+          { type: 'unknown', id: finding.resourceId },
+          `no safe repair action for ${finding.checkName} ${finding.kind}`,
+        );
+      }
+      return store.read((tx) => action.plan(finding, tx));
+    },
+    applyIn,
+    async verify(line) {
+      const action = actionFor(line.fingerprint.kind);
+      if (action === undefined) return `no repair action for kind ${line.fingerprint.kind}`;
+      return store.read((tx) => action.verify(line, tx));
+    },
+    async apply(line) {
+      const outcome = await store.write((tx) => applyIn(line, tx));
+      if (outcome.status === 'skipped' || outcome.afterCommit === undefined) {
+        return outcome.status === 'skipped'
+          ? outcome
+          : { status: 'applied', before: outcome.before, after: outcome.after };
+      }
+      const finished = await outcome.afterCommit();
+      return { status: 'applied', before: outcome.before, after: { ...outcome.after, ...finished } };
+    },
+  };
+}
+
+/**
+ * The line with the operator's choice made: its `after` and `derived` become
+ * the chosen alternative's. Returns `null` when the line offers no such choice.
+ */
+export function chooseLine(line: ActionLine, choiceId: string): ActionLine | null {
+  const chosen = line.choices?.find((c) => c.id === choiceId);
+  if (chosen === undefined) return null;
+  return { ...line, choice: chosen.id, after: chosen.after, derived: chosen.derived };
+}
