@@ -244,3 +244,5 @@ export {
   TRASH_CLEANUP_JOB_NAME,
   trashCleanupConfigFromEnv,
 } from './trash-cleanup/index.js';
+export type { RestoreBytesOptions, VerifiedCopy } from './repair/index.js';
+export { copyVerifiedBlob, createRestoreBytesAction, restoreActionName } from './repair/index.js';
