@@ -314,18 +314,16 @@ export function createRecoverableJobs(deps: {
   );
   const repairPlans = new PgRepairPlans({ pool });
   const repairStore = new PgRepairStore(db);
+  // Bytes missing or corrupt on the source come back from the other configured backend.
   const otherBackend = deps.sourceBackend === 'local' ? 's3' : 'local';
   const otherBlobs = backends.resolve(otherBackend);
   const otherHasher = backends.hasherOf(otherBackend);
+  const other =
+    otherBlobs === null || otherHasher === null ? null : { blobs: otherBlobs, hasher: otherHasher };
   const repairActions = createRepairActions({
     store: repairStore,
-    blobs: { blobs: backends.source, hasher: backends.sourceHasher },
-    // Bytes missing or corrupt on the source come back from the other configured backend.
-    restore: {
-      source: backends.source,
-      sourceHasher: backends.sourceHasher,
-      other: otherBlobs === null || otherHasher === null ? null : { blobs: otherBlobs, hasher: otherHasher },
-    },
+    blobs: { blobs: backends.source, hasher: backends.sourceHasher, other },
+    restore: { source: backends.source, sourceHasher: backends.sourceHasher, other },
   });
   engine.register(
     createRepairJob({

@@ -245,4 +245,9 @@ export {
   trashCleanupConfigFromEnv,
 } from './trash-cleanup/index.js';
 export type { RestoreBytesOptions, VerifiedCopy } from './repair/index.js';
-export { copyVerifiedBlob, createRestoreBytesAction, restoreActionName } from './repair/index.js';
+export {
+  copyVerifiedBlob,
+  createRestoreBytesAction,
+  restoreActionName,
+  restoreRowActionName,
+} from './repair/index.js';

@@ -71,7 +71,7 @@ function finding(kind: string, resourceId: string): RepairFinding {
   seq += 1;
   return {
     id: `f-${seq}`,
-    checkName: 'storage_consistency',
+    checkName: kind === 'missing_blob' ? 'files_consistency' : 'storage_consistency',
     kind,
     resourceId,
     lastSeenRunId: null,
@@ -123,10 +123,12 @@ describe.each([
     const sourceHasher = createBlobHasher(source, workers);
     store = new PgRepairStore(storageDb(db.pool));
     plans = new PgRepairPlans({ pool: db.pool });
+    // Wired as the server wires them: both blob action families know the other backend.
+    const copy = { blobs: other, hasher: createBlobHasher(other, workers) };
     actions = createRepairActions({
       store,
-      blobs: { blobs: source, hasher: sourceHasher },
-      restore: { source, sourceHasher, other: { blobs: other, hasher: createBlobHasher(other, workers) } },
+      blobs: { blobs: source, hasher: sourceHasher, other: copy },
+      restore: { source, sourceHasher, other: copy },
     });
     h = consistencyHarness(db.pool);
     check = createStorageConsistencyCheck({
@@ -318,6 +320,48 @@ describe.each([
     expect(outcome).toMatchObject({
       status: 'skipped',
       reason: expect.stringMatching(/changed since the plan \(source: planned .*"size":null/),
+    });
+  });
+  it('missing_blob with the bytes lost too: the verified copy comes back first, then the row through reserve with the real ref_count', async () => {
+    const blob = await copied(2);
+    await db.pool.query('DELETE FROM storage.blobs WHERE hash = $1', [blob.hash]);
+    await source.delete(blob.hash);
+    const size = blob.bytes.length;
+    const line = asAction(await actions.plan(finding('missing_blob', blob.hash)));
+    expect(line.action).toBe(`restore_bytes_and_row_from_${otherName}`);
+    expect(line.before).toEqual({
+      row: null,
+      referenced_by: 2,
+      bytes_size: null,
+      copy: { backend: otherName, size, hash: blob.hash },
+    });
+    expect(line.after).toEqual({ row: { size, ref_count: 2, deleting: false }, bytes_size: size });
+    expect(await source.exists(blob.hash)).toBe(false); // planning wrote nothing
+    expect(await actions.apply(line)).toMatchObject({
+      status: 'applied',
+      after: { reserve: 'created', restored_from: otherName, row: { size, ref_count: 2 } },
+    });
+    expect((await readAll(source, blob.hash)).equals(blob.bytes)).toBe(true);
+    const row = await db.pool.query(
+      'SELECT size, ref_count, orphaned_at FROM storage.blobs WHERE hash = $1',
+      [blob.hash],
+    );
+    expect(row.rows).toEqual([{ size: String(size), ref_count: 2, orphaned_at: null }]);
+    expect(await actions.verify(line)).toBeNull();
+  });
+
+  it('missing_blob with no bytes anywhere: needs a person, listing the files and owners', async () => {
+    const blob = await putBlob(db.pool, { driveId: drive, storage: source }, { files: 1 });
+    await db.pool.query('DELETE FROM storage.blobs WHERE hash = $1', [blob.hash]);
+    await source.delete(blob.hash);
+    expect(await actions.plan(finding('missing_blob', blob.hash))).toMatchObject({
+      type: 'needs_person',
+      reason: expect.stringMatching(
+        new RegExp(
+          `no bytes for this hash on the ${sourceName} backend .* the ${otherName} backend holds no copy either`,
+        ),
+      ),
+      affected: [expect.objectContaining({ file_id: blob.fileIds[0], owner: `owner-${sourceName}` })],
     });
   });
 });

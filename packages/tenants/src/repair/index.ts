@@ -41,3 +41,4 @@ export { RESTORE_PARENT, resolveTrashedParent, TRASH_CHILD } from './trashed-par
 export { recomputeDriveUsage, recomputeUserUsage } from './usage-actions.js';
 export type { VerifiedCopy } from './verified-blob-copy.js';
 export { copyVerifiedBlob } from './verified-blob-copy.js';
+export { restoreRowActionName } from './blob-actions.js';

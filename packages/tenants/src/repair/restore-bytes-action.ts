@@ -1,5 +1,4 @@
-import { errorCode } from '../blob-stream.js';
-import type { BlobHasher, StoredBlobDigest } from '../ports/blob-hasher.js';
+import type { BlobHasher } from '../ports/blob-hasher.js';
 import type { BlobStorage } from '../ports/blob-storage.js';
 import type { RepairTx } from '../ports/repair-store.js';
 import { bytes, type RepairAction, short, skipped } from './repair-action.js';
@@ -13,7 +12,7 @@ import {
   type RepairLine,
   type RepairState,
 } from './repair-line.js';
-import { copyVerifiedBlob } from './verified-blob-copy.js';
+import { copyVerifiedBlob, storedDigest } from './verified-blob-copy.js';
 
 /** storage_consistency: a blob row whose bytes the source backend does not hold (resource = hash). */
 const MISSING_BLOB_BYTES = 'missing_blob_bytes';
@@ -52,15 +51,6 @@ interface SourceBytes {
   readonly hash: string | null;
 }
 
-async function digestOrNull(hasher: BlobHasher, hash: string): Promise<StoredBlobDigest | null> {
-  try {
-    return await hasher.hashStoredBlob(hash);
-  } catch (error) {
-    if (errorCode(error) === 'NOT_FOUND') return null;
-    throw error;
-  }
-}
-
 /**
  * `missing_blob_bytes` and `blob_hash_mismatch` → restore the bytes from the
  * other configured backend when it holds a copy whose BLAKE3 is the key.
@@ -88,7 +78,7 @@ export function createRestoreBytesAction(options: RestoreBytesOptions): RepairAc
   async function sourceBytes(hash: string): Promise<SourceBytes> {
     const head = await source.head(hash);
     if (head === null) return { backend: source.backend, size: null, hash: null };
-    const digest = await digestOrNull(sourceHasher, hash);
+    const digest = await storedDigest(sourceHasher, hash);
     return digest === null
       ? { backend: source.backend, size: null, hash: null }
       : { backend: source.backend, size: digest.size, hash: digest.hash };
@@ -141,7 +131,7 @@ export function createRestoreBytesAction(options: RestoreBytesOptions): RepairAc
         `${found(src)}, ${refs.count} file(s) reference it, and no other backend is configured to restore from`,
       );
     }
-    const copy = await digestOrNull(other.hasher, hash);
+    const copy = await storedDigest(other.hasher, hash);
     if (copy === null) {
       return person(
         `${found(src)} and the ${other.blobs.backend} backend holds no copy (${refs.count} file(s) reference it): the content is lost unless a person restores it`,
@@ -205,7 +195,7 @@ export function createRestoreBytesAction(options: RestoreBytesOptions): RepairAc
         `blob ${hash}: the copy on the ${other.blobs.backend} backend now hashes to ${copied.hash} (${bytes(copied.size)} bytes), not to the key; nothing was written`,
       );
     }
-    const written = await digestOrNull(sourceHasher, hash);
+    const written = await storedDigest(sourceHasher, hash);
     if (written?.hash !== hash || written.size !== size) {
       const wasMissing = (now['source'] as SourceBytes).size === null;
       if (wasMissing) await source.delete(hash);

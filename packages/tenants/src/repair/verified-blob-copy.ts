@@ -1,5 +1,6 @@
 import { createBLAKE3 } from 'hash-wasm';
 import { destroyStream, errorCode } from '../blob-stream.js';
+import type { BlobHasher, StoredBlobDigest } from '../ports/blob-hasher.js';
 import type { BlobStorage } from '../ports/blob-storage.js';
 
 /** What {@link copyVerifiedBlob} did. */
@@ -61,4 +62,14 @@ export async function copyVerifiedBlob(
     destroyStream(stream);
   }
   return { status: 'copied', size: seen };
+}
+
+/** The digest of the bytes stored under `hash`, or `null` when there are none. */
+export async function storedDigest(hasher: BlobHasher, hash: string): Promise<StoredBlobDigest | null> {
+  try {
+    return await hasher.hashStoredBlob(hash);
+  } catch (error) {
+    if (errorCode(error) === 'NOT_FOUND') return null;
+    throw error;
+  }
 }
