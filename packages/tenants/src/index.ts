@@ -168,15 +168,19 @@ export type {
   RepairRunStarter,
   RepairService,
   RepairState,
+  RestoreBytesOptions,
+  VerifiedCopy,
 } from './repair/index.js';
 export {
   changedSincePlan,
   chooseLine,
+  copyVerifiedBlob,
   createBlobActions,
   createRepairActions,
   createRepairJob,
   createRepairPlanner,
   createRepairService,
+  createRestoreBytesAction,
   planHash,
   REPAIR_COUNTERS,
   REPAIR_JOB_NAME,
@@ -185,6 +189,8 @@ export {
   recomputeFolderPath,
   recomputeUserUsage,
   resolveTrashedParent,
+  restoreActionName,
+  restoreRowActionName,
   setFileSizeFromBlob,
   stableJson,
   TRASH_CHILD,
@@ -244,10 +250,3 @@ export {
   TRASH_CLEANUP_JOB_NAME,
   trashCleanupConfigFromEnv,
 } from './trash-cleanup/index.js';
-export type { RestoreBytesOptions, VerifiedCopy } from './repair/index.js';
-export {
-  copyVerifiedBlob,
-  createRestoreBytesAction,
-  restoreActionName,
-  restoreRowActionName,
-} from './repair/index.js';

@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 export type { BlobActionsOptions } from './blob-actions.js';
-export { createBlobActions } from './blob-actions.js';
+export { createBlobActions, restoreRowActionName } from './blob-actions.js';
 export { setFileSizeFromBlob } from './blob-size-action.js';
 export { recomputeFolderPath } from './folder-path-action.js';
 export type { RepairAction } from './repair-action.js';
@@ -41,4 +41,3 @@ export { RESTORE_PARENT, resolveTrashedParent, TRASH_CHILD } from './trashed-par
 export { recomputeDriveUsage, recomputeUserUsage } from './usage-actions.js';
 export type { VerifiedCopy } from './verified-blob-copy.js';
 export { copyVerifiedBlob } from './verified-blob-copy.js';
-export { restoreRowActionName } from './blob-actions.js';
