@@ -125,6 +125,8 @@ export interface BlobBackends {
   /** Re-hashes the source's stored bytes (the repair of a missing blob row confirms them first). */
   readonly sourceHasher: BlobHasher;
   close(): Promise<void>;
+  /** A hasher of the backend of that name (on the shared hashing pool), or `null` when it is not configured. */
+  hasherOf(name: string): BlobHasher | null;
 }
 
 /**
@@ -178,6 +180,10 @@ export function createBlobBackends(deps: {
     async close() {
       await hashPool.close();
       s3?.close();
+    },
+    hasherOf(name) {
+      const backend = name === 'local' ? local : name === 's3' ? s3 : null;
+      return backend === null ? null : hasherOf(backend);
     },
   };
 }
@@ -308,9 +314,16 @@ export function createRecoverableJobs(deps: {
   );
   const repairPlans = new PgRepairPlans({ pool });
   const repairStore = new PgRepairStore(db);
+  // Bytes missing or corrupt on the source come back from the other configured backend.
+  const otherBackend = deps.sourceBackend === 'local' ? 's3' : 'local';
+  const otherBlobs = backends.resolve(otherBackend);
+  const otherHasher = backends.hasherOf(otherBackend);
+  const other =
+    otherBlobs === null || otherHasher === null ? null : { blobs: otherBlobs, hasher: otherHasher };
   const repairActions = createRepairActions({
     store: repairStore,
-    blobs: { blobs: backends.source, hasher: backends.sourceHasher },
+    blobs: { blobs: backends.source, hasher: backends.sourceHasher, other },
+    restore: { source: backends.source, sourceHasher: backends.sourceHasher, other },
   });
   engine.register(
     createRepairJob({

@@ -12,6 +12,7 @@ import {
   type RepairLine,
   type RepairState,
 } from './repair-line.js';
+import { copyVerifiedBlob, storedDigest } from './verified-blob-copy.js';
 
 /** storage_consistency: bytes in the backend without a blob row (resource = hash). */
 const ORPHAN_BLOB = 'orphan_blob';
@@ -23,12 +24,26 @@ const AFFECTED_LIMIT = 100;
 
 /** Options of {@link createBlobActions}. */
 export interface BlobActionsOptions {
-  /** The configured backend: bytes are measured and deleted here. */
-  readonly blobs: Pick<BlobStorage, 'backend' | 'head' | 'delete'>;
+  /** The configured backend: bytes are measured, deleted (and restored) here. */
+  readonly blobs: Pick<BlobStorage, 'backend' | 'head' | 'delete' | 'put'>;
   /** Measures the stored bytes' BLAKE3 before a row is inserted for them. */
   readonly hasher: BlobHasher;
   /** For the deletion protocol's last step (after the item's transaction committed). */
   readonly store: Pick<RepairStore, 'finishBlobDeletion'>;
+  /**
+   * The other configured backend and its hasher: a `missing_blob` whose bytes
+   * the source lost too is restored from a copy there whose BLAKE3 is the
+   * key (bytes, then the row). Without it such a finding needs a person.
+   */
+  readonly other?: {
+    readonly blobs: Pick<BlobStorage, 'backend' | 'head' | 'get'>;
+    readonly hasher: BlobHasher;
+  } | null;
+}
+
+/** The action restoring a lost hash's bytes from `backend`, then inserting its row. */
+export function restoreRowActionName(backend: string): string {
+  return `restore_bytes_and_row_from_${backend}`;
 }
 
 /** The state both blob actions compare: the row, the references, the bytes. */
@@ -60,11 +75,15 @@ async function blobState(
  *   re-creates it), commit, then the bytes, then the row;
  * - bytes, an unreferenced row with `ref_count = 0` → the protocol exactly
  *   as `dedup_gc` does it (mark under the row lock, then bytes, then row);
- * - no bytes, files reference it → "needs a person", listing the files and
- *   their owners (restoring from another backend is not built yet).
+ * - no bytes, no row, files reference it, and the other backend (`other`)
+ *   holds a copy whose BLAKE3 is the hash → copy it in (verified while it
+ *   streams, re-hashed once written), then insert the row as above;
+ * - no bytes anywhere (or a copy with other bytes) and files reference it →
+ *   "needs a person", listing the files and their owners and what was found.
  */
 export function createBlobActions(options: BlobActionsOptions): RepairAction {
   const { blobs, hasher, store } = options;
+  const other = options.other ?? null;
 
   async function plan(finding: RepairFinding, tx: RepairTx): Promise<RepairLine> {
     const hash = finding.resourceId;
@@ -91,12 +110,45 @@ export function createBlobActions(options: BlobActionsOptions): RepairAction {
           [],
         );
       }
-      return needsPerson(
-        finding,
-        resource,
-        `no bytes for this hash on the ${blobs.backend} backend and ${refs.count} file(s) reference it: the content is lost unless a person restores it`,
-        affected,
-      );
+      const lost = `no bytes for this hash on the ${blobs.backend} backend and ${refs.count} file(s) reference it`;
+      if (other === null) {
+        return needsPerson(
+          finding,
+          resource,
+          `${lost}: the content is lost unless a person restores it (no other backend is configured)`,
+          affected,
+        );
+      }
+      const copy = row === null ? await storedDigest(other.hasher, hash) : null;
+      if (copy === null || copy.hash !== hash) {
+        const seen =
+          row !== null
+            ? 'its row is present (storage_consistency missing_blob_bytes restores such bytes)'
+            : copy === null
+              ? `the ${other.blobs.backend} backend holds no copy either`
+              : `the copy on the ${other.blobs.backend} backend hashes to ${copy.hash} (${bytes(copy.size)} bytes), not to the key`;
+        return needsPerson(
+          finding,
+          resource,
+          `${lost}, and ${seen}: the content is lost unless a person restores it`,
+          affected,
+        );
+      }
+      return {
+        ...base,
+        action: restoreRowActionName(other.blobs.backend),
+        summary: `blob ${short(hash)} row and bytes missing → restore ${bytes(copy.size)} bytes from ${other.blobs.backend} (BLAKE3 verified), insert the row (ref_count ${refs.count})`,
+        before: { ...before, copy: { backend: other.blobs.backend, size: copy.size, hash: copy.hash } },
+        after: { row: { size: copy.size, ref_count: refs.count, deleting: false }, bytes_size: copy.size },
+        derived: [
+          {
+            type: 'blob_bytes',
+            id: hash,
+            before: { backend: blobs.backend, size: null },
+            after: { backend: blobs.backend, size: copy.size, hash },
+          },
+        ],
+      };
     }
     if (row === null && refs.count > 0) {
       const digest = await hasher.hashStoredBlob(hash);
@@ -136,9 +188,11 @@ export function createBlobActions(options: BlobActionsOptions): RepairAction {
 
   async function apply(line: ActionLine, tx: RepairTx): Promise<ApplyOutcome> {
     const hash = line.resource.id;
+    const { copy, ...planned } = line.before;
     const now = await blobState(tx, blobs, hash, true);
-    const changed = changedSincePlan(line.before, now);
+    const changed = changedSincePlan(planned, now);
     if (changed !== null) return skipped(`blob ${hash} ${changed}`);
+    if (copy !== undefined) return restoreAndInsert(line, tx, now, copy as { size: number });
     const size = now['bytes_size'] as number;
     switch (line.action) {
       case 'insert_blob_row': {
@@ -177,11 +231,56 @@ export function createBlobActions(options: BlobActionsOptions): RepairAction {
     }
   }
 
+  /** `restore_bytes_and_row_from_<backend>`: the verified copy in, re-hashed, then the row through reserve. */
+  async function restoreAndInsert(
+    line: ActionLine,
+    tx: RepairTx,
+    now: RepairState,
+    copy: { size: number },
+  ): Promise<ApplyOutcome> {
+    const hash = line.resource.id;
+    if (other === null || line.action !== restoreRowActionName(other.blobs.backend)) {
+      return skipped(
+        `blob ${hash}: ${line.action} is not possible here (the other backend is ${other?.blobs.backend ?? 'not configured'})`,
+      );
+    }
+    const copied = await copyVerifiedBlob(other.blobs, blobs, hash, copy.size);
+    if (copied.status === 'absent') {
+      return skipped(
+        `blob ${hash}: the copy on the ${other.blobs.backend} backend is gone since the plan; nothing was written`,
+      );
+    }
+    if (copied.status === 'mismatch') {
+      return skipped(
+        `blob ${hash}: the copy on the ${other.blobs.backend} backend now hashes to ${copied.hash} (${bytes(copied.size)} bytes), not to the key; nothing was written`,
+      );
+    }
+    const written = await storedDigest(hasher, hash);
+    if (written?.hash !== hash || written.size !== copy.size) {
+      await blobs.delete(hash);
+      throw new Error(
+        `blob ${hash}: after the copy the ${blobs.backend} backend holds ${written === null ? 'no bytes' : `bytes hashing to ${written.hash}`}; removed them again`,
+      );
+    }
+    const status = await tx.reserveBlobRow(hash, written.size);
+    const row = await tx.blobRow(hash, false);
+    return {
+      status: 'applied',
+      before: { ...now, copy },
+      after: {
+        row: row && { size: row.size, ref_count: row.refCount, deleting: row.deleting },
+        bytes_size: written.size,
+        reserve: status,
+        restored_from: other.blobs.backend,
+      },
+    };
+  }
+
   async function verify(line: ActionLine, tx: RepairTx): Promise<string | null> {
     const hash = line.resource.id;
     const row = await tx.blobRow(hash, false);
     const bytes = await blobs.head(hash);
-    if (line.action === 'insert_blob_row') {
+    if (line.action === 'insert_blob_row' || line.action.startsWith('restore_bytes_and_row_from_')) {
       if (row === null || row.deleting) return 'the blob row is missing or being deleted';
       return bytes === null ? 'the bytes are gone' : null;
     }

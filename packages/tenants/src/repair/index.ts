@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 export type { BlobActionsOptions } from './blob-actions.js';
-export { createBlobActions } from './blob-actions.js';
+export { createBlobActions, restoreRowActionName } from './blob-actions.js';
 export { setFileSizeFromBlob } from './blob-size-action.js';
 export { recomputeFolderPath } from './folder-path-action.js';
 export type { RepairAction } from './repair-action.js';
@@ -35,5 +35,9 @@ export type { RepairChoices, RepairPlanner, RepairPlanView } from './repair-plan
 export { createRepairPlanner, planHash } from './repair-planner.js';
 export type { RepairRunStarter, RepairService } from './repair-service.js';
 export { createRepairService } from './repair-service.js';
+export type { RestoreBytesOptions } from './restore-bytes-action.js';
+export { createRestoreBytesAction, restoreActionName } from './restore-bytes-action.js';
 export { RESTORE_PARENT, resolveTrashedParent, TRASH_CHILD } from './trashed-parent-action.js';
 export { recomputeDriveUsage, recomputeUserUsage } from './usage-actions.js';
+export type { VerifiedCopy } from './verified-blob-copy.js';
+export { copyVerifiedBlob } from './verified-blob-copy.js';

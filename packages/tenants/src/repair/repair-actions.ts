@@ -10,6 +10,7 @@ import {
   type RepairLine,
   type RepairState,
 } from './repair-line.js';
+import { createRestoreBytesAction, type RestoreBytesOptions } from './restore-bytes-action.js';
 import { resolveTrashedParent } from './trashed-parent-action.js';
 import { recomputeDriveUsage, recomputeUserUsage } from './usage-actions.js';
 
@@ -18,6 +19,11 @@ export interface RepairActionsOptions {
   readonly store: RepairStore;
   /** The blob actions (orphan_blob, missing_blob); without them those kinds need a person. */
   readonly blobs?: Omit<BlobActionsOptions, 'store'>;
+  /**
+   * Restoring bytes from the other backend (`missing_blob_bytes`,
+   * `blob_hash_mismatch`); without it those kinds need a person.
+   */
+  readonly restore?: RestoreBytesOptions;
 }
 
 /** What applying one line did, after its transaction and any post-commit step. */
@@ -45,8 +51,9 @@ export interface RepairActions {
 
 /**
  * The repair actions over `store`: drive and user usage drift, folder
- * path/lpath, file size from blob, live rows under a trashed parent, and
- * (with `blobs`) orphan and missing blob rows.
+ * path/lpath, file size from blob, live rows under a trashed parent,
+ * (with `blobs`) orphan and missing blob rows, and (with `restore`) bytes
+ * restored from the other backend.
  */
 export function createRepairActions(options: RepairActionsOptions): RepairActions {
   const { store } = options;
@@ -58,6 +65,7 @@ export function createRepairActions(options: RepairActionsOptions): RepairAction
     resolveTrashedParent,
   ];
   if (options.blobs) list.push(createBlobActions({ ...options.blobs, store }));
+  if (options.restore) list.push(createRestoreBytesAction(options.restore));
   const byKind = new Map<string, RepairAction>();
   for (const action of list) for (const kind of action.kinds) byKind.set(kind, action);
 
