@@ -120,10 +120,12 @@ export type {
 } from './ports/orphan-blob-repository.js';
 export type { RepairPlanRepository } from './ports/repair-plan-repository.js';
 export type {
+  BlobCounterState,
   BlobRowState,
   DriveUsageState,
   FileBlobSizeState,
   FolderPathRow,
+  GrantRowState,
   ReferencingFile,
   RepairStore,
   RepairTx,
@@ -177,6 +179,8 @@ export {
   createRepairJob,
   createRepairPlanner,
   createRepairService,
+  deleteGrant,
+  needsPersonKinds,
   planHash,
   REPAIR_COUNTERS,
   REPAIR_JOB_NAME,
@@ -184,6 +188,7 @@ export {
   recomputeDriveUsage,
   recomputeFolderPath,
   recomputeUserUsage,
+  recountBlobRow,
   resolveTrashedParent,
   setFileSizeFromBlob,
   stableJson,

@@ -1,7 +1,10 @@
 import type { RepairStore, RepairTx } from '../ports/repair-store.js';
 import { type BlobActionsOptions, createBlobActions } from './blob-actions.js';
+import { recountBlobRow } from './blob-counter-action.js';
 import { setFileSizeFromBlob } from './blob-size-action.js';
 import { recomputeFolderPath } from './folder-path-action.js';
+import { deleteGrant } from './grant-actions.js';
+import { needsPersonKinds } from './needs-person-kinds.js';
 import type { RepairAction } from './repair-action.js';
 import {
   type ActionLine,
@@ -46,7 +49,8 @@ export interface RepairActions {
 /**
  * The repair actions over `store`: drive and user usage drift, folder
  * path/lpath, file size from blob, live rows under a trashed parent, and
- * (with `blobs`) orphan and missing blob rows.
+ * (with `blobs`) orphan and missing blob rows; then blob counters, dangling
+ * and lingering grants, and the issue 19 kinds that always need a person.
  */
 export function createRepairActions(options: RepairActionsOptions): RepairActions {
   const { store } = options;
@@ -56,6 +60,9 @@ export function createRepairActions(options: RepairActionsOptions): RepairAction
     recomputeFolderPath,
     setFileSizeFromBlob,
     resolveTrashedParent,
+    recountBlobRow,
+    deleteGrant,
+    needsPersonKinds,
   ];
   if (options.blobs) list.push(createBlobActions({ ...options.blobs, store }));
   const byKind = new Map<string, RepairAction>();
