@@ -108,7 +108,9 @@ describe('repair actions for the blob-row, grant, tree and mime kinds', () => {
       );
       expect(await runCheck('blobs_consistency')).toEqual([`ref_count_mismatch ${blob.hash}`]);
 
-      const line = asAction(await actions.plan(finding('blobs_consistency', 'ref_count_mismatch', blob.hash)));
+      const line = asAction(
+        await actions.plan(finding('blobs_consistency', 'ref_count_mismatch', blob.hash)),
+      );
       expect(line.action).toBe('recount_blob_ref_count');
       expect(line.resource).toEqual({ type: 'blob', id: blob.hash });
       expect(line.before).toMatchObject({ ref_count: 0, file_count: 2, deleting: false });
@@ -151,7 +153,9 @@ describe('repair actions for the blob-row, grant, tree and mime kinds', () => {
         [blob.hash],
       );
       const recorded = (await blobRow(blob.hash)).orphaned_at?.toISOString();
-      const line = asAction(await actions.plan(finding('blobs_consistency', 'ref_count_mismatch', blob.hash)));
+      const line = asAction(
+        await actions.plan(finding('blobs_consistency', 'ref_count_mismatch', blob.hash)),
+      );
       expect(line.after).toEqual({ ref_count: 0, orphaned_at: recorded });
       expect(await actions.apply(line)).toMatchObject({ status: 'applied' });
       expect(await blobRow(blob.hash)).toEqual({ ref_count: 0, orphaned_at: new Date(recorded as string) });
@@ -161,7 +165,9 @@ describe('repair actions for the blob-row, grant, tree and mime kinds', () => {
       const blob = await insertBlob(db.pool, 'racing upload');
       await insertFile(db.pool, { driveId: drive, name: 'a', hash: blob.hash, size: blob.size });
       await db.pool.query('UPDATE storage.blobs SET ref_count = 5 WHERE hash = $1', [blob.hash]);
-      const line = asAction(await actions.plan(finding('blobs_consistency', 'ref_count_mismatch', blob.hash)));
+      const line = asAction(
+        await actions.plan(finding('blobs_consistency', 'ref_count_mismatch', blob.hash)),
+      );
       expect(line.after).toMatchObject({ ref_count: 1 });
       await insertFile(db.pool, { driveId: drive, name: 'b', hash: blob.hash, size: blob.size }); // trigger: 5 → 6
       const outcome = await actions.apply(line);
@@ -178,7 +184,10 @@ describe('repair actions for the blob-row, grant, tree and mime kinds', () => {
         blob.hash,
       ]);
       const line = await actions.plan(finding('blobs_consistency', 'ref_count_mismatch', blob.hash));
-      expect(line).toMatchObject({ type: 'needs_person', reason: expect.stringMatching(/marked for deletion/) });
+      expect(line).toMatchObject({
+        type: 'needs_person',
+        reason: expect.stringMatching(/marked for deletion/),
+      });
     });
   });
 
