@@ -52,8 +52,11 @@ export interface NewRepairPlan {
   readonly lines: readonly { readonly findingId: string; readonly line: Readonly<Record<string, unknown>> }[];
 }
 
-/** The most findings one plan covers. */
+/** The most finding ids one explicit selection lists (a filter selects any number). */
 export const MAX_PLAN_FINDINGS = 1000;
+
+/** Findings read per statement while selecting (keyset pages on `(severity_rank, id)`). */
+const SELECT_PAGE = 1000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -94,7 +97,9 @@ export class PgRepairPlans {
 
   /**
    * The open (or reopened) findings of `selection`, in a stable order (worst
-   * severity first, then id), at most {@link MAX_PLAN_FINDINGS}.
+   * severity first, then id): every one of them, read in keyset pages (a
+   * filter over more findings than a page is not cut short). An id list
+   * holds at most {@link MAX_PLAN_FINDINGS} ids.
    *
    * @throws {ConsistencyError} `INVALID_OPTIONS` for an empty or too long id
    *   list, a malformed id, an unknown severity, or a filter with no field.
@@ -127,26 +132,37 @@ export class PgRepairPlans {
         ${kind === undefined ? sql`` : sql`AND kind = ${kind}`}
         ${severity === undefined ? sql`` : sql`AND severity = ${severity}`}`;
     }
-    const { rows } = await sql<{
-      id: string;
-      check_name: string;
-      kind: string;
-      resource_id: string;
-      last_seen_run_id: string | null;
-      detail: Record<string, unknown>;
-    }>`
-      SELECT id, check_name, kind, resource_id, last_seen_run_id, detail FROM jobs.findings
-       WHERE state IN ('open', 'reopened') AND ${where}
-       ORDER BY severity_rank, id
-       LIMIT ${MAX_PLAN_FINDINGS}`.execute(this.#db);
-    return rows.map((r) => ({
-      id: r.id,
-      checkName: r.check_name,
-      kind: r.kind,
-      resourceId: r.resource_id,
-      lastSeenRunId: r.last_seen_run_id,
-      detail: r.detail,
-    }));
+    const out: RepairFindingRow[] = [];
+    let after: { rank: number; id: string } | null = null;
+    for (;;) {
+      const { rows } = await sql<{
+        id: string;
+        check_name: string;
+        kind: string;
+        resource_id: string;
+        last_seen_run_id: string | null;
+        detail: Record<string, unknown>;
+        severity_rank: number;
+      }>`
+        SELECT id, check_name, kind, resource_id, last_seen_run_id, detail, severity_rank FROM jobs.findings
+         WHERE state IN ('open', 'reopened') AND ${where}
+           ${after === null ? sql`` : sql`AND (severity_rank, id) > (${after.rank}, ${after.id}::uuid)`}
+         ORDER BY severity_rank, id
+         LIMIT ${SELECT_PAGE}`.execute(this.#db);
+      for (const r of rows) {
+        out.push({
+          id: r.id,
+          checkName: r.check_name,
+          kind: r.kind,
+          resourceId: r.resource_id,
+          lastSeenRunId: r.last_seen_run_id,
+          detail: r.detail,
+        });
+      }
+      const last = rows.at(-1);
+      if (rows.length < SELECT_PAGE || last === undefined) return out;
+      after = { rank: last.severity_rank, id: last.id };
+    }
   }
 
   /** Stores a new plan (state `planned`); returns its id. */

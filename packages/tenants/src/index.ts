@@ -120,10 +120,12 @@ export type {
 } from './ports/orphan-blob-repository.js';
 export type { RepairPlanRepository } from './ports/repair-plan-repository.js';
 export type {
+  BlobCounterState,
   BlobRowState,
   DriveUsageState,
   FileBlobSizeState,
   FolderPathRow,
+  GrantRowState,
   ReferencingFile,
   RepairStore,
   RepairTx,
@@ -181,6 +183,8 @@ export {
   createRepairPlanner,
   createRepairService,
   createRestoreBytesAction,
+  deleteGrant,
+  needsPersonKinds,
   planHash,
   REPAIR_COUNTERS,
   REPAIR_JOB_NAME,
@@ -188,6 +192,7 @@ export {
   recomputeDriveUsage,
   recomputeFolderPath,
   recomputeUserUsage,
+  recountBlobRow,
   resolveTrashedParent,
   restoreActionName,
   restoreRowActionName,

@@ -380,7 +380,7 @@ describe('repair actions on Postgres + LocalFsBlobStorage', () => {
     });
 
     it('a finding kind without an action needs a person', async () => {
-      const line = await actions.plan(finding('grants_consistency', 'dangling_grant', 'x'));
+      const line = await actions.plan(finding('storage_migration', 'migration_failed', 'x'));
       expect(line).toMatchObject({
         type: 'needs_person',
         reason: expect.stringMatching(/no safe repair action/),

@@ -1,9 +1,11 @@
 import type { RunTransaction } from '@oxicloud/recoverable';
 import type {
+  BlobCounterState,
   BlobRowState,
   DriveUsageState,
   FileBlobSizeState,
   FolderPathRow,
+  GrantRowState,
   ReferencingFile,
   RepairStore,
   RepairTx,
@@ -366,6 +368,70 @@ class PgRepairTx implements RepairTx {
       ON CONFLICT (hash) DO NOTHING
       RETURNING ref_count`.execute(this.#trx);
     return rows.length === 1 && rows[0]?.ref_count === 0;
+  }
+
+  async blobCounters(hash: string, lock: boolean): Promise<BlobCounterState | null> {
+    // The lock first, then the count: a file insert whose trigger waits on
+    // this lock adds its reference after the commit, to the corrected counter.
+    const { rows } = await sql<{ ref_count: number; orphaned_at: Date | null; deleting_at: Date | null }>`
+      SELECT ref_count, orphaned_at, deleting_at FROM storage.blobs WHERE hash = ${hash}
+      ${lock ? sql`FOR UPDATE` : sql``}`.execute(this.#trx);
+    const row = rows[0];
+    if (row === undefined) return null;
+    const count = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM storage.files WHERE blob_hash = ${hash}`.execute(this.#trx);
+    return {
+      refCount: row.ref_count,
+      fileCount: count.rows[0]?.n ?? 0,
+      orphanedAt: row.orphaned_at?.toISOString() ?? null,
+      deleting: row.deleting_at !== null,
+    };
+  }
+
+  async setBlobRefCount(hash: string, refCount: number): Promise<void> {
+    await sql`
+      UPDATE storage.blobs
+         SET ref_count = ${refCount},
+             orphaned_at = CASE WHEN ${refCount}::int > 0 THEN NULL ELSE COALESCE(orphaned_at, now()) END
+       WHERE hash = ${hash}`.execute(this.#trx);
+  }
+
+  async grantRow(grantId: string, lock: boolean): Promise<GrantRowState | null> {
+    const { rows } = await sql<{
+      subject_id: string;
+      resource_type: string;
+      resource_id: string;
+      role: string;
+      expires_at: Date | null;
+      resource_exists: boolean;
+      expired: boolean;
+    }>`
+      SELECT g.subject_id, g.resource_type, g.resource_id, g.role, g.expires_at,
+             CASE g.resource_type
+               WHEN 'drive' THEN EXISTS (SELECT 1 FROM storage.drives d WHERE d.id = g.resource_id)
+               WHEN 'folder' THEN EXISTS (SELECT 1 FROM storage.folders d WHERE d.id = g.resource_id)
+               WHEN 'file' THEN EXISTS (SELECT 1 FROM storage.files d WHERE d.id = g.resource_id)
+               ELSE false
+             END AS resource_exists,
+             COALESCE(g.expires_at <= now(), false) AS expired
+        FROM storage.role_grants g WHERE g.id = ${grantId}
+        ${lock ? sql`FOR UPDATE OF g` : sql``}`.execute(this.#trx);
+    const row = rows[0];
+    if (row === undefined) return null;
+    return {
+      subjectId: row.subject_id,
+      resourceType: row.resource_type,
+      resourceId: row.resource_id,
+      role: row.role,
+      expiresAt: row.expires_at?.toISOString() ?? null,
+      resourceExists: row.resource_exists,
+      expired: row.expired,
+    };
+  }
+
+  async deleteGrant(grantId: string): Promise<boolean> {
+    const result = await sql`DELETE FROM storage.role_grants WHERE id = ${grantId}`.execute(this.#trx);
+    return Number(result.numAffectedRows ?? 0) === 1;
   }
 }
 

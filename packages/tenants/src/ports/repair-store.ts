@@ -69,6 +69,31 @@ export interface ReferencingFile {
   readonly size: number;
 }
 
+/** A blob row's counter and mark against the files that reference it (blobs_consistency's subject). */
+export interface BlobCounterState {
+  readonly refCount: number;
+  /** Files (live and trashed) whose `blob_hash` is the row's hash. */
+  readonly fileCount: number;
+  /** ISO timestamp, or `null`. */
+  readonly orphanedAt: string | null;
+  /** Marked for deletion (`deleting_at` set): the deletion protocol owns the row. */
+  readonly deleting: boolean;
+}
+
+/** A role grant and what grants_consistency judges about it. */
+export interface GrantRowState {
+  readonly subjectId: string;
+  readonly resourceType: string;
+  readonly resourceId: string;
+  readonly role: string;
+  /** ISO timestamp, or `null` (never expires). */
+  readonly expiresAt: string | null;
+  /** Whether the drive/folder/file its `resource_type` names exists. */
+  readonly resourceExists: boolean;
+  /** `expires_at` is past (the database's `now()`). */
+  readonly expired: boolean;
+}
+
 /** One transaction of the repair store. */
 export interface RepairTx {
   /**
@@ -104,6 +129,17 @@ export interface RepairTx {
   markBlobForDeletion(hash: string): Promise<boolean>;
   /** Inserts a row already marked for deletion (bytes without a row); `false` when a row appeared. */
   insertMarkedBlobRow(hash: string, size: number): Promise<boolean>;
+  /** The blob row's counter and mark, with the files counted now (`lock`: the row's lock first). */
+  blobCounters(hash: string, lock: boolean): Promise<BlobCounterState | null>;
+  /**
+   * Sets the row's `ref_count`; `orphaned_at` becomes `NULL` when it is
+   * above 0, else stays as recorded or, when unset, `now()`.
+   */
+  setBlobRefCount(hash: string, refCount: number): Promise<void>;
+  /** The grant (`lock`: its row lock), `null` when it is gone. */
+  grantRow(grantId: string, lock: boolean): Promise<GrantRowState | null>;
+  /** Deletes the grant; `false` when it was gone. */
+  deleteGrant(grantId: string): Promise<boolean>;
 }
 
 /** Transactions over the storage domain, plus the deletion protocol's last step. */

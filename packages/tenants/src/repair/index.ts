@@ -7,8 +7,11 @@
  */
 export type { BlobActionsOptions } from './blob-actions.js';
 export { createBlobActions, restoreRowActionName } from './blob-actions.js';
+export { recountBlobRow } from './blob-counter-action.js';
 export { setFileSizeFromBlob } from './blob-size-action.js';
 export { recomputeFolderPath } from './folder-path-action.js';
+export { deleteGrant } from './grant-actions.js';
+export { needsPersonKinds } from './needs-person-kinds.js';
 export type { RepairAction } from './repair-action.js';
 export type { AppliedLine, RepairActions, RepairActionsOptions } from './repair-actions.js';
 export { chooseLine, createRepairActions } from './repair-actions.js';

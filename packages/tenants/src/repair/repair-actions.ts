@@ -1,7 +1,10 @@
 import type { RepairStore, RepairTx } from '../ports/repair-store.js';
 import { type BlobActionsOptions, createBlobActions } from './blob-actions.js';
+import { recountBlobRow } from './blob-counter-action.js';
 import { setFileSizeFromBlob } from './blob-size-action.js';
 import { recomputeFolderPath } from './folder-path-action.js';
+import { deleteGrant } from './grant-actions.js';
+import { needsPersonKinds } from './needs-person-kinds.js';
 import type { RepairAction } from './repair-action.js';
 import {
   type ActionLine,
@@ -52,8 +55,9 @@ export interface RepairActions {
 /**
  * The repair actions over `store`: drive and user usage drift, folder
  * path/lpath, file size from blob, live rows under a trashed parent,
- * (with `blobs`) orphan and missing blob rows, and (with `restore`) bytes
- * restored from the other backend.
+ * (with `blobs`) orphan and missing blob rows, (with `restore`) bytes
+ * restored from the other backend; then blob counters, dangling and
+ * lingering grants, and the issue 19 kinds that always need a person.
  */
 export function createRepairActions(options: RepairActionsOptions): RepairActions {
   const { store } = options;
@@ -63,6 +67,9 @@ export function createRepairActions(options: RepairActionsOptions): RepairAction
     recomputeFolderPath,
     setFileSizeFromBlob,
     resolveTrashedParent,
+    recountBlobRow,
+    deleteGrant,
+    needsPersonKinds,
   ];
   if (options.blobs) list.push(createBlobActions({ ...options.blobs, store }));
   if (options.restore) list.push(createRestoreBytesAction(options.restore));
