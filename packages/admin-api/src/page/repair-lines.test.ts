@@ -51,7 +51,9 @@ describe('the repair panel words', () => {
     expect(lineWhat(line())).toBe('used_bytes 10,485,760 → 10,489,856');
     expect(lineWhat(line({ summary: '' }))).toBe('used bytes 10,485,760 → used bytes 10,489,856');
     expect(
-      lineWhat(line({ type: 'needs_person', reason: 'no copy of the bytes anywhere', status: 'needs_person' })),
+      lineWhat(
+        line({ type: 'needs_person', reason: 'no copy of the bytes anywhere', status: 'needs_person' }),
+      ),
     ).toBe('no copy of the bytes anywhere');
     expect(stateText({ trashed_ancestors: ['a', 'b'], trashed: true, owner: null })).toBe(
       'trashed ancestors [2], trashed true, owner null',
