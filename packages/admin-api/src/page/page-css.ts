@@ -151,5 +151,5 @@ td.resource { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .repair-lines .meta { color: var(--muted); font-size: 0.8rem; }
 .repair-lines select { max-width: 16rem; }
 .repair-lines details ul { margin: 0.25rem 0 0; padding-left: 1.1rem; font-size: 0.8rem; }
-.repair-lines .badge { white-space: normal; }
+.repair-lines td.resource { word-break: normal; white-space: nowrap; }
 `;

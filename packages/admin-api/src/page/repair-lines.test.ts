@@ -91,7 +91,7 @@ describe('the repair panel words', () => {
     expect(lineOutcome(line({ status: 'applied', verified: 'used_bytes 12 ≠ 10' }))).toMatchObject({
       key: 'still_open',
       tone: 'err',
-      note: 'used_bytes 12 ≠ 10',
+      note: 'applied, but the re-check fails: used_bytes 12 ≠ 10',
     });
     expect(
       lineOutcome(line({ type: 'needs_person', status: 'needs_person', reason: 'no bytes anywhere' })),

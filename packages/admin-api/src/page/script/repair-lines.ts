@@ -76,17 +76,17 @@ export function lineOutcome(line: RepairLineJson): LineOutcome {
       return { key: 'skipped', label: 'skipped', tone: 'amber', note: line.skip_reason ?? '' };
     case 'applied':
       if (line.verified === 'passed') {
-        return { key: 'fixed', label: 'applied · re-verified: fixed', tone: 'ok', note: '' };
+        return { key: 'fixed', label: 'fixed', tone: 'ok', note: 'applied; re-verified: the check passes' };
       }
       if (line.verified) {
         return {
           key: 'still_open',
-          label: 'applied · re-check failed: still open',
+          label: 'still open',
           tone: 'err',
-          note: line.verified,
+          note: `applied, but the re-check fails: ${line.verified}`,
         };
       }
-      return { key: 'applied', label: 'applied · re-check pending', tone: 'none', note: '' };
+      return { key: 'applied', label: 'applied', tone: 'none', note: 're-check pending' };
     default:
       return needsChoice(line)
         ? {

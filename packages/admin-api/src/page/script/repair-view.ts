@@ -375,6 +375,7 @@ function render(plan: RepairPlanJson, run: RunSummaryJson | null): void {
     ),
     unchosen > 0 && plan.state === 'planned'
       ? h('p', {
+          id: 'repair-unchosen',
           class: 'message error',
           text: `${unchosen} line(s) offer a choice: choose below. Applied without one, a line is skipped.`,
         })
