@@ -68,7 +68,12 @@ describe('the repair panel words', () => {
     ];
     expect(derivedText(rows)).toBe('2 folders, 1 drive');
     expect(derivedText([])).toBe('');
-    expect(derivedRowText(rows[2]!)).toBe('drive 0193d000 used bytes 1 → used bytes 2,048');
+    expect(derivedRowText(rows[2]!)).toBe('drive 0193d0000000 used bytes 1 → used bytes 2,048');
+    expect(
+      derivedRowText({ ...rows[2]!, id: '01a23194-43f2-73ab-8305-1536e928a6a3' }).startsWith(
+        'drive …8305-1536e928a6a3 ',
+      ),
+    ).toBe(true);
   });
 
   it('give each status its outcome: pending, choose first, skipped with why, fixed or still open with why', () => {

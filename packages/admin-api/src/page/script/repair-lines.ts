@@ -57,9 +57,17 @@ export function derivedText(rows: readonly RepairDerivedRowJson[] | undefined): 
   return [...counts].map(([type, n]) => `${n} ${type}${n === 1 ? '' : 's'}`).join(', ');
 }
 
-/** One derived row: `folder 0193a000 is trashed true → false`. */
+/**
+ * An id's tail (`…8305-1536e928a6a3`): the ids are UUIDv7, whose heads are
+ * their creation time and alike for rows made together.
+ */
+export function idTail(id: string): string {
+  return id.length > 17 ? `…${id.slice(-17)}` : id;
+}
+
+/** One derived row: `folder …8305-1536e928a6a3 is trashed true → false`. */
 export function derivedRowText(row: RepairDerivedRowJson): string {
-  return `${row.type} ${row.id.slice(0, 8)} ${stateText(row.before)} → ${stateText(row.after)}`;
+  return `${row.type} ${idTail(row.id)} ${stateText(row.before)} → ${stateText(row.after)}`;
 }
 
 /** Whether the line waits for the operator's choice. */
@@ -76,7 +84,7 @@ export function lineOutcome(line: RepairLineJson): LineOutcome {
       return { key: 'skipped', label: 'skipped', tone: 'amber', note: line.skip_reason ?? '' };
     case 'applied':
       if (line.verified === 'passed') {
-        return { key: 'fixed', label: 'fixed', tone: 'ok', note: 'applied; re-verified: the check passes' };
+        return { key: 'fixed', label: 'fixed', tone: 'ok', note: 'applied, re-verified' };
       }
       if (line.verified) {
         return {

@@ -19,6 +19,7 @@ import { progressBar, progressText, shortId, timeEl } from './format.ts';
 import {
   derivedRowText,
   derivedText,
+  idTail,
   lineOutcome,
   lineWhat,
   needsChoice,
@@ -287,7 +288,7 @@ function lineRow(plan: RepairPlanJson, line: RepairLineJson, index: number): HTM
       'td',
       { class: 'resource', title: line.resource.id },
       `${line.resource.type} `,
-      h('code', { text: shortId(line.resource.id) }),
+      h('code', { text: idTail(line.resource.id) }),
     ),
     h(
       'td',
