@@ -152,4 +152,6 @@ td.resource { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .repair-lines select { max-width: 16rem; }
 .repair-lines details ul { margin: 0.25rem 0 0; padding-left: 1.1rem; font-size: 0.8rem; }
 .repair-lines td.resource { word-break: normal; white-space: nowrap; }
+.repair-lines td code { overflow-wrap: anywhere; }
+.table-scroll { overflow-x: auto; }
 `;

@@ -58,14 +58,14 @@ export function derivedText(rows: readonly RepairDerivedRowJson[] | undefined): 
 }
 
 /**
- * An id's tail (`…8305-1536e928a6a3`): the ids are UUIDv7, whose heads are
- * their creation time and alike for rows made together.
+ * An id's tail (`…1536e928a6a3`, random in a UUIDv7): the ids are UUIDv7,
+ * whose heads are their creation time and alike for rows made together.
  */
 export function idTail(id: string): string {
-  return id.length > 17 ? `…${id.slice(-17)}` : id;
+  return id.length > 12 ? `…${id.slice(-12)}` : id;
 }
 
-/** One derived row: `folder …8305-1536e928a6a3 is trashed true → false`. */
+/** One derived row: `folder …1536e928a6a3 is trashed true → false`. */
 export function derivedRowText(row: RepairDerivedRowJson): string {
   return `${row.type} ${idTail(row.id)} ${stateText(row.before)} → ${stateText(row.after)}`;
 }

@@ -384,33 +384,37 @@ function render(plan: RepairPlanJson, run: RunSummaryJson | null): void {
     lines.length === 0
       ? h('p', { class: 'empty', text: 'No open finding matched.' })
       : h(
-          'table',
-          { id: 'repair-lines', class: 'repair-lines' },
-          h('caption', {
-            text: 'One line per finding. "Also changes" lists the rows it changes beyond the resource.',
-          }),
+          'div',
+          { class: 'table-scroll' },
           h(
-            'thead',
-            null,
+            'table',
+            { id: 'repair-lines', class: 'repair-lines' },
+            h('caption', {
+              text: 'One line per finding. "Also changes" lists the rows it changes beyond the resource.',
+            }),
             h(
-              'tr',
+              'thead',
               null,
-              [
-                '#',
-                'Finding',
-                'Resource',
-                'Action',
-                'Before → after',
-                'Also changes',
-                'Choice',
-                'Outcome',
-              ].map(th),
+              h(
+                'tr',
+                null,
+                [
+                  '#',
+                  'Finding',
+                  'Resource',
+                  'Action',
+                  'Before → after',
+                  'Also changes',
+                  'Choice',
+                  'Outcome',
+                ].map(th),
+              ),
             ),
-          ),
-          h(
-            'tbody',
-            null,
-            lines.map((l, i) => lineRow(plan, l, i)),
+            h(
+              'tbody',
+              null,
+              lines.map((l, i) => lineRow(plan, l, i)),
+            ),
           ),
         ),
     plan.state === 'planned' ? h('div', { class: 'actions' }, applyButton) : '',
