@@ -57,6 +57,7 @@ describe('the repair panel of /admin/jobs in Chromium against oxijobs serve', ()
   let token: string;
   let context: BrowserContext;
   let page: Page;
+  let planId: string;
   const pageErrors: string[] = [];
 
   const api = async (path: string, body?: unknown): Promise<Response> =>
@@ -221,6 +222,8 @@ describe('the repair panel of /admin/jobs in Chromium against oxijobs serve', ()
   it('refuses to apply a plan changed behind the page (409), says so and shows the plan again', async () => {
     const hashOnPage = await shownHash();
     const id = await panel().locator('dl.fields code').first().textContent();
+    expect(new URL(page.url()).searchParams.get('repair')).toBe(id);
+    planId = id!;
     const plan = (await (await api(`/api/admin/repairs/${id}`)).json()) as PlanJson;
     expect(plan.hash).toBe(hashOnPage);
     const other = plan.lines.find((l) => l.choices && !(l as { choice?: string }).choice);
@@ -267,4 +270,23 @@ describe('the repair panel of /admin/jobs in Chromium against oxijobs serve', ()
     await page.locator('#repair-view').screenshot({ path: join(SCREENSHOTS, '08-repair.png') });
     expect(pageErrors).toEqual([]);
   }, 90_000);
+
+  it('opens a plan from its address (?repair=<plan id>) with its outcome, and says so for an unknown plan', async () => {
+    await page.goto(`${base}/admin/jobs?repair=${planId}`);
+    await panel().locator('[data-state="applied"]').waitFor();
+    expect(await lineRows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-outcome')))).toEqual([
+      'fixed',
+      'fixed',
+      'fixed',
+      'fixed',
+    ]);
+    await page.getByRole('button', { name: 'Close the repair plan' }).click();
+    expect(await panel().isVisible()).toBe(false);
+    expect(new URL(page.url()).searchParams.has('repair')).toBe(false);
+    await page.goto(`${base}/admin/jobs?repair=01a00000-0000-7000-8000-000000000000`);
+    await expect
+      .poll(() => page.locator('#repair-error').textContent())
+      .toMatch(/REPAIR_PLAN_NOT_FOUND \(404\)/);
+    expect(pageErrors).toEqual([]);
+  });
 });

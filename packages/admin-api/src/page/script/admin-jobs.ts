@@ -37,7 +37,7 @@ import {
   shortId,
   timeEl,
 } from './format.ts';
-import { startRepairView } from './repair-view.ts';
+import { showRepairPlan, startRepairView } from './repair-view.ts';
 
 const API_ROOT = '/api/admin';
 const API = `${API_ROOT}/jobs`;
@@ -287,6 +287,8 @@ function authFailed(status: number, err: ErrorBodyJson['error'] | null): void {
 
 async function showJobs(focusHeading: boolean): Promise<void> {
   void loadFindings();
+  const repairPlan = new URLSearchParams(location.search).get('repair');
+  if (repairPlan) void showRepairPlan(repairPlan);
   $('signin-view').hidden = true;
   $('jobs-view').hidden = false;
   $('sign-out').hidden = false;

@@ -6,7 +6,9 @@
  * (the plan and its hash change), apply with the hash shown (a stale hash is
  * refused with 409: the panel says so and reloads the plan), then follow the
  * `repair` run and show each line's outcome and its re-verification.
- * Data is written with `textContent` only.
+ * The plan shown is in the address (`/admin/jobs?repair=<plan id>`), so a
+ * reload or a shared link opens it again. Data is written with `textContent`
+ * only.
  */
 import type {
   RepairAppliedJson,
@@ -66,6 +68,14 @@ function describe(error: unknown): string {
   return e.status ? `${e.code} (${e.status}): ${e.message}` : String(e.message ?? error);
 }
 
+/** Keeps `?repair=<plan id>` in the address while a plan is shown. */
+function syncAddress(planId: string | null): void {
+  const url = new URL(location.href);
+  if (planId) url.searchParams.set('repair', planId);
+  else url.searchParams.delete('repair');
+  history.replaceState(history.state, '', url.pathname + url.search);
+}
+
 function stopFollowing(): void {
   clearTimeout(timer);
   timer = undefined;
@@ -88,6 +98,7 @@ export async function planRepair(selection: RepairSelection): Promise<void> {
       body: planRequest(selection),
     });
     if (generation !== shown.generation) return;
+    syncAddress(plan.id);
     message(
       plan.lines.length === 0
         ? 'No open finding matches: nothing to repair.'
@@ -100,7 +111,7 @@ export async function planRepair(selection: RepairSelection): Promise<void> {
   }
 }
 
-/** Shows the plan `id` (and follows its run when it has an active one). */
+/** Shows the plan `id` (and follows its run until it ends). */
 export async function showRepairPlan(id: string): Promise<void> {
   stopFollowing();
   const generation = ++shown.generation;
@@ -109,6 +120,7 @@ export async function showRepairPlan(id: string): Promise<void> {
     const plan = await call<RepairPlanJson>(`${REPAIRS}/${encodeURIComponent(id)}`);
     if (generation !== shown.generation) return;
     render(plan, null);
+    $('repair-title').focus();
     if (plan.run_id) void follow(generation);
   } catch (error) {
     if (generation === shown.generation) message(`Could not load plan ${id}: ${describe(error)}`, 'error');
@@ -430,6 +442,7 @@ export function startRepairView(request: Request): void {
     stopFollowing();
     shown.generation += 1;
     shown.plan = null;
+    syncAddress(null);
     $('repair-view').hidden = true;
     $('findings-list-title').focus();
   });
