@@ -145,4 +145,13 @@ td.resource { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .fields dd { margin: 0; overflow-wrap: anywhere; }
 .decision textarea { width: 100%; min-height: 4rem; font: inherit; }
 .decision .row { display: flex; gap: 0.5rem; align-items: center; flex-wrap: wrap; margin-top: 0.4rem; }
+.findings-view > .actions, .repair-view .actions { margin: 0.5rem 0; }
+.repair-view .heading-row { justify-content: space-between; }
+.repair-lines td { vertical-align: top; font-size: 0.9rem; }
+.repair-lines .meta { color: var(--muted); font-size: 0.8rem; }
+.repair-lines select { max-width: 16rem; }
+.repair-lines details ul { margin: 0.25rem 0 0; padding-left: 1.1rem; font-size: 0.8rem; }
+.repair-lines td.resource { word-break: normal; white-space: nowrap; }
+.repair-lines td code { overflow-wrap: anywhere; }
+.table-scroll { overflow-x: auto; }
 `;

@@ -54,7 +54,7 @@ export function adminPageHtml(assets: AdminPageAssetUrls): string {
       <div id="health"></div>
     </section>
     <section id="findings-view" class="findings-view" aria-labelledby="findings-list-title">
-      <h2 id="findings-list-title">Findings</h2>
+      <h2 id="findings-list-title" tabindex="-1">Findings</h2>
       <form id="findings-filters" class="filters">
         <label for="f-state">State</label>
         <select id="f-state">
@@ -74,12 +74,28 @@ ${SEVERITIES.map(
 ).join('')}        </select>
         <label for="f-check">Check</label>
         <input id="f-check" type="text" placeholder="e.g. files_consistency" spellcheck="false">
+        <label for="f-kind">Kind</label>
+        <input id="f-kind" type="text" placeholder="e.g. path_mismatch" spellcheck="false">
         <button type="submit">Filter</button>
       </form>
       <p id="findings-error" class="message error" role="alert"></p>
       <div id="tracked-findings"></div>
-      <button type="button" id="findings-more" hidden>More findings</button>
+      <div class="actions">
+        <button type="button" id="findings-more" hidden>More findings</button>
+        <button type="button" id="plan-selected" disabled>Plan repair for the selected (0)</button>
+        <button type="button" id="plan-filter">Plan repair for the filter</button>
+      </div>
       <div id="finding-detail" class="run-detail" aria-live="polite" hidden></div>
+      <section id="repair-view" class="run-detail repair-view" aria-labelledby="repair-title" hidden>
+        <div class="heading-row">
+          <h2 id="repair-title" tabindex="-1">Repair plan</h2>
+          <button type="button" id="repair-close">Close<span class="visually-hidden"> the repair plan</span></button>
+        </div>
+        <p class="meta">Nothing changes until you apply. Apply sends the hash shown: a plan changed since is refused and shown again.</p>
+        <p id="repair-status" class="message info" role="status" aria-live="polite"></p>
+        <p id="repair-error" class="message error" role="alert"></p>
+        <div id="repair-plan"></div>
+      </section>
     </section>
     <div class="heading-row">
       <h1 id="jobs-title" tabindex="-1">Jobs</h1>

@@ -43,7 +43,8 @@ const RepairLineSchema = z.record(z.string(), z.unknown()).openapi('RepairLine',
     '`skip_reason` when skipped, `verified` after the run (`passed`: the finding is fixed; else why it still fails).',
 });
 
-const RepairPlanSchema = z
+/** A repair plan as `/api/admin/repairs` answers it (`wire-types.ts` names its lines' fields). */
+export const RepairPlanSchema = z
   .object({
     id: z.string(),
     hash: z.string().openapi({ description: 'sha256 hex over the whole plan; apply needs it' }),
@@ -57,6 +58,9 @@ const RepairPlanSchema = z
     lines: z.array(RepairLineSchema),
   })
   .openapi('RepairPlan');
+
+/** `POST /api/admin/repairs/{id}/apply` (202): the run that applies the plan. */
+export const RepairAppliedSchema = z.object({ plan_id: z.string(), run_id: z.string() });
 
 const idParam = z
   .string()
@@ -142,7 +146,7 @@ const applyRoute = createRoute({
   responses: {
     202: {
       description: 'the run started',
-      content: { 'application/json': { schema: z.object({ plan_id: z.string(), run_id: z.string() }) } },
+      content: { 'application/json': { schema: RepairAppliedSchema } },
     },
     ...errorResponses([400, 401, 403, 404, 409, 413, 503]),
   },

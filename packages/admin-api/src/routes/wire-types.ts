@@ -9,6 +9,7 @@ import type {
   TrackedFindingSchema,
   TrackedFindingsPageSchema,
 } from './findings-schemas.js';
+import type { RepairAppliedSchema, RepairPlanSchema } from './repairs.js';
 import type {
   CancelResultSchema,
   ErrorBodySchema,
@@ -81,3 +82,45 @@ export type FindingDecisionJson = z.infer<typeof FindingDecisionBodySchema>;
 export type RunFindingChangesJson = z.infer<typeof RunFindingChangesSchema>;
 /** `GET /api/admin/findings/health` (200). */
 export type FindingsHealthJson = z.infer<typeof FindingsHealthSchema>;
+/** `POST /api/admin/repairs/plan`, `GET /api/admin/repairs/{id}`, `POST …/choices`: a plan (lines open, see {@link RepairLineJson}). */
+export type RepairPlanJson = z.infer<typeof RepairPlanSchema>;
+/** `POST /api/admin/repairs/{id}/apply` (202). */
+export type RepairAppliedJson = z.infer<typeof RepairAppliedSchema>;
+/** A row a repair line changes beyond its resource. */
+export interface RepairDerivedRowJson {
+  readonly type: string;
+  readonly id: string;
+  readonly before: Readonly<Record<string, unknown>>;
+  readonly after: Readonly<Record<string, unknown>>;
+}
+/**
+ * One line of a repair plan: the schema keeps lines open (they are the
+ * planner's JSON, `@oxicloud/tenants`' `RepairLine`, with the item's status);
+ * these are the fields readers may rely on.
+ */
+export interface RepairLineJson {
+  /** `action`: something will be done; `needs_person`: no safe action (`reason`, `affected`). */
+  readonly type: 'action' | 'needs_person';
+  readonly findingId: string;
+  readonly fingerprint: { readonly checkName: string; readonly kind: string; readonly resourceId: string };
+  readonly resource: { readonly type: string; readonly id: string };
+  /** The action's name (`recompute_drive_used_bytes`, …). */
+  readonly action?: string;
+  /** One line of text: `used_bytes 10,485,760 → 10,489,856`. */
+  readonly summary?: string;
+  readonly before?: Readonly<Record<string, unknown>>;
+  readonly after?: Readonly<Record<string, unknown>>;
+  readonly derived?: readonly RepairDerivedRowJson[];
+  /** Present when the operator must choose; `choice` is the one chosen (`null` until then). */
+  readonly choices?: readonly { readonly id: string; readonly description: string }[];
+  readonly choice?: string | null;
+  /** Why no action is safe (`needs_person`). */
+  readonly reason?: string;
+  /** What a person needs to decide: affected files, their owners, … */
+  readonly affected?: readonly Readonly<Record<string, unknown>>[];
+  readonly status: 'pending' | 'applied' | 'skipped' | 'needs_person';
+  /** Why apply skipped it. */
+  readonly skip_reason: string | null;
+  /** After the run: `passed` (the finding is fixed), or why the re-check still fails. */
+  readonly verified?: string | null;
+}

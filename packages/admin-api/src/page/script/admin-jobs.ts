@@ -4,7 +4,7 @@
  * `/admin/jobs/assets/admin-jobs.js`.
  *
  * Rules it keeps: every datum comes from `/api/admin/jobs*` (and
- * `/api/admin/nodes`) with the token
+ * `/api/admin/nodes`, `/api/admin/findings*`, `/api/admin/repairs*`) with the token
  * from `sessionStorage`; data is written with `textContent` (the `h()`
  * helper), never as HTML; a 401/403 signs the operator out with a message.
  * The shapes it reads are the admin API's own (`wire-types.ts`).
@@ -37,6 +37,7 @@ import {
   shortId,
   timeEl,
 } from './format.ts';
+import { showRepairPlan, startRepairView } from './repair-view.ts';
 
 const API_ROOT = '/api/admin';
 const API = `${API_ROOT}/jobs`;
@@ -286,6 +287,8 @@ function authFailed(status: number, err: ErrorBodyJson['error'] | null): void {
 
 async function showJobs(focusHeading: boolean): Promise<void> {
   void loadFindings();
+  const repairPlan = new URLSearchParams(location.search).get('repair');
+  if (repairPlan) void showRepairPlan(repairPlan);
   $('signin-view').hidden = true;
   $('jobs-view').hidden = false;
   $('sign-out').hidden = false;
@@ -300,6 +303,10 @@ startFindingsView((path, init) =>
     base: '/api/admin/findings',
     ...(init ? { body: init.body } : {}),
   }),
+);
+
+startRepairView((path, init) =>
+  api(path, { method: init?.method ?? 'GET', ...(init ? { body: init.body } : {}) }),
 );
 
 $('signin-form').addEventListener('submit', async (event) => {

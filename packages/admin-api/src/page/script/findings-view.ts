@@ -4,7 +4,9 @@
  * completed run, open findings by severity, new and fixed by that run and an
  * SVG trend of the last runs; then the findings, filterable, each with its
  * detail as readable fields, its history, and accept / false-positive with a
- * comment. Data is written with `textContent` only.
+ * comment; findings picked by their checkboxes, the filter, or one finding's
+ * detail go to the repair panel (`repair-view.ts`) as a plan. Data is written
+ * with `textContent` only.
  */
 import { SEVERITIES } from '@oxicloud/consistency/severity';
 import type {
@@ -15,6 +17,7 @@ import type {
 } from '../../routes/wire-types.ts';
 import { byId as $, h } from './dom.ts';
 import { fmt, relative, shortId, timeEl } from './format.ts';
+import { planRepair } from './repair-view.ts';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -23,6 +26,10 @@ type Request = <T>(path: string, init?: { method: 'POST'; body: unknown }) => Pr
 let call: Request = () => Promise.reject(new Error('not started'));
 let nextCursor: string | null = null;
 let selected: string | null = null;
+/** The findings picked for a repair plan (by their checkboxes), across pages of the list. */
+const picked = new Set<string>();
+/** States a repair plan covers. */
+const REPAIRABLE = new Set(['open', 'reopened']);
 
 /** Bytes as `1,234 B (1.2 KiB)`. */
 export function bytes(n: number): string {
@@ -138,14 +145,65 @@ export async function refreshHealth(): Promise<void> {
   }
 }
 
+function filterFields(): { severity: string; check: string; kind: string } {
+  return {
+    severity: $<HTMLSelectElement>('f-severity').value,
+    check: $<HTMLInputElement>('f-check').value.trim(),
+    kind: $<HTMLInputElement>('f-kind').value.trim(),
+  };
+}
+
+/** Updates the "Plan repair for the selected" button with the count. */
+function syncPicked(): void {
+  const button = $<HTMLButtonElement>('plan-selected');
+  button.disabled = picked.size === 0;
+  button.textContent = `Plan repair for the selected (${fmt(picked.size)})`;
+}
+
+function pickBox(f: TrackedFindingJson): HTMLElement {
+  const box = h('input', {
+    type: 'checkbox',
+    'data-pick': f.id,
+    'aria-label': `Select ${f.kind} on ${f.resource_id} for a repair plan`,
+    checked: picked.has(f.id),
+    disabled: !REPAIRABLE.has(f.state),
+    title: REPAIRABLE.has(f.state) ? undefined : `a repair plan covers open findings; this one is ${f.state}`,
+  });
+  box.addEventListener('click', (event) => event.stopPropagation());
+  box.addEventListener('change', () => {
+    const input = box as HTMLInputElement;
+    if (input.checked) picked.add(f.id);
+    else picked.delete(f.id);
+    syncPicked();
+  });
+  return h('td', null, box);
+}
+
+/** Plans the open findings of the filter (check, kind, severity; the state filter does not apply). */
+function planFilter(): void {
+  const { severity, check, kind } = filterFields();
+  if (!severity && !check && !kind) {
+    $('findings-error').textContent =
+      'Set a check, kind or severity first: a plan by filter covers every open finding that matches it.';
+    return;
+  }
+  $('findings-error').textContent = '';
+  void planRepair({
+    ...(severity ? { severity } : {}),
+    ...(check ? { check } : {}),
+    ...(kind ? { kind } : {}),
+  });
+}
+
 function filterQuery(): string {
   const q = new URLSearchParams();
   const state = $<HTMLSelectElement>('f-state').value;
   const severity = $<HTMLSelectElement>('f-severity').value;
-  const check = $<HTMLInputElement>('f-check').value.trim();
+  const { check, kind } = filterFields();
   if (state) q.set('state', state);
   if (severity) q.set('severity', severity);
   if (check) q.set('check', check);
+  if (kind) q.set('kind', kind);
   q.set('limit', '50');
   return q.toString();
 }
@@ -154,6 +212,7 @@ function findingRow(f: TrackedFindingJson): HTMLTableRowElement {
   return h(
     'tr',
     { tabindex: 0, 'data-finding': f.id, onclick: () => void showFinding(f.id) },
+    pickBox(f),
     h('td', null, h('span', { class: `badge sev-${f.severity}`, text: f.severity })),
     h('td', { text: f.state }),
     h('td', { text: f.check }),
@@ -172,6 +231,8 @@ export async function loadFindings(more = false): Promise<void> {
     $('findings-error').textContent = '';
     nextCursor = page.next_cursor;
     $('findings-more').hidden = nextCursor === null;
+    if (!more) picked.clear();
+    syncPicked();
     const body = more ? $('tracked-findings').querySelector('tbody') : null;
     const rows = page.findings.map(findingRow);
     if (body) body.append(...rows);
@@ -189,6 +250,7 @@ export async function loadFindings(more = false): Promise<void> {
             h(
               'tr',
               null,
+              h('th', { scope: 'col' }, h('span', { class: 'visually-hidden', text: 'Select' })),
               ['Severity', 'State', 'Check', 'Kind', 'Resource', 'Last seen'].map((t) =>
                 h('th', { scope: 'col', text: t }),
               ),
@@ -286,6 +348,18 @@ export async function showFinding(id: string): Promise<void> {
         Object.entries(f.detail).flatMap(([k, v]) => field(k.replace(/_/g, ' '), detailValue(k, v))),
       ),
       ...(f.state === 'fixed' ? [] : [form]),
+      REPAIRABLE.has(f.state)
+        ? h(
+            'div',
+            { class: 'actions' },
+            h('button', {
+              type: 'button',
+              id: 'finding-plan-repair',
+              text: 'Plan repair of this finding',
+              onclick: () => void planRepair({ ids: [id] }),
+            }),
+          )
+        : '',
       h('h3', { text: 'History' }),
       h(
         'table',
@@ -333,4 +407,6 @@ export function startFindingsView(request: Request): void {
     void loadFindings();
   });
   $('findings-more').addEventListener('click', () => void loadFindings(true));
+  $('plan-selected').addEventListener('click', () => void planRepair({ ids: [...picked] }));
+  $('plan-filter').addEventListener('click', planFilter);
 }
