@@ -35,7 +35,11 @@ export function bytes(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-/** The first 8 characters of an id, for summaries. */
+/** An id for summaries: a UUID's last 12 digits, else (a blob hash) its first 8 characters. */
 export function short(id: string): string {
+  // A UUIDv7 starts with its creation time (rows made together share their first 8 digits): show its random tail.
+  if (UUID.test(id)) return `…${id.slice(-12)}`;
   return id.length > 8 ? `${id.slice(0, 8)}…` : id;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
