@@ -56,7 +56,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '20' },
     'throttle-ms': { type: 'string', default: '10' },
     'overhead-runs': { type: 'string', default: '300' },
-    'faults-per-kind': { type: 'string', default: '100' },
+    'faults-per-kind': { type: 'string', default: '20' },
     out: { type: 'string', default: join(ROOT, 'bench/results') },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -66,7 +66,7 @@ const { values } = parseArgs({
 if (values.help) {
   console.log(`node bench/run.mjs [--only ${ALL.join(',')}] [--files 1000000] [--small-files 100000]
   [--blobs 100000] [--blob-size-min 4096] [--blob-size-max 65536] [--rate 20] [--throttle-ms 10]
-  [--overhead-runs 300] [--faults-per-kind 100] [--work-dir bench/data] [--out bench/results] [--keep]`);
+  [--overhead-runs 300] [--faults-per-kind 20] [--work-dir bench/data] [--out bench/results] [--keep]`);
   process.exit(0);
 }
 const only = new Set(
