@@ -52,7 +52,7 @@ export function consistencyHarness(pool: pg.Pool): ConsistencyHarness {
     db,
     drives: new PgDriveUsageScan(db),
     folders: new PgFolderTreeScan(db),
-    files: new PgFileBlobScan(db),
+    files: new PgFileBlobScan(db, { pool }),
     findings,
     engine,
     lines,

@@ -5,13 +5,16 @@ import {
   type FileBlobAnomaly,
   type FileBlobScan,
   type FileRowAnomaly,
+  type FileRowStream,
   type FileScanOptions,
   type LiveFileInTrashedFolder,
   type MissingBlob,
   type ScanPage,
 } from '@oxicloud/tenants';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type pg from 'pg';
 import { bigintToNumber, type StorageDatabase } from './database.js';
+import { PgFileRowStream } from './pg-file-row-stream.js';
 import { estimateRowsOf } from './row-estimate.js';
 
 interface BlobAnomalyJson {
@@ -78,6 +81,13 @@ export interface PgFileBlobScanOptions {
   /** Grace window of `files_consistency` (file age, folder trash age). @defaultValue 1 h */
   readonly graceWindowMs?: number;
   readonly logger?: Logger;
+  /**
+   * The pool `db` runs on: phase 3 then streams its pages from one
+   * server-side cursor per bounded segment on a connection of its own
+   * ({@link PgFileRowStream}) instead of one query per page. Without it the
+   * check pages with `scanFilesById`.
+   */
+  readonly pool?: pg.Pool;
 }
 
 /**
@@ -97,9 +107,11 @@ export interface PgFileBlobScanOptions {
 export class PgFileBlobScan implements FileBlobScan {
   readonly #db: Kysely<StorageDatabase>;
   readonly #checks: readonly ConsistencyCheck[];
+  readonly #pool: pg.Pool | undefined;
 
   constructor(db: Kysely<StorageDatabase>, options: PgFileBlobScanOptions = {}) {
     this.#db = db;
+    this.#pool = options.pool;
     this.#checks = [
       createFilesConsistencyCheck({
         scan: this,
@@ -227,6 +239,11 @@ export class PgFileBlobScan implements FileBlobScan {
       lastKey: row.last_id,
       anomalies: row.anomalies.map(toFileRow),
     };
+  }
+
+  /** Phase 3 as a stream on a connection of `pool`'s own; `null` without a pool. */
+  openFileRowStream(options: FileScanOptions): FileRowStream | null {
+    return this.#pool ? new PgFileRowStream(this.#pool, options) : null;
   }
 
   async reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]> {

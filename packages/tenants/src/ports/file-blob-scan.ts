@@ -64,6 +64,22 @@ export interface FileScanOptions {
 }
 
 /**
+ * Phase 3 as one ordered streaming read instead of one query per page: each
+ * {@link FileRowStream.next} continues where the previous page ended. An
+ * implementation holds a read transaction (a snapshot) while a segment is
+ * open, so it bounds each segment (time, rows) and reopens after the last
+ * key; {@link FileRowStream.close} ends the open segment (before a throttle
+ * sleep, and when the run stops). A `next` whose `afterFileId` is not where
+ * the stream stands (a replayed batch) reopens there.
+ */
+export interface FileRowStream {
+  /** The same page {@link FileBlobScan.scanFilesById} returns for these arguments. */
+  next(afterFileId: string | null, limit: number): Promise<ScanPage<FileRowAnomaly>>;
+  /** Ends the open segment, if any (idempotent); the next `next` opens a new one. */
+  close(): Promise<void>;
+}
+
+/**
  * What `files_consistency` reads. Phase 2 walks the trashed folders in id
  * order and finds the live files inside them; phase 3 walks the file rows in
  * id order against their folder (drive) and blob row (existence, size,
@@ -104,6 +120,12 @@ export interface FileBlobScan extends StatefulAdapter {
     limit: number,
     options: FileScanOptions,
   ): Promise<ScanPage<FileRowAnomaly>>;
+  /**
+   * Phase 3 as a stream ({@link FileRowStream}); `null` (or no method) when
+   * this adapter has no connection of its own for it: the check then pages
+   * with {@link scanFilesById}.
+   */
+  openFileRowStream?(options: FileScanOptions): FileRowStream | null;
   /** Pass 2 of phase 3: of these files, those still anomalous. */
   reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]>;
   /** Rows the walk will examine (the files, once), from planner statistics; `null` when unknown. */
