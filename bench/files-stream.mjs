@@ -44,8 +44,8 @@ try {
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   const findings = new PgFindingStore({ pool });
   const modes = {
-    paged: new PgFileBlobScan(db),
-    streamed: new PgFileBlobScan(db, { pool }),
+    paged: new PgFileBlobScan(db, { segmentRows: 0 }),
+    streamed: new PgFileBlobScan(db),
   };
   const engines = {};
   for (const [mode, scan] of Object.entries(modes)) {

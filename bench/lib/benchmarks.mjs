@@ -164,7 +164,7 @@ export async function directScan(databaseUrl, name, batchSize, { stream = true }
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   try {
     const adapters = {
-      files_consistency: () => new PgFileBlobScan(db, stream ? { pool } : {}),
+      files_consistency: () => new PgFileBlobScan(db, stream ? {} : { segmentRows: 0 }),
       folders_consistency: () => new PgFolderTreeScan(db),
       drives_consistency: () => new PgDriveUsageScan(db),
       blobs_consistency: () => new PgBlobRowScan(db),

@@ -271,7 +271,7 @@ export function createRecoverableJobs(deps: {
     // The checks' batch loops log their retries, lost checkpoints and failures through the server's logger.
     .register(new PgDriveUsageScan(db, { logger }))
     .register(new PgFolderTreeScan(db, { logger }))
-    .register(new PgFileBlobScan(db, { logger, pool }))
+    .register(new PgFileBlobScan(db, { logger }))
     .register(new PgBlobRowScan(db, { logger }))
     .register(
       new PgGrantScan(db, {

@@ -52,7 +52,7 @@ export function consistencyHarness(pool: pg.Pool): ConsistencyHarness {
     db,
     drives: new PgDriveUsageScan(db),
     folders: new PgFolderTreeScan(db),
-    files: new PgFileBlobScan(db, { pool }),
+    files: new PgFileBlobScan(db),
     findings,
     engine,
     lines,

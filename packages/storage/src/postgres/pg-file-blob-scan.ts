@@ -12,9 +12,8 @@ import {
   type ScanPage,
 } from '@oxicloud/tenants';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import type pg from 'pg';
 import { bigintToNumber, type StorageDatabase } from './database.js';
-import { PgFileRowStream } from './pg-file-row-stream.js';
+import { DEFAULT_SEGMENT_ROWS, PgFileRowStream } from './pg-file-row-stream.js';
 import { estimateRowsOf } from './row-estimate.js';
 
 interface BlobAnomalyJson {
@@ -82,12 +81,12 @@ export interface PgFileBlobScanOptions {
   readonly graceWindowMs?: number;
   readonly logger?: Logger;
   /**
-   * The pool `db` runs on: phase 3 then streams its pages from one
-   * server-side cursor per bounded segment on a connection of its own
-   * ({@link PgFileRowStream}) instead of one query per page. Without it the
-   * check pages with `scanFilesById`.
+   * File rows phase 3 reads per statement ({@link PgFileRowStream}: only the
+   * anomalies and each page's last key come back, the next segment is read
+   * while this one's pages are checkpointed); 0 reads one statement per page
+   * (`scanFilesById`). @defaultValue 100000
    */
-  readonly pool?: pg.Pool;
+  readonly segmentRows?: number;
 }
 
 /**
@@ -107,11 +106,11 @@ export interface PgFileBlobScanOptions {
 export class PgFileBlobScan implements FileBlobScan {
   readonly #db: Kysely<StorageDatabase>;
   readonly #checks: readonly ConsistencyCheck[];
-  readonly #pool: pg.Pool | undefined;
+  readonly #segmentRows: number;
 
   constructor(db: Kysely<StorageDatabase>, options: PgFileBlobScanOptions = {}) {
     this.#db = db;
-    this.#pool = options.pool;
+    this.#segmentRows = options.segmentRows ?? DEFAULT_SEGMENT_ROWS;
     this.#checks = [
       createFilesConsistencyCheck({
         scan: this,
@@ -241,9 +240,9 @@ export class PgFileBlobScan implements FileBlobScan {
     };
   }
 
-  /** Phase 3 as a stream on a connection of `pool`'s own; `null` without a pool. */
+  /** Phase 3 by segments of `segmentRows` file rows; `null` when that is 0 (one statement per page). */
   openFileRowStream(options: FileScanOptions): FileRowStream | null {
-    return this.#pool ? new PgFileRowStream(this.#pool, options) : null;
+    return this.#segmentRows > 0 ? new PgFileRowStream(this.#db, options, this.#segmentRows) : null;
   }
 
   async reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]> {
