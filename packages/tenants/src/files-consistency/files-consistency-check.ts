@@ -50,11 +50,11 @@
  *    upload whose blob row, with its content type, lands a moment later).
  *    `force` makes it 0.
  * 5. Batch. 1000 rows or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
- *    between batches. Phase 3 reads its pages from one ordered stream per
- *    bounded segment when the adapter offers one (`openFileRowStream`: a
- *    server-side cursor on a connection of its own, the next page fetched
- *    while this one's findings and checkpoint commit); a throttled run ends
- *    the segment after each page, and every run ends it when it stops. Pass 2 re-reads the file and the blob before
+ *    between batches. Phase 3 reads its pages from the adapter's stream when it
+ *    offers one (`openFileRowStream`: `PgFileBlobScan` reads 100,000 file
+ *    rows per statement, only the anomalies and each page's last key come
+ *    back, and the next segment is read while this one's pages checkpoint);
+ *    the stream is closed when the run stops. Pass 2 re-reads the file and the blob before
  *    recording: a file deleted mid-scan or a blob that landed meanwhile is
  *    dropped, and so is any finding recorded for it before a resume.
  * 6. Closing (findings across runs). A `Completed` run walked all three
@@ -349,10 +349,8 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     ): Promise<RunOutcome> {
       const boundary = graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions));
       const scanOptions: FileScanOptions = { createdBefore: boundary, trashedBefore: boundary };
-      // Phase 3 streams when the adapter can (one ordered read per bounded segment); a
-      // throttled run ends the segment after each page, so no snapshot is held across a sleep.
+      // Phase 3 reads from the adapter's stream when it has one (segments of many pages).
       const stream = scan.openFileRowStream?.(scanOptions) ?? null;
-      const throttled = (runOptions.throttleMs ?? 0) > 0;
       try {
         return await runBatches({
           logTarget: CONSISTENCY_LOG_TARGET,
@@ -363,11 +361,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
           batchSize: runOptions.batchSize,
           throttleMs: runOptions.throttleMs,
           batch: scanBatch(
-            async (cursor, limit) => {
-              const batch = await fetchBatch(cursor, limit, scanOptions, stream);
-              if (throttled) await stream?.close();
-              return batch;
-            },
+            (cursor, limit) => fetchBatch(cursor, limit, scanOptions, stream),
             (items) => processBatch(store, items, scanOptions),
           ),
         });

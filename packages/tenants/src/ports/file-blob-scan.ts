@@ -64,18 +64,18 @@ export interface FileScanOptions {
 }
 
 /**
- * Phase 3 as one ordered streaming read instead of one query per page: each
- * {@link FileRowStream.next} continues where the previous page ended. An
- * implementation holds a read transaction (a snapshot) while a segment is
- * open, so it bounds each segment (time, rows) and reopens after the last
- * key; {@link FileRowStream.close} ends the open segment (before a throttle
- * sleep, and when the run stops). A `next` whose `afterFileId` is not where
- * the stream stands (a replayed batch) reopens there.
+ * Phase 3 read ahead of the batch loop: each {@link FileRowStream.next}
+ * answers what {@link FileBlobScan.scanFilesById} would for the same
+ * arguments, but an implementation may read many pages per statement and
+ * the next ones while the caller checkpoints. It must not hold a transaction
+ * (a snapshot) open between calls for long; a `next` whose `afterFileId` is
+ * not where the stream stands (a replayed batch) or with another `limit`
+ * reads from there.
  */
 export interface FileRowStream {
   /** The same page {@link FileBlobScan.scanFilesById} returns for these arguments. */
   next(afterFileId: string | null, limit: number): Promise<ScanPage<FileRowAnomaly>>;
-  /** Ends the open segment, if any (idempotent); the next `next` opens a new one. */
+  /** Drops what was read ahead and waits for a statement in flight (idempotent); the run is over. */
   close(): Promise<void>;
 }
 
