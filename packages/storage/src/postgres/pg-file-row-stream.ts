@@ -50,8 +50,9 @@ interface Segment {
  * the yardstick's plan), and returns only the anomalous rows plus the last
  * row of each page (row numbers from a window over the id-ordered rows).
  * Pages are then handed out from memory, and the statement for the next
- * segment runs while the caller writes this segment's findings and
- * checkpoints (pipelining). No transaction stays open between statements
+ * segment is sent with the first page, so it runs while the caller writes
+ * this segment's findings and checkpoints (pipelining; at most two
+ * segments in memory). No transaction stays open between statements
  * (no snapshot held across pages or a throttle sleep); a page asked for
  * anywhere but where the stream stands (a replay) or with another page size
  * reads a new segment from there.
@@ -100,7 +101,9 @@ export class PgFileRowStream implements FileRowStream {
       anomalies.push(a.anomaly);
       segment.taken += 1;
     }
-    if (segment.next === segment.markers.length && !segment.last) this.#readAhead(marker.id, size);
+    // The next segment is read while this one's pages are checkpointed (from its first page on).
+    const end = segment.markers.at(-1);
+    if (segment.next === 1 && !segment.last && end !== undefined) this.#readAhead(end.id, size);
     return { scanned: marker.rn - previous, lastKey: marker.id, anomalies };
   }
 
