@@ -155,13 +155,16 @@ function memoryCheckStore() {
   };
 }
 
-/** The check's own code in this process with an in-memory store: batch size free (beyond the params max). */
-export async function directScan(databaseUrl, name, batchSize) {
+/**
+ * The check's own code in this process with an in-memory store: batch size free (beyond the params max).
+ * `stream: false` makes files_consistency page with one query per batch instead of its cursor stream.
+ */
+export async function directScan(databaseUrl, name, batchSize, { stream = true } = {}) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   try {
     const adapters = {
-      files_consistency: () => new PgFileBlobScan(db),
+      files_consistency: () => new PgFileBlobScan(db, stream ? {} : { segmentRows: 0 }),
       folders_consistency: () => new PgFolderTreeScan(db),
       drives_consistency: () => new PgDriveUsageScan(db),
       blobs_consistency: () => new PgBlobRowScan(db),
@@ -178,7 +181,7 @@ export async function directScan(databaseUrl, name, batchSize) {
     );
     const ms = performance.now() - t0;
     if (outcome.kind !== 'completed') throw new Error(`${name} direct: ${JSON.stringify(outcome)}`);
-    return { name, batchSize, ms, scanned: store.scanned, batches: store.checkpoints };
+    return { name, batchSize, stream, ms, scanned: store.scanned, batches: store.checkpoints };
   } finally {
     await db.destroy();
   }

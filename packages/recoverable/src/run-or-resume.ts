@@ -188,18 +188,22 @@ function validateWith(
 }
 
 /**
- * Steps 1–4 of the plan: look up the latest row; Completed/Failed/none →
- * INSERT Running (on a unique-index conflict read the winner and continue
- * from step 3); Paused → UPDATE to Running (stored cursor, stats and params
- * kept: the `params` given here are ignored); Running/CancelRequested →
- * `already_running`.
+ * Steps 1–4 of the plan. With valid trigger params the INSERT of a fresh
+ * `Running` row comes first: the one-active-run index refuses it while the
+ * job has an active run (Running, CancelRequested or Paused), so a fresh
+ * run costs one round trip, not a read and then a write. Only when the index
+ * refused it is the active run read: Paused → UPDATE to Running (stored
+ * cursor, stats and params kept: the `params` given here are ignored);
+ * Running/CancelRequested → `already_running`; gone meanwhile (it ended) →
+ * INSERT again. Invalid trigger params read first: they refuse a fresh run
+ * only, never the resume of a Paused one.
  */
 export async function acquireRun(
   jobName: string,
   factory: JobStoreFactory,
   trigger: PreparedTrigger | InvalidParams,
 ): Promise<AcquiredRun> {
-  let latest = await factory.latestRun(jobName);
+  let latest = trigger instanceof InvalidParams ? await factory.latestRun(jobName) : null;
   for (let attempt = 1; ; attempt++) {
     if (latest === null || latest.status === 'Completed' || latest.status === 'Failed') {
       // Trigger params matter only for a fresh run: a resume keeps its stored
@@ -209,7 +213,7 @@ export async function acquireRun(
       }
       const inserted = await factory.insertRunning(jobName, storedParams(trigger.params, trigger.options));
       if (inserted) return { kind: 'started', record: inserted };
-      // Lost the race for the one-active-run index: read the winner, continue from step 3.
+      // The one-active-run index refused it (an active run, or a racer won): read that run.
     } else if (latest.status === 'Paused') {
       const resumed = await factory.resumePaused(latest.runId);
       if (resumed) return { kind: 'resumed', record: resumed };
@@ -431,14 +435,14 @@ async function runHandler(
   if (!prepared.ok) {
     return failed(`stored params of run ${record.runId} are not valid for ${job.name}: ${prepared.message}`);
   }
+  // The estimate rides on the run's first checkpoint (one statement fewer per run); a run that
+  // ends without one writes it on its own before the terminal write.
+  let estimate: number | undefined;
   if (job.estimateTotal) {
     try {
       const total = await job.estimateTotal(prepared.params, prepared.options);
-      if (typeof total === 'number' && Number.isFinite(total) && total >= 0) {
-        await factory.recordTotalEstimate(record, total);
-      }
+      if (typeof total === 'number' && Number.isFinite(total) && total >= 0) estimate = total;
     } catch (thrown) {
-      if (isLeaseLost(thrown)) lease.lost();
       log.warn(
         {
           target: RECOVERABLE_TARGET,
@@ -456,8 +460,18 @@ async function runHandler(
     factory.storeFor(record, prepared.params, prepared.options),
     record.cursor,
     lease,
+    estimate,
   );
   const outcome = await runTracked(job, store, record, signal, log);
+  const unwritten = store.pendingEstimate();
+  if (unwritten !== undefined && lease.state() === 'held') {
+    try {
+      await factory.recordTotalEstimate(record, unwritten);
+    } catch (thrown) {
+      // A fence that refuses it refuses the terminal write too, which says so; any other error only costs the ETA.
+      if (isLeaseLost(thrown)) lease.lost();
+    }
+  }
   // The lease is no longer trusted: whatever the handler said, the run stops at its last checkpoint that landed.
   if (lease.state() === 'untrusted' && outcome.kind !== 'completed') {
     return paused(store.lastCursor() ?? new Uint8Array(0));
@@ -505,13 +519,19 @@ async function runTracked(
   }
 }
 
-/** A store that remembers the cursor of its last checkpoint that landed (else the run's stored one). */
+/**
+ * A store that remembers the cursor of its last checkpoint that landed (else
+ * the run's stored one), and writes the run's total `estimate` with its first
+ * checkpoint (unless that checkpoint brings its own `totalEstimate`).
+ */
 function trackCheckpoints(
   store: JobStore,
   stored: Uint8Array | null,
   lease: LeaseGuard,
-): JobStore & { lastCursor(): Uint8Array | null } {
+  estimate?: number,
+): JobStore & { lastCursor(): Uint8Array | null; pendingEstimate(): number | undefined } {
   let last = stored;
+  let pending = estimate;
   const runId = store.runId;
   return {
     get runId() {
@@ -545,16 +565,22 @@ function trackCheckpoints(
         );
       }
       const sentAt = performance.now();
+      const withEstimate =
+        pending === undefined || progress?.totalEstimate !== undefined
+          ? progress
+          : { ...progress, totalEstimate: pending };
       try {
-        await store.checkpoint(cursor, deltaCount, progress, writes);
+        await store.checkpoint(cursor, deltaCount, withEstimate, writes);
       } catch (thrown) {
         if (isLeaseLost(thrown)) lease.lost();
         throw thrown;
       }
       lease.renewed(sentAt);
       last = cursor;
+      pending = undefined;
     },
     lastCursor: () => last,
+    pendingEstimate: () => pending,
   };
 }
 

@@ -201,15 +201,14 @@ class BarrierFactory implements JobStoreFactory {
     private readonly inner: PgJobStoreFactory,
     private readonly barrier: { arrive(): Promise<void> },
   ) {}
-  async latestRun(jobName: string) {
-    const result = await this.inner.latestRun(jobName);
-    if (this.#first) {
-      this.#first = false;
-      await this.barrier.arrive(); // both racers have read "no active run" before either inserts
-    }
-    return result;
+  latestRun(jobName: string) {
+    return this.inner.latestRun(jobName);
   }
   async insertRunning(jobName: string, params: Readonly<Record<string, unknown>>) {
+    if (this.#first) {
+      this.#first = false;
+      await this.barrier.arrive(); // both racers are at their INSERT before either sends it
+    }
     const r = await this.inner.insertRunning(jobName, params);
     this.inserts.push(r);
     return r;
@@ -244,7 +243,7 @@ function barrier(parties: number) {
 }
 
 describe('runOrResume', () => {
-  it('unique-index race: two factories both read "none", both INSERT; the loser reads the winner', async () => {
+  it('unique-index race: two factories INSERT at once, the index refuses one; the loser reads the winner', async () => {
     const gate = new Gate();
     const job = walker('race_job', { total: 10, batch: 10, gate });
     const b = barrier(2);
@@ -270,6 +269,42 @@ describe('runOrResume', () => {
       "SELECT count(*)::int AS n FROM jobs.recoverable_runs WHERE job_name = 'race_job'",
     );
     expect(rows[0].n).toBe(1);
+  });
+
+  it('a fresh run is three statements: INSERT, its checkpoint (carrying the estimate), the terminal write', async () => {
+    const statements: string[] = [];
+    const counted = new PgJobStoreFactory(
+      new Kysely<RecoverableTables>({
+        dialect: new PostgresDialect({ pool: db.pool }),
+        log: (event) => {
+          if (event.level === 'query') statements.push(event.query.sql.trim().split(/\s+/)[0]!.toLowerCase());
+        },
+      }),
+    );
+    const lean = (name: string, checkpoints: number): RecoverableJobHandler => ({
+      name,
+      estimateTotal: async () => 10,
+      runResumable: async (store) => {
+        for (let i = 1; i <= checkpoints; i++) await store.checkpoint(encodeCursor(i), 5);
+        return completed();
+      },
+    });
+    const first = await runOrResume(lean('lean_job', 1), counted, { logRunLine: false });
+    expect(first).toMatchObject({ kind: 'ok', count: 5, extra: { completed: true } });
+    // No read before the INSERT, no estimate UPDATE of its own: the WITH … UPDATE is the checkpoint.
+    expect(statements).toEqual(['insert', 'with', 'update']);
+    const runId = (first.kind === 'ok' ? first.extra['run_id'] : '') as string;
+    expect((await runRow(db.pool, runId))?.stats).toMatchObject({ total_estimate: 10, count: 5 });
+
+    // A second checkpoint does not write the estimate again; a run that never checkpoints still records it.
+    statements.length = 0;
+    await runOrResume(lean('lean_job', 2), counted, { logRunLine: false });
+    expect(statements).toEqual(['insert', 'with', 'with', 'update']);
+    statements.length = 0;
+    const none = await runOrResume(lean('lean_none', 0), counted, { logRunLine: false });
+    expect(statements).toEqual(['insert', 'update', 'update']);
+    const noneId = (none.kind === 'ok' ? none.extra['run_id'] : '') as string;
+    expect((await runRow(db.pool, noneId))?.stats).toMatchObject({ total_estimate: 10 });
   });
 
   it('logs job.run for completed, skipped and rejects invalid params without a row', async () => {

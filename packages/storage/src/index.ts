@@ -23,6 +23,7 @@ export type { PgDriveUsageScanOptions } from './postgres/pg-drive-usage-scan.js'
 export { PgDriveUsageScan } from './postgres/pg-drive-usage-scan.js';
 export type { PgFileBlobScanOptions } from './postgres/pg-file-blob-scan.js';
 export { PgFileBlobScan } from './postgres/pg-file-blob-scan.js';
+export { DEFAULT_SEGMENT_ROWS, PgFileRowStream } from './postgres/pg-file-row-stream.js';
 export type { PgFolderTreeScanOptions } from './postgres/pg-folder-tree-scan.js';
 export { PgFolderTreeScan } from './postgres/pg-folder-tree-scan.js';
 export { PgGrantRepository } from './postgres/pg-grant-repository.js';

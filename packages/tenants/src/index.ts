@@ -99,6 +99,7 @@ export type {
   FileBlobAnomaly,
   FileBlobScan,
   FileRowAnomaly,
+  FileRowStream,
   FileScanOptions,
   LiveFileInTrashedFolder,
   MissingBlob,

@@ -287,6 +287,32 @@ describe('files_consistency over a fake port', () => {
     expect([...store.findings.values()].map((f) => f.resourceId)).toEqual([h('3'), h('2')]);
   });
 
+  it("reads phase 3 from the adapter's stream when it offers one, and closes it when the run stops", async () => {
+    cursorsSeen.length = 0;
+    const calls: string[] = [];
+    const streaming: FileBlobScan = {
+      ...scan,
+      openFileRowStream: () => ({
+        next: async (after, limit) => {
+          calls.push(`next ${after ?? 'start'}`);
+          return scan.scanFilesById(after, limit, { createdBefore: new Date(), trashedBefore: new Date() });
+        },
+        close: async () => {
+          calls.push('close');
+        },
+      }),
+    };
+    const store = new MemoryStore();
+    const outcome = await createFilesConsistencyCheck({ scan: streaming }).runResumable(
+      store,
+      { ...opts, batchSize: 2 },
+      signal,
+    );
+    expect(outcome.kind).toBe('completed');
+    expect(calls).toEqual(['next start', `next ${fileIds[1]}`, 'close']);
+    expect([...store.findings.values()].map((f) => f.resourceId)).toEqual([h('2'), h('3')]);
+  });
+
   it('returns paused with the cursor when the run is CancelRequested between batches', async () => {
     const store = new MemoryStore();
     store.status_ = 'CancelRequested';

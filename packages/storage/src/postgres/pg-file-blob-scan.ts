@@ -5,6 +5,7 @@ import {
   type FileBlobAnomaly,
   type FileBlobScan,
   type FileRowAnomaly,
+  type FileRowStream,
   type FileScanOptions,
   type LiveFileInTrashedFolder,
   type MissingBlob,
@@ -12,6 +13,7 @@ import {
 } from '@oxicloud/tenants';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { bigintToNumber, type StorageDatabase } from './database.js';
+import { DEFAULT_SEGMENT_ROWS, PgFileRowStream } from './pg-file-row-stream.js';
 import { estimateRowsOf } from './row-estimate.js';
 
 interface BlobAnomalyJson {
@@ -78,6 +80,13 @@ export interface PgFileBlobScanOptions {
   /** Grace window of `files_consistency` (file age, folder trash age). @defaultValue 1 h */
   readonly graceWindowMs?: number;
   readonly logger?: Logger;
+  /**
+   * File rows phase 3 reads per statement ({@link PgFileRowStream}: only the
+   * anomalies and each page's last key come back, the next segment is read
+   * while this one's pages are checkpointed); 0 reads one statement per page
+   * (`scanFilesById`). @defaultValue 100000
+   */
+  readonly segmentRows?: number;
 }
 
 /**
@@ -97,9 +106,11 @@ export interface PgFileBlobScanOptions {
 export class PgFileBlobScan implements FileBlobScan {
   readonly #db: Kysely<StorageDatabase>;
   readonly #checks: readonly ConsistencyCheck[];
+  readonly #segmentRows: number;
 
   constructor(db: Kysely<StorageDatabase>, options: PgFileBlobScanOptions = {}) {
     this.#db = db;
+    this.#segmentRows = options.segmentRows ?? DEFAULT_SEGMENT_ROWS;
     this.#checks = [
       createFilesConsistencyCheck({
         scan: this,
@@ -227,6 +238,11 @@ export class PgFileBlobScan implements FileBlobScan {
       lastKey: row.last_id,
       anomalies: row.anomalies.map(toFileRow),
     };
+  }
+
+  /** Phase 3 by segments of `segmentRows` file rows; `null` when that is 0 (one statement per page). */
+  openFileRowStream(options: FileScanOptions): FileRowStream | null {
+    return this.#segmentRows > 0 ? new PgFileRowStream(this.#db, options, this.#segmentRows) : null;
   }
 
   async reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]> {

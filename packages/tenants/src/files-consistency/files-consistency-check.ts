@@ -50,7 +50,11 @@
  *    upload whose blob row, with its content type, lands a moment later).
  *    `force` makes it 0.
  * 5. Batch. 1000 rows or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
- *    between batches. Pass 2 re-reads the file and the blob before
+ *    between batches. Phase 3 reads its pages from the adapter's stream when it
+ *    offers one (`openFileRowStream`: `PgFileBlobScan` reads 100,000 file
+ *    rows per statement, only the anomalies and each page's last key come
+ *    back, and the next segment is read while this one's pages checkpoint);
+ *    the stream is closed when the run stops. Pass 2 re-reads the file and the blob before
  *    recording: a file deleted mid-scan or a blob that landed meanwhile is
  *    dropped, and so is any finding recorded for it before a resume.
  * 6. Closing (findings across runs). A `Completed` run walked all three
@@ -87,6 +91,7 @@ import type {
   FileBlobAnomaly,
   FileBlobScan,
   FileRowAnomaly,
+  FileRowStream,
   FileScanOptions,
   LiveFileInTrashedFolder,
   MissingBlob,
@@ -209,6 +214,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     cursor: Uint8Array | null,
     limit: number,
     scanOptions: FileScanOptions,
+    stream: FileRowStream | null,
   ): Promise<ScanBatch<Item>> {
     const stored =
       cursor === null
@@ -232,11 +238,10 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
         done: false,
       };
     }
-    const page = await scan.scanFilesById(
-      at.key.length === 0 ? null : uuidCursor.decode(at.key),
-      limit,
-      scanOptions,
-    );
+    const after = at.key.length === 0 ? null : uuidCursor.decode(at.key);
+    const page = stream
+      ? await stream.next(after, limit)
+      : await scan.scanFilesById(after, limit, scanOptions);
     return {
       scanned: page.scanned,
       items: page.anomalies.map((anomaly) => ({ phase: PHASE_FILES_BY_ID, anomaly })),
@@ -337,22 +342,32 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),
-    runResumable(store: CheckStore, runOptions: CheckOptions, signal: AbortSignal): Promise<RunOutcome> {
+    async runResumable(
+      store: CheckStore,
+      runOptions: CheckOptions,
+      signal: AbortSignal,
+    ): Promise<RunOutcome> {
       const boundary = graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions));
       const scanOptions: FileScanOptions = { createdBefore: boundary, trashedBefore: boundary };
-      return runBatches({
-        logTarget: CONSISTENCY_LOG_TARGET,
-        store,
-        signal,
-        name: FILES_CONSISTENCY_CHECK_NAME,
-        logger,
-        batchSize: runOptions.batchSize,
-        throttleMs: runOptions.throttleMs,
-        batch: scanBatch(
-          (cursor, limit) => fetchBatch(cursor, limit, scanOptions),
-          (items) => processBatch(store, items, scanOptions),
-        ),
-      });
+      // Phase 3 reads from the adapter's stream when it has one (segments of many pages).
+      const stream = scan.openFileRowStream?.(scanOptions) ?? null;
+      try {
+        return await runBatches({
+          logTarget: CONSISTENCY_LOG_TARGET,
+          store,
+          signal,
+          name: FILES_CONSISTENCY_CHECK_NAME,
+          logger,
+          batchSize: runOptions.batchSize,
+          throttleMs: runOptions.throttleMs,
+          batch: scanBatch(
+            (cursor, limit) => fetchBatch(cursor, limit, scanOptions, stream),
+            (items) => processBatch(store, items, scanOptions),
+          ),
+        });
+      } finally {
+        await stream?.close().catch(() => undefined);
+      }
     },
   };
   return check;

@@ -64,6 +64,22 @@ export interface FileScanOptions {
 }
 
 /**
+ * Phase 3 read ahead of the batch loop: each {@link FileRowStream.next}
+ * answers what {@link FileBlobScan.scanFilesById} would for the same
+ * arguments, but an implementation may read many pages per statement and
+ * the next ones while the caller checkpoints. It must not hold a transaction
+ * (a snapshot) open between calls for long; a `next` whose `afterFileId` is
+ * not where the stream stands (a replayed batch) or with another `limit`
+ * reads from there.
+ */
+export interface FileRowStream {
+  /** The same page {@link FileBlobScan.scanFilesById} returns for these arguments. */
+  next(afterFileId: string | null, limit: number): Promise<ScanPage<FileRowAnomaly>>;
+  /** Drops what was read ahead and waits for a statement in flight (idempotent); the run is over. */
+  close(): Promise<void>;
+}
+
+/**
  * What `files_consistency` reads. Phase 2 walks the trashed folders in id
  * order and finds the live files inside them; phase 3 walks the file rows in
  * id order against their folder (drive) and blob row (existence, size,
@@ -104,6 +120,12 @@ export interface FileBlobScan extends StatefulAdapter {
     limit: number,
     options: FileScanOptions,
   ): Promise<ScanPage<FileRowAnomaly>>;
+  /**
+   * Phase 3 as a stream ({@link FileRowStream}); `null` (or no method) when
+   * this adapter has no connection of its own for it: the check then pages
+   * with {@link scanFilesById}.
+   */
+  openFileRowStream?(options: FileScanOptions): FileRowStream | null;
   /** Pass 2 of phase 3: of these files, those still anomalous. */
   reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]>;
   /** Rows the walk will examine (the files, once), from planner statistics; `null` when unknown. */
