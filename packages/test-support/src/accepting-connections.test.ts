@@ -26,7 +26,9 @@ async function startingServer(
     sessions++;
     socket.on('error', () => undefined);
     if (sessions <= refusals) {
-      socket.once('data', () => socket.end(errorResponse(code, 'the database system is starting up')));
+      // 'drop': the socket closes without a word (pg: "Connection terminated unexpectedly", no code).
+      if (code === 'drop') socket.once('data', () => socket.destroy());
+      else socket.once('data', () => socket.end(errorResponse(code, 'the database system is starting up')));
       return;
     }
     const upstream = connect(Number(real.port), real.hostname.replace(/^\[|\]$/g, ''));
@@ -55,6 +57,13 @@ describe('waitUntilAcceptingConnections', () => {
     const attempts = await waitUntilAcceptingConnections(s.url, { timeoutMs: 10_000, intervalMs: 20 });
     expect(attempts).toBe(4);
     expect(s.sessions()).toBe(4);
+  });
+
+  it('retries a connection dropped without a word (no SQLSTATE), as while the init server stops', async () => {
+    const s = await startingServer('drop', 2);
+    server = s.server;
+    const attempts = await waitUntilAcceptingConnections(s.url, { timeoutMs: 10_000, intervalMs: 20 });
+    expect(attempts).toBe(3);
   });
 
   it('throws the server’s own error at once when it is not about starting (a wrong password)', async () => {

@@ -15,8 +15,20 @@ const codeOf = (err: unknown): string | undefined =>
     : undefined;
 
 /**
+ * Whether `err` is what a server still coming up gives: one of {@link STARTING},
+ * or an error with no code at all (pg's "Connection terminated unexpectedly"
+ * when the entrypoint's init server drops the socket, and its connect
+ * "timeout expired"). A server's own refusal (a SQLSTATE such as 28P01) is not.
+ */
+const isStarting = (err: unknown): boolean => {
+  const code = codeOf(err);
+  return code === undefined || STARTING.has(code);
+};
+
+/**
  * Waits until `url` accepts a connection and answers `SELECT 1`, retrying
- * every `intervalMs` while the server says it is starting; any other error,
+ * every `intervalMs` while the server says it is starting (or drops the
+ * connection without a word); any other error,
  * or still starting after `timeoutMs`, is thrown (the last error, so the
  * caller can say the server's own words). Returns how many attempts it took.
  */
@@ -35,7 +47,7 @@ export async function waitUntilAcceptingConnections(
       await client.query('SELECT 1');
       return attempt;
     } catch (err) {
-      if (!STARTING.has(codeOf(err) ?? '') || Date.now() + interval > deadline) throw err;
+      if (!isStarting(err) || Date.now() + interval > deadline) throw err;
     } finally {
       await client.end().catch(() => undefined);
     }

@@ -55,6 +55,7 @@ export async function startContainerPostgres(options: {
     output.push(...chunk.split('\n').filter((line) => line.trim() !== ''));
     output.splice(0, Math.max(0, output.length - LOG_LINES));
   };
+  const started = Date.now();
   try {
     const container = await new GenericContainer(options.image)
       .withExposedPorts(5432)
@@ -73,12 +74,12 @@ export async function startContainerPostgres(options: {
     const port = container.getMappedPort(5432);
     const adminUrl = `postgres://postgres:postgres@${host.includes(':') ? `[${host}]` : host}:${port}/postgres`;
     // A listening port is not yet a server that takes sessions (57P03 "starting up" was seen in CI).
-    await waitUntilAcceptingConnections(adminUrl, { timeoutMs: options.startupTimeoutMs }).catch(
-      async (err: unknown) => {
-        await container.stop({ timeout: 0 }).catch(() => undefined);
-        throw err;
-      },
-    );
+    await waitUntilAcceptingConnections(adminUrl, {
+      timeoutMs: Math.max(1_000, options.startupTimeoutMs - (Date.now() - started)),
+    }).catch(async (err: unknown) => {
+      await container.stop({ timeout: 0 }).catch(() => undefined);
+      throw err;
+    });
     return {
       adminUrl,
       host,
