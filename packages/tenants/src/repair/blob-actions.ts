@@ -57,7 +57,17 @@ async function blobState(
   const refs = await tx.referencingFiles(hash, 0);
   const head = await blobs.head(hash);
   return {
-    row: row === null ? null : { size: row.size, ref_count: row.refCount, deleting: row.deleting },
+    // orphaned_at too: an upload's reserve that restarted the orphan grace
+    // between plan and apply makes delete_orphan_blob skip.
+    row:
+      row === null
+        ? null
+        : {
+            size: row.size,
+            ref_count: row.refCount,
+            deleting: row.deleting,
+            orphaned_at: row.orphanedAt?.toISOString() ?? null,
+          },
     referenced_by: refs.count,
     bytes_size: head?.size ?? null,
   };
