@@ -38,7 +38,7 @@ CREATE INDEX IF NOT EXISTS repair_plan_items_finding_idx ON jobs.repair_plan_ite
 -- which plan, the finding's fingerprint, the state before and after.
 CREATE TABLE IF NOT EXISTS jobs.repair_audit (
     id            BIGSERIAL PRIMARY KEY,
-    plan_id       UUID NOT NULL REFERENCES jobs.repair_plans (id) ON DELETE CASCADE,
+    plan_id       UUID NOT NULL REFERENCES jobs.repair_plans (id) ON DELETE RESTRICT, -- the audit outlives its plan
     position      INTEGER NOT NULL,
     run_id        UUID NULL,                        -- no FK: the audit outlives run retention
     approved_by   TEXT NOT NULL,

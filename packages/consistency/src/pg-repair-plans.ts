@@ -222,13 +222,19 @@ export class PgRepairPlans {
    * Approves a `planned` plan whose hash is `hash` (what the operator
    * reviewed): state `approved`, who and when.
    *
+   * An `approved` plan with the same hash and no run of its own yet (its
+   * trigger failed or lost to another plan's run) is accepted again, so
+   * apply can trigger it.
+   *
    * @throws {ConsistencyError} `PLAN_NOT_FOUND`; `PLAN_CONFLICT` when the hash
-   *   differs (the plan changed since it was read) or it is not `planned`.
+   *   differs (the plan changed since it was read) or it is neither `planned`
+   *   nor approved without a run.
    */
   async approve(id: string, hash: string, actor: string): Promise<void> {
+    if (!UUID.test(id)) throw new ConsistencyError('PLAN_NOT_FOUND', `no repair plan ${id}`);
     await this.#db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ state: string; hash: string }>`
-        SELECT state, hash FROM jobs.repair_plans WHERE id = ${id} FOR UPDATE`.execute(trx);
+      const { rows } = await sql<{ state: string; hash: string; run_id: string | null }>`
+        SELECT state, hash, run_id FROM jobs.repair_plans WHERE id = ${id} FOR UPDATE`.execute(trx);
       const row = rows[0];
       if (row === undefined || !UUID.test(id))
         throw new ConsistencyError('PLAN_NOT_FOUND', `no repair plan ${id}`);
@@ -238,6 +244,7 @@ export class PgRepairPlans {
           `repair plan ${id} has hash ${row.hash}, not ${hash}: read the plan again and approve what it says now`,
         );
       }
+      if (row.state === 'approved' && row.run_id === null) return;
       if (row.state !== 'planned') {
         throw new ConsistencyError('PLAN_CONFLICT', `repair plan ${id} is already ${row.state}`);
       }
@@ -245,6 +252,17 @@ export class PgRepairPlans {
         UPDATE jobs.repair_plans SET state = 'approved', approved_by = ${actor}, approved_at = now()
          WHERE id = ${id}`.execute(trx);
     });
+  }
+
+  /**
+   * Takes back the approval of a plan whose run did not start (its trigger
+   * failed, or another plan's run is active): `planned` again, only while it
+   * is still approved with no run.
+   */
+  async releaseApproval(id: string): Promise<void> {
+    await sql`
+      UPDATE jobs.repair_plans SET state = 'planned', approved_by = NULL, approved_at = NULL
+       WHERE id = ${id} AND state = 'approved' AND run_id IS NULL`.execute(this.#db);
   }
 
   /** Links the run that applies the plan. */
@@ -321,14 +339,30 @@ export class PgRepairPlans {
    * operator made choices): a new hash, so an approval of the old content
    * no longer matches.
    *
-   * @throws {ConsistencyError} `PLAN_NOT_FOUND`, `PLAN_CONFLICT` once approved.
+   * Compare-and-swap: `readHash` is the hash the new lines were built from;
+   * a plan whose hash changed since (another choice landed) is refused.
+   *
+   * @throws {ConsistencyError} `PLAN_NOT_FOUND`; `PLAN_CONFLICT` once approved
+   *   or when its hash is no longer `readHash`.
    */
-  async replaceLines(id: string, hash: string, lines: NewRepairPlan['lines']): Promise<void> {
+  async replaceLines(
+    id: string,
+    readHash: string,
+    hash: string,
+    lines: NewRepairPlan['lines'],
+  ): Promise<void> {
+    if (!UUID.test(id)) throw new ConsistencyError('PLAN_NOT_FOUND', `no repair plan ${id}`);
     await this.#db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ state: string }>`
-        SELECT state FROM jobs.repair_plans WHERE id = ${id} FOR UPDATE`.execute(trx);
+      const { rows } = await sql<{ state: string; hash: string }>`
+        SELECT state, hash FROM jobs.repair_plans WHERE id = ${id} FOR UPDATE`.execute(trx);
       const row = rows[0];
       if (row === undefined) throw new ConsistencyError('PLAN_NOT_FOUND', `no repair plan ${id}`);
+      if (row.hash !== readHash) {
+        throw new ConsistencyError(
+          'PLAN_CONFLICT',
+          `repair plan ${id} changed while the choice was made (hash ${row.hash}, not ${readHash}): read it again and choose`,
+        );
+      }
       if (row.state !== 'planned') {
         throw new ConsistencyError(
           'PLAN_CONFLICT',

@@ -60,4 +60,27 @@ describe('the package-owned schema of jobs.run_findings', () => {
     const [stored] = await store.list(runId);
     expect(stored?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
+
+  it('a plan with audit rows cannot be deleted: the audit outlives its plan', async () => {
+    const planId = '0190a000-0000-7000-8000-0000000000a1';
+    await db.pool.query(
+      `INSERT INTO jobs.repair_plans (id, hash, selection, created_by) VALUES ($1, $2, '{}', 'admin')`,
+      [planId, '0'.repeat(64)],
+    );
+    await db.pool.query(
+      `INSERT INTO jobs.repair_audit (plan_id, position, approved_by, check_name, kind, resource_id, action, before, after)
+       VALUES ($1, 0, 'admin', 'drives_consistency', 'drive_used_bytes_drift', 'd1', 'set_drive_used_bytes', '{}', '{}')`,
+      [planId],
+    );
+    await expect(
+      db.pool.query('DELETE FROM jobs.repair_plans WHERE id = $1', [planId]),
+    ).rejects.toMatchObject({
+      code: '23001', // restrict_violation
+    });
+    const { rows } = await db.pool.query(
+      'SELECT count(*)::int AS n FROM jobs.repair_audit WHERE plan_id = $1',
+      [planId],
+    );
+    expect(rows[0].n).toBe(1);
+  });
 });

@@ -15,6 +15,8 @@
  *   the original error is the `cause`.
  * - `BLOB_BEING_DELETED`: `reserveBlob` could not reserve a blob that
  *   `dedup_gc` is deleting (it held the row past the lock timeout); retry.
+ * - `CONFLICT`: a row changed under a write that required it unchanged (a
+ *   repair marking a blob while a reference to it appeared); nothing written.
  * - `INVALID_CONFIG`: a factory option or environment variable is out of its
  *   allowed range; the message names it, the bad value and what is allowed.
  */
@@ -27,6 +29,7 @@ export const STORAGE_ERROR_CODES = [
   'BACKEND_ERROR',
   'INVALID_CONFIG',
   'BLOB_BEING_DELETED',
+  'CONFLICT',
 ] as const;
 
 /** One of {@link STORAGE_ERROR_CODES}. */

@@ -47,6 +47,18 @@ describe('copyVerifiedBlob', () => {
     expect(Buffer.from(to.stored.get(hash) as Uint8Array).equals(Buffer.from(good))).toBe(true);
   });
 
+  it('a put that fails after a short read is a failed transfer, rethrown, not a mismatch', async () => {
+    const hash = await blake3(good);
+    const from = memory({ [hash]: good });
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    const to = {
+      async put(_hash: string, data: Uint8Array | AsyncIterable<Uint8Array> | NodeJS.ReadableStream) {
+        for await (const _chunk of data as AsyncIterable<Uint8Array>) throw reset; // after the first chunk
+      },
+    };
+    await expect(copyVerifiedBlob(from, to, hash, good.length)).rejects.toBe(reset);
+  });
+
   it('other bytes under the key: nothing stored, the corrupt bytes already there stay', async () => {
     const hash = await blake3(good);
     const impostor = new TextEncoder().encode('other bytes of the same length!');

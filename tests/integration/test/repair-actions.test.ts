@@ -45,6 +45,7 @@ describe('repair actions on Postgres + LocalFsBlobStorage', () => {
   let root: string;
   let storage: LocalFsBlobStorage;
   let actions: RepairActions;
+  let store: PgRepairStore;
   let user: string;
   let drive: string;
 
@@ -73,7 +74,7 @@ describe('repair actions on Postgres + LocalFsBlobStorage', () => {
     db = await createTestDatabase();
     root = await mkdtemp(join(tmpdir(), 'oxicloud-repair-'));
     storage = new LocalFsBlobStorage({ root });
-    const store = new PgRepairStore(storageDb(db.pool));
+    store = new PgRepairStore(storageDb(db.pool));
     actions = createRepairActions({ store, blobs: { blobs: storage, hasher } });
   });
   afterAll(async () => {
@@ -330,6 +331,40 @@ describe('repair actions on Postgres + LocalFsBlobStorage', () => {
         reason: expect.stringMatching(/referenced_by: planned 0, now 1/),
       });
       expect(await storage.exists(orphan.hash)).toBe(true);
+    });
+
+    it('a marked row for orphan bytes is never written once a file references the hash', async () => {
+      const orphan = await bytesOnly('referenced under the lock');
+      await reserveBlob(storageDb(db.pool), { hash: orphan.hash, size: orphan.size });
+      await insertFile(db.pool, { driveId: drive, name: 'late', hash: orphan.hash, size: orphan.size });
+      await db.pool.query('DELETE FROM storage.blobs WHERE hash = $1', [orphan.hash]);
+      const marked = await store.write((tx) => tx.insertMarkedBlobRow(orphan.hash, orphan.size));
+      expect(marked).toBe(false);
+      expect(
+        (await db.pool.query('SELECT 1 FROM storage.blobs WHERE hash = $1', [orphan.hash])).rowCount,
+      ).toBe(0);
+    });
+
+    it('skips delete_orphan_blob when an upload restarted the orphan grace between plan and apply', async () => {
+      const blob = await insertBlob(db.pool, 'row orphan re-reserved', { storage });
+      await db.pool.query(
+        "UPDATE storage.blobs SET orphaned_at = now() - interval '2 days' WHERE hash = $1",
+        [blob.hash],
+      );
+      const line = asAction(await actions.plan(finding('storage_consistency', 'orphan_blob', blob.hash)));
+      expect(line.action).toBe('delete_orphan_blob');
+      // An upload reserves the existing row (outside a transaction); its file row is not inserted yet.
+      await reserveBlob(storageDb(db.pool), { hash: blob.hash, size: blob.size });
+      expect(await actions.apply(line)).toMatchObject({
+        status: 'skipped',
+        reason: expect.stringMatching(/orphaned_at/),
+      });
+      const row = await one<{ deleting_at: Date | null }>(
+        'SELECT deleting_at FROM storage.blobs WHERE hash = $1',
+        [blob.hash],
+      );
+      expect(row.deleting_at).toBeNull();
+      expect(await storage.exists(blob.hash)).toBe(true);
     });
 
     it('an unreferenced row with ref_count 0: deleted through the protocol as dedup_gc does', async () => {

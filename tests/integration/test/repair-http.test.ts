@@ -158,6 +158,11 @@ describe('/api/admin/repairs', () => {
     expect(badHash.status).toBe(400);
     const unknown = await call('POST', `/api/admin/repairs/${randomUUID()}/apply`, { hash: 'a'.repeat(64) });
     expect(unknown.status).toBe(404);
+    const unknownChoice = await call('POST', `/api/admin/repairs/${randomUUID()}/choices`, {
+      choices: { [randomUUID()]: TRASH_CHILD },
+    });
+    expect(unknownChoice.status).toBe(404);
+    expect(unknownChoice.body['error'].code).toBe('REPAIR_PLAN_NOT_FOUND');
     void drive;
   });
 });

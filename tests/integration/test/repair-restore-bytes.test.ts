@@ -311,16 +311,68 @@ describe.each([
     expect((await readAll(source, blob.hash)).equals(corrupt)).toBe(true);
   });
 
-  it('the source changed between plan and apply (an upload brought the bytes back): skipped, naming what changed', async () => {
+  it('the source changed between plan and apply (other bytes appeared): skipped, naming what changed', async () => {
     const blob = await copied();
     await source.delete(blob.hash);
     const line = asAction(await actions.plan(finding('missing_blob_bytes', blob.hash)));
-    await source.put(blob.hash, blob.bytes, blob.bytes.length);
+    const wrong = randomBytes(blob.bytes.length);
+    await source.put(blob.hash, wrong, wrong.length);
     const outcome = await actions.apply(line);
     expect(outcome).toMatchObject({
       status: 'skipped',
       reason: expect.stringMatching(/changed since the plan \(source: planned .*"size":null/),
     });
+    expect((await readAll(source, blob.hash)).equals(wrong)).toBe(true);
+  });
+
+  it('a replay after the copy landed (the bytes already hash to the key): applied without copying again', async () => {
+    const blob = await copied();
+    await source.delete(blob.hash);
+    const line = asAction(await actions.plan(finding('missing_blob_bytes', blob.hash)));
+    // The earlier attempt copied the bytes, then its transaction was killed.
+    await source.put(blob.hash, blob.bytes, blob.bytes.length);
+    await other.delete(blob.hash); // nothing is copied again
+    expect(await actions.apply(line)).toMatchObject({
+      status: 'applied',
+      after: {
+        source: { size: blob.bytes.length, hash: blob.hash },
+        note: expect.stringMatching(/already hashed to the key/),
+      },
+    });
+    expect(await actions.verify(line)).toBeNull();
+  });
+
+  it('a replay of restore_bytes_and_row after the copy landed: inserts the row instead of skipping for good', async () => {
+    const blob = await copied(2);
+    await db.pool.query('DELETE FROM storage.blobs WHERE hash = $1', [blob.hash]);
+    await source.delete(blob.hash);
+    const size = blob.bytes.length;
+    const line = asAction(await actions.plan(finding('missing_blob', blob.hash)));
+    expect(line.action).toBe(`restore_bytes_and_row_from_${otherName}`);
+    await source.put(blob.hash, blob.bytes, size); // the earlier attempt's copy, its row rolled back
+    await other.delete(blob.hash);
+    expect(await actions.apply(line)).toMatchObject({
+      status: 'applied',
+      after: { reserve: 'created', row: { size, ref_count: 2 }, note: expect.stringMatching(/already/) },
+    });
+    const row = await db.pool.query('SELECT size, ref_count FROM storage.blobs WHERE hash = $1', [blob.hash]);
+    expect(row.rows).toEqual([{ size: String(size), ref_count: 2 }]);
+    expect(await actions.verify(line)).toBeNull();
+  });
+
+  it('a replay of restore_bytes_and_row finding other bytes of the same size: skipped, no row', async () => {
+    const blob = await copied(1);
+    await db.pool.query('DELETE FROM storage.blobs WHERE hash = $1', [blob.hash]);
+    await source.delete(blob.hash);
+    const line = asAction(await actions.plan(finding('missing_blob', blob.hash)));
+    const impostor = randomBytes(blob.bytes.length);
+    await source.put(blob.hash, impostor, impostor.length);
+    expect(await actions.apply(line)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/changed since the plan \(bytes_size/),
+    });
+    const row = await db.pool.query('SELECT 1 FROM storage.blobs WHERE hash = $1', [blob.hash]);
+    expect(row.rowCount).toBe(0);
   });
   it('missing_blob with the bytes lost too: the verified copy comes back first, then the row through reserve with the real ref_count', async () => {
     const blob = await copied(2);

@@ -79,7 +79,7 @@ describe('the repair run', () => {
   });
   beforeEach(async () => {
     await db.pool.query(
-      `DELETE FROM jobs.repair_plans; DELETE FROM jobs.findings; DELETE FROM jobs.recoverable_runs;
+      `DELETE FROM jobs.repair_audit; DELETE FROM jobs.repair_plans; DELETE FROM jobs.findings; DELETE FROM jobs.recoverable_runs;
        DELETE FROM storage.files; DELETE FROM storage.blobs; DELETE FROM storage.folders;
        DELETE FROM storage.drives; DELETE FROM auth.users`,
     );

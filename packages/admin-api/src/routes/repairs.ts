@@ -127,8 +127,10 @@ const applyRoute = createRoute({
   summary:
     'Approve the plan with its hash and run it (job `repair`: resumable, cancellable, audited per item)',
   description:
-    'Refused with 409 `PLAN_CONFLICT` when the hash is not the plan’s (it changed since it was read) or it ' +
-    'was approved already. Follow the run at `/api/admin/jobs/repair/runs/{run_id}`.',
+    'Refused with 409 `PLAN_CONFLICT` when the hash is not the plan’s (it changed since it was read), it ' +
+    'already has its run, or another plan’s repair run is active (the message names it; the approval is ' +
+    'taken back). An approved plan whose run never started is triggered again. ' +
+    'Follow the run at `/api/admin/jobs/repair/runs/{run_id}`.',
   security: [{ bearerAuth: [] }],
   request: {
     params: z.object({ id: idParam }),

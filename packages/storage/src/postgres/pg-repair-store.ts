@@ -13,6 +13,7 @@ import type {
   UserUsageState,
 } from '@oxicloud/tenants';
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { StorageError } from '../storage-error.js';
 import { bigintToNumber, type StorageDatabase } from './database.js';
 import { PgOrphanBlobRepository } from './pg-orphan-blob-repository.js';
 import { reserveBlob } from './reserve-blob.js';
@@ -309,12 +310,22 @@ class PgRepairTx implements RepairTx {
   }
 
   async blobRow(hash: string, lock: boolean): Promise<BlobRowState | null> {
-    const { rows } = await sql<{ size: string; ref_count: number; deleting_at: Date | null }>`
-      SELECT size, ref_count, deleting_at FROM storage.blobs WHERE hash = ${hash}
+    const { rows } = await sql<{
+      size: string;
+      ref_count: number;
+      deleting_at: Date | null;
+      orphaned_at: Date | null;
+    }>`
+      SELECT size, ref_count, deleting_at, orphaned_at FROM storage.blobs WHERE hash = ${hash}
       ${lock ? sql`FOR UPDATE` : sql``}`.execute(this.#trx);
     const row = rows[0];
     if (row === undefined) return null;
-    return { size: bigintToNumber(row.size), refCount: row.ref_count, deleting: row.deleting_at !== null };
+    return {
+      size: bigintToNumber(row.size),
+      refCount: row.ref_count,
+      deleting: row.deleting_at !== null,
+      orphanedAt: row.orphaned_at,
+    };
   }
 
   async referencingFiles(hash: string, limit: number): Promise<{ count: number; files: ReferencingFile[] }> {
@@ -363,11 +374,24 @@ class PgRepairTx implements RepairTx {
   }
 
   async insertMarkedBlobRow(hash: string, size: number): Promise<boolean> {
+    // Only while no file references the hash: a skipped item writes nothing.
     const { rows } = await sql<{ ref_count: number }>`
-      INSERT INTO storage.blobs (hash, size, ref_count, deleting_at) VALUES (${hash}, ${size}, 0, now())
+      INSERT INTO storage.blobs (hash, size, ref_count, deleting_at)
+      SELECT ${hash}, ${size}, 0, now()
+       WHERE NOT EXISTS (SELECT 1 FROM storage.files f WHERE f.blob_hash = ${hash})
       ON CONFLICT (hash) DO NOTHING
       RETURNING ref_count`.execute(this.#trx);
-    return rows.length === 1 && rows[0]?.ref_count === 0;
+    const row = rows[0];
+    if (row === undefined) return false;
+    if (row.ref_count !== 0) {
+      // A reference committed between the check and the insert trigger's
+      // count: throwing rolls the item's savepoint (and this row) back.
+      throw new StorageError(
+        'CONFLICT',
+        `blob ${hash}: a file referencing it appeared while its row was being marked for deletion`,
+      );
+    }
+    return true;
   }
 
   async blobCounters(hash: string, lock: boolean): Promise<BlobCounterState | null> {

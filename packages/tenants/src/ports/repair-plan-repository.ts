@@ -15,5 +15,5 @@ export interface RepairPlanRepository {
   create(plan: NewRepairPlan): Promise<string>;
   get(id: string): Promise<StoredRepairPlan | null>;
   /** New lines and hash for a plan not yet approved (the operator's choices). */
-  replaceLines(id: string, hash: string, lines: NewRepairPlan['lines']): Promise<void>;
+  replaceLines(id: string, readHash: string, hash: string, lines: NewRepairPlan['lines']): Promise<void>;
 }

@@ -57,6 +57,8 @@ export interface BlobRowState {
   readonly size: number;
   readonly refCount: number;
   readonly deleting: boolean;
+  /** When its orphan grace started (`null` while referenced). */
+  readonly orphanedAt: Date | null;
 }
 
 /** A file that references a hash, with its owner (for "needs a person"). */

@@ -57,7 +57,17 @@ async function blobState(
   const refs = await tx.referencingFiles(hash, 0);
   const head = await blobs.head(hash);
   return {
-    row: row === null ? null : { size: row.size, ref_count: row.refCount, deleting: row.deleting },
+    // orphaned_at too: an upload's reserve that restarted the orphan grace
+    // between plan and apply makes delete_orphan_blob skip.
+    row:
+      row === null
+        ? null
+        : {
+            size: row.size,
+            ref_count: row.refCount,
+            deleting: row.deleting,
+            orphaned_at: row.orphanedAt?.toISOString() ?? null,
+          },
     referenced_by: refs.count,
     bytes_size: head?.size ?? null,
   };
@@ -191,8 +201,19 @@ export function createBlobActions(options: BlobActionsOptions): RepairAction {
     const { copy, ...planned } = line.before;
     const now = await blobState(tx, blobs, hash, true);
     const changed = changedSincePlan(planned, now);
-    if (changed !== null) return skipped(`blob ${hash} ${changed}`);
-    if (copy !== undefined) return restoreAndInsert(line, tx, now, copy as { size: number });
+    if (changed !== null) {
+      // A replay after the copy landed (its transaction was killed while the
+      // bytes were already in): as planned except the bytes, present with the
+      // copy's size; restoreAndInsert verifies their digest, then inserts the row.
+      const size = (copy as { size?: number } | undefined)?.size;
+      const replay =
+        copy !== undefined &&
+        now['bytes_size'] === size &&
+        changedSincePlan({ ...planned, bytes_size: size }, now) === null;
+      if (!replay) return skipped(`blob ${hash} ${changed}`);
+      return restoreAndInsert(line, tx, now, copy as { size: number }, changed);
+    }
+    if (copy !== undefined) return restoreAndInsert(line, tx, now, copy as { size: number }, null);
     const size = now['bytes_size'] as number;
     switch (line.action) {
       case 'insert_blob_row': {
@@ -237,12 +258,31 @@ export function createBlobActions(options: BlobActionsOptions): RepairAction {
     tx: RepairTx,
     now: RepairState,
     copy: { size: number },
+    /** Set on a replay whose bytes are already in (what changed): no copy, only their digest is checked. */
+    replayed: string | null,
   ): Promise<ApplyOutcome> {
     const hash = line.resource.id;
     if (other === null || line.action !== restoreRowActionName(other.blobs.backend)) {
       return skipped(
         `blob ${hash}: ${line.action} is not possible here (the other backend is ${other?.blobs.backend ?? 'not configured'})`,
       );
+    }
+    if (replayed !== null) {
+      const present = await storedDigest(hasher, hash);
+      if (present?.hash !== hash || present.size !== copy.size) return skipped(`blob ${hash} ${replayed}`);
+      const status = await tx.reserveBlobRow(hash, present.size);
+      const row = await tx.blobRow(hash, false);
+      return {
+        status: 'applied',
+        before: { ...now, copy },
+        after: {
+          row: row && { size: row.size, ref_count: row.refCount, deleting: row.deleting },
+          bytes_size: present.size,
+          reserve: status,
+          restored_from: other.blobs.backend,
+          note: 'the bytes already hashed to the key (restored by an earlier attempt): nothing copied',
+        },
+      };
     }
     const copied = await copyVerifiedBlob(other.blobs, blobs, hash, copy.size);
     if (copied.status === 'absent') {

@@ -131,12 +131,15 @@ export function createRepairPlanner(options: {
     },
     async choose(id, choices) {
       const plan = await plans.get(id);
-      if (plan === null) throw new TenantsError('INVALID_ARGUMENT', `no repair plan ${id}`);
+      if (plan === null)
+        throw Object.assign(new TenantsError('INVALID_ARGUMENT', `no repair plan ${id}`), {
+          code: 'PLAN_NOT_FOUND',
+        });
       const lines = withChoices(
         plan.items.map((i) => i.line as unknown as RepairLine),
         choices,
       );
-      await plans.replaceLines(id, planHash(lines), stored(lines));
+      await plans.replaceLines(id, plan.hash, planHash(lines), stored(lines));
       return view((await plans.get(id)) as StoredRepairPlan);
     },
   };

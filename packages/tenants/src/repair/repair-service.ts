@@ -16,15 +16,34 @@ export interface RepairRunStarter {
 
 const ACTIVE = new Set(['Running', 'CancelRequested', 'Paused']);
 
+const planOf = (run: { readonly params?: unknown } | null): string =>
+  String((run?.params as { plan_id?: unknown } | undefined)?.plan_id);
+
+function conflict(runId: string, planId: string, status: string): Error {
+  return Object.assign(
+    new TenantsError(
+      'INVALID_ARGUMENT',
+      `a repair run is already active: run ${runId} of plan ${planId} is ${status}; let it finish (or resume it) before applying another plan`,
+    ),
+    { code: 'PLAN_CONFLICT' },
+  );
+}
+
 /**
  * Plan, read, choose and apply: what `/api/admin/repairs` and `oxijobs
  * repair` call. `apply` approves the plan only when its hash is the one the
  * operator read, then starts the `repair` run. It refuses (`PLAN_CONFLICT`)
  * while another plan's repair run is active: a trigger would resume that run.
+ * When the trigger fails or answers with another plan's run, the approval is
+ * taken back (the plan is `planned` again); applying an approved plan that
+ * has no run of its own triggers it again.
  */
 export function createRepairService(options: {
   readonly planner: RepairPlanner;
-  readonly plans: { approve(id: string, hash: string, actor: string): Promise<void> };
+  readonly plans: {
+    approve(id: string, hash: string, actor: string): Promise<void>;
+    releaseApproval(id: string): Promise<void>;
+  };
   readonly engine: RepairRunStarter;
 }) {
   const { planner, plans, engine } = options;
@@ -44,18 +63,29 @@ export function createRepairService(options: {
     },
     async apply(id: string, hash: string, actor: string): Promise<{ runId: string }> {
       const latest = await engine.latestRun(REPAIR_JOB_NAME);
-      const activePlan = (latest?.params as { plan_id?: unknown } | undefined)?.plan_id;
-      if (latest !== null && ACTIVE.has(latest.status) && activePlan !== id) {
-        throw Object.assign(
-          new TenantsError(
-            'INVALID_ARGUMENT',
-            `the repair run ${latest.run_id} of plan ${String(activePlan)} is ${latest.status}: let it finish (or resume it) before applying another plan`,
-          ),
-          { code: 'PLAN_CONFLICT' },
-        );
+      if (latest !== null && ACTIVE.has(latest.status) && planOf(latest) !== id) {
+        throw conflict(latest.run_id, planOf(latest), latest.status);
       }
       await plans.approve(id, hash, actor);
-      const run = await engine.trigger(REPAIR_JOB_NAME, { params: { plan_id: id } });
+      let run: Awaited<ReturnType<RepairRunStarter['trigger']>>;
+      try {
+        run = await engine.trigger(REPAIR_JOB_NAME, { params: { plan_id: id } });
+      } catch (error) {
+        await plans.releaseApproval(id);
+        throw error;
+      }
+      if (run.already_running || run.resumed) {
+        // The engine answered with an existing run: it must be this plan's.
+        const active = await engine.latestRun(REPAIR_JOB_NAME);
+        if (active === null || active.run_id !== run.run_id || planOf(active) !== id) {
+          await plans.releaseApproval(id);
+          throw conflict(
+            run.run_id,
+            active?.run_id === run.run_id ? planOf(active) : 'another plan',
+            active?.status ?? 'active',
+          );
+        }
+      }
       return { runId: run.run_id };
     },
   };

@@ -176,7 +176,28 @@ export function createRestoreBytesAction(options: RestoreBytesOptions): RepairAc
     const { copy: plannedCopy, ...planned } = line.before;
     const now = await state(tx, hash, true);
     const changed = changedSincePlan(planned, now);
-    if (changed !== null) return skipped(`blob ${hash} ${changed}`);
+    if (changed !== null) {
+      // A replay after the copy landed (its transaction was killed while the
+      // bytes were already in): everything as planned except the source,
+      // which now holds bytes hashing to the key with the row's size.
+      const src = now['source'] as SourceBytes;
+      const row = now['row'] as { size: number } | null;
+      const restored =
+        src.hash === hash &&
+        row !== null &&
+        src.size === row.size &&
+        changedSincePlan({ ...planned, source: src }, now) === null;
+      if (!restored) return skipped(`blob ${hash} ${changed}`);
+      return {
+        status: 'applied',
+        before: { ...now, copy: plannedCopy },
+        after: {
+          source: src,
+          restored_from: other.blobs.backend,
+          note: 'the bytes already hashed to the key (restored by an earlier attempt): nothing copied',
+        },
+      };
+    }
     const size = (now['row'] as { size: number }).size;
     const copyHead = await other.blobs.head(hash);
     if (copyHead === null) {

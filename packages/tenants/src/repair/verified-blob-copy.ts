@@ -52,8 +52,9 @@ export async function copyVerifiedBlob(
   try {
     await to.put(hash, verified(), size);
   } catch (error) {
-    // A longer copy stops at `size + 1` bytes (put refuses it): also a mismatch.
-    if (mismatch !== null || seen !== size) {
+    // A longer copy stops past `size` bytes (put refuses it): also a mismatch.
+    // A put that failed after a short read is a failed transfer: rethrown.
+    if (mismatch !== null || seen > size) {
       const found = mismatch ?? { hash: 'unknown (longer than the row)', size: seen };
       return { status: 'mismatch', ...found };
     }
