@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import { waitUntilAcceptingConnections } from './accepting-connections.js';
+import {
+  type ContainerLeft,
+  LOG_LINES,
+  readContainerLeft,
+  rememberStateOnFailure,
+} from './container-state.js';
 import { TestSupportError } from './errors.js';
 import { SERVER_FLAGS } from './server-flags.js';
 
 /** Label on the harness's containers, to find one that failed before Testcontainers handed it over. */
 const RUN_LABEL = 'org.oxicloud.test-postgres';
-const LOG_LINES = 15;
 
 /** A running Postgres container. */
 export interface ContainerPostgres {
@@ -55,6 +59,7 @@ export async function startContainerPostgres(options: {
     output.push(...chunk.split('\n').filter((line) => line.trim() !== ''));
     output.splice(0, Math.max(0, output.length - LOG_LINES));
   };
+  let seenAtWait: ContainerLeft | undefined;
   const started = Date.now();
   try {
     const container = await new GenericContainer(options.image)
@@ -67,7 +72,11 @@ export async function startContainerPostgres(options: {
         stream.on('data', (chunk: Buffer | string) => remember(chunk.toString()));
         stream.on('error', () => undefined);
       })
-      .withWaitStrategy(Wait.forListeningPorts())
+      .withWaitStrategy(
+        rememberStateOnFailure(Wait.forListeningPorts(), (left) => {
+          seenAtWait = left;
+        }),
+      )
       .withStartupTimeout(options.startupTimeoutMs)
       .start();
     const host = container.getHost();
@@ -90,7 +99,9 @@ export async function startContainerPostgres(options: {
     };
   } catch (err) {
     const reason = (err instanceof Error ? err.message : String(err)).trim();
-    const left = await removeLeftContainer(runId, reason);
+    // Testcontainers removes a container that failed its wait strategy; one that exited before it
+    // is still there. Either way the error says its state and last output.
+    const left = (await removeLeftContainer(runId, reason)) ?? seenAtWait;
     const state = left?.state ?? '';
     const lines = left?.output.length ? left.output : output;
     const said = lines.length > 0 ? `; its last output: ${lines.join(' | ')}` : '; it wrote nothing';
@@ -107,10 +118,7 @@ export async function startContainerPostgres(options: {
  * containers that failed its wait strategy, not those that exited before
  * their port was bound), says its state and last output, and removes it.
  */
-async function removeLeftContainer(
-  runId: string,
-  reason: string,
-): Promise<{ state: string; output: string[] } | undefined> {
+async function removeLeftContainer(runId: string, reason: string): Promise<ContainerLeft | undefined> {
   try {
     const { getContainerRuntimeClient } = await import('testcontainers');
     const client = await getContainerRuntimeClient();
@@ -120,37 +128,11 @@ async function removeLeftContainer(
     });
     if (!info) return undefined;
     const container = client.container.getById(info.Id);
-    const inspected = await client.container.inspect(container);
-    const s = inspected.State;
-    const state = `; container ${s.Status}${s.Running ? '' : ` (exit code ${s.ExitCode})`}${s.Error && !reason.includes(s.Error.trim()) ? `, runtime error: ${s.Error}` : ''}`;
-    if (s.Running) await client.container.stop(container, { timeout: 0 }).catch(() => undefined);
-    const output = await lastLines(await client.container.logs(container, { tail: LOG_LINES }));
+    const left = await readContainerLeft(container, reason);
+    await client.container.stop(container, { timeout: 0 }).catch(() => undefined);
     await client.container.remove(container, { removeVolumes: true }).catch(() => undefined);
-    return { state, output };
+    return left;
   } catch {
     return undefined;
   }
-}
-
-/** Reads a finished container's log stream (bounded: 3 s) into its non-empty lines. */
-async function lastLines(stream: Readable): Promise<string[]> {
-  const chunks: string[] = [];
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, 3_000);
-    stream.on('data', (chunk: Buffer | string) => chunks.push(chunk.toString()));
-    stream.on('end', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    stream.on('error', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-  stream.destroy();
-  return chunks
-    .join('')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .slice(-LOG_LINES);
 }

@@ -10,6 +10,8 @@ import { DEFAULT_POSTGRES_IMAGE, startTestPostgres } from './postgres-server.js'
 // or a machine with Docker/podman); elsewhere there is nothing to start.
 const runtime = await probeContainerRuntime();
 const BROKEN_IMAGE = 'oxicloud/test-postgres-broken:latest';
+// Exits 3 after 3 s: running when Testcontainers first inspects it, gone while its wait strategy polls.
+const LATE_BROKEN_IMAGE = 'oxicloud/test-postgres-broken-late:latest';
 const SAID = 'initdb: could not create directory: Permission denied';
 
 describe.skipIf(!runtime.ok)(
@@ -23,35 +25,42 @@ describe.skipIf(!runtime.ok)(
       OXICLOUD_TEST_POSTGRES_STARTUP_MS: '30000',
     };
 
-    beforeAll(async () => {
-      // The image the harness would start, with an entrypoint that says why it gives up and exits 3.
+    /** Builds the image the harness would start, with an entrypoint that says why it gives up and exits 3. */
+    async function buildBroken(tag: string, delaySeconds: number): Promise<void> {
       const { GenericContainer } = await import('testcontainers');
       const context = mkdtempSync(join(tmpdir(), 'oxicloud-broken-image-'));
       writeFileSync(
         join(context, 'Dockerfile'),
-        `FROM ${base}\nENTRYPOINT ["/bin/sh", "-c", "echo '${SAID}' >&2; exit 3"]\n`,
+        `FROM ${base}\nENTRYPOINT ["/bin/sh", "-c", "echo '${SAID}' >&2; sleep ${delaySeconds}; exit 3"]\n`,
       );
       try {
-        await GenericContainer.fromDockerfile(context).build(BROKEN_IMAGE, { deleteOnExit: false });
+        await GenericContainer.fromDockerfile(context).build(tag, { deleteOnExit: false });
       } finally {
         rmSync(context, { recursive: true, force: true });
       }
-    }, 120_000);
+    }
+
+    beforeAll(async () => {
+      await buildBroken(BROKEN_IMAGE, 0);
+      await buildBroken(LATE_BROKEN_IMAGE, 3);
+    }, 180_000);
 
     afterAll(async () => {
       const { getContainerRuntimeClient } = await import('testcontainers');
       const client = await getContainerRuntimeClient();
-      await client.container.dockerode
-        .getImage(BROKEN_IMAGE)
-        .remove({ force: true })
-        .catch(() => undefined);
+      for (const tag of [BROKEN_IMAGE, LATE_BROKEN_IMAGE]) {
+        await client.container.dockerode
+          .getImage(tag)
+          .remove({ force: true })
+          .catch(() => undefined);
+      }
     });
 
-    async function containersOfBrokenImage(): Promise<number> {
+    async function containersOfBrokenImage(image = BROKEN_IMAGE): Promise<number> {
       const { getContainerRuntimeClient } = await import('testcontainers');
       const client = await getContainerRuntimeClient();
       const all = await client.container.dockerode.listContainers({ all: true });
-      return all.filter((c) => c.Image === BROKEN_IMAGE).length;
+      return all.filter((c) => c.Image === image).length;
     }
 
     it('fails with the runtime’s words when Testcontainers is required, and leaves no container', async () => {
@@ -68,6 +77,24 @@ describe.skipIf(!runtime.ok)(
       expect(message).toContain(SAID);
       expect(Date.now() - started).toBeLessThan(30_000);
       expect(await containersOfBrokenImage()).toBe(0);
+    }, 60_000);
+
+    it('says the exit code of a container that exits while Testcontainers waits for its port, and leaves no container', async () => {
+      const error = await startTestPostgres({
+        ...env,
+        OXICLOUD_TEST_POSTGRES_IMAGE: LATE_BROKEN_IMAGE,
+        OXICLOUD_TEST_POSTGRES: 'testcontainers',
+      }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(error).toBeInstanceOf(TestSupportError);
+      expect((error as TestSupportError).code).toBe('CONTAINER_DID_NOT_START');
+      const message = (error as Error).message;
+      expect(message).toContain(`${LATE_BROKEN_IMAGE} did not come up`);
+      expect(message).toMatch(/container exited \(exit code 3\)/);
+      expect(message).toContain(SAID);
+      expect(await containersOfBrokenImage(LATE_BROKEN_IMAGE)).toBe(0);
     }, 60_000);
 
     it('falls back to embedded Postgres in auto mode, and its line says why', async () => {
