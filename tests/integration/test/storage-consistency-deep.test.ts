@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { checkJob } from '@oxicloud/consistency';
-import type { BlobHasher } from '@oxicloud/tenants';
+import type { BlobHasher, BlobStorage } from '@oxicloud/tenants';
 import type { TestDatabase } from '@oxicloud/test-support';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type ConsistencyHarness, latestRun, summary } from './consistency-fixtures.js';
@@ -93,5 +93,46 @@ describe('storage_consistency deep mode', () => {
     expect(summary(second.findings)).toEqual(corrupted.map((c) => `blob_hash_mismatch DataLoss ${c}`).sort());
     expect(second.stats['scanned_count']).toBe(12);
     expect(second.stats['count']).toBe(2);
+  }, 60_000);
+
+  it('lists the next page while this one is hashed, and lists each page once', async () => {
+    const blobs = [];
+    for (let i = 0; i < 9; i++) blobs.push(await putBlob(db.pool, w, { data: randomBytes(512 * 1024) }));
+    const sorted = blobs.map((b) => b.hash).sort();
+    const events: string[] = [];
+    const storage = w.storage;
+    const listing = new Proxy(storage, {
+      get(target, key) {
+        if (key === 'list') {
+          return (options: { startAfter?: string | null; limit: number }) => {
+            events.push(`list after ${options.startAfter ?? 'start'}`);
+            return target.list(options);
+          };
+        }
+        const value = Reflect.get(target, key, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as BlobStorage;
+    const hasher: BlobHasher = {
+      async hashStoredBlob(hash, signal) {
+        const digest = await w.hasher.hashStoredBlob(hash, signal);
+        events.push(`hashed ${hash}`);
+        return digest;
+      },
+    };
+    const run = await h.run(w.check({ blobs: listing, hasher }), { deep: true, batch_size: 3 });
+    expect(run.status).toBe('Completed');
+    expect(run.findings).toEqual([]);
+    expect(run.stats['scanned_count']).toBe(9);
+    // Each page is listed once: the page read ahead is the one the next batch asks for.
+    expect(events.filter((e) => e.startsWith('list'))).toEqual([
+      'list after start',
+      `list after ${sorted[2]}`,
+      `list after ${sorted[5]}`,
+      `list after ${sorted[8]}`,
+    ]);
+    // The second page was asked for before the first page's blobs were all hashed.
+    const firstPageHashed = sorted.slice(0, 3).map((hash) => events.indexOf(`hashed ${hash}`));
+    expect(events.indexOf(`list after ${sorted[2]}`)).toBeLessThan(Math.max(...firstPageHashed));
   }, 60_000);
 });
