@@ -279,7 +279,12 @@ export async function migrationBench({ databaseUrl, blobRoot, workDir, concurren
 }
 
 /** Benchmark 7: one recoverable run (create, one checkpoint, terminal write) against pg-boss's send/fetch/complete. */
-export async function overheadBench({ databaseUrl, runs, warmup }) {
+/**
+ * One recoverable run's lifecycle against one pg-boss job's, `runs` times each after `warmup`.
+ * `onPhase(name, 'start' | 'end')`, when given, is awaited around each timed phase
+ * (`recoverable`, `lease`, `pg-boss`): the statement profile resets and reads its counters there.
+ */
+export async function overheadBench({ databaseUrl, runs, warmup, onPhase = async () => undefined }) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const engine = new RecoverableEngine({ pool });
   engine.register({
@@ -300,7 +305,9 @@ export async function overheadBench({ databaseUrl, runs, warmup }) {
     return times;
   };
   await timeRuns(warmup);
+  await onPhase('recoverable', 'start');
   const recoverable = await timeRuns(runs);
+  await onPhase('recoverable', 'end');
   // The lease: a Running run's owner renews it every heartbeat (one UPDATE for all its runs), so a
   // run pays one renewal per heartbeat interval it lasts. Measured on a held run, like the heartbeat does.
   const factory = new PgJobStoreFactory(new Kysely({ dialect: new PostgresDialect({ pool }) }));
@@ -317,7 +324,9 @@ export async function overheadBench({ databaseUrl, runs, warmup }) {
     return times;
   };
   await timeRenewals(warmup);
+  await onPhase('lease', 'start');
   const leaseRenewal = await timeRenewals(runs);
+  await onPhase('lease', 'end');
   await factory.finishRun(held, completed());
   await pool.end();
 
@@ -345,7 +354,9 @@ export async function overheadBench({ databaseUrl, runs, warmup }) {
     return times;
   };
   await timeJobs(warmup);
+  await onPhase('pg-boss', 'start');
   const pgBoss = await timeJobs(runs);
+  await onPhase('pg-boss', 'end');
   await boss.stop({ graceful: false, wait: true, close: true }).catch(() => undefined);
   return { runs, recoverable, pgBoss, leaseRenewal, heartbeatMs: DEFAULT_HEARTBEAT_MS };
 }

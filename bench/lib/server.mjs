@@ -69,7 +69,10 @@ export function memorySampler(pid, everyMs = 50) {
 export async function startServer({ databaseUrl, dataDir }) {
   const port = await freePort();
   const env = serverEnv({ databaseUrl, dataDir, port });
-  const child = spawn(process.execPath, ['--import', PROBE, CLI, 'serve'], {
+  // OXICLOUD_BENCH_SERVER_NODE_ARGS: node options for the server only (`--cpu-prof --cpu-prof-dir=…`,
+  // which NODE_OPTIONS refuses), split on spaces.
+  const nodeArgs = (process.env.OXICLOUD_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', PROBE, CLI, 'serve'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
