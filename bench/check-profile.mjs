@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+// Issue 22: where one consistency check's time goes, statement by statement. Not part of `pnpm test`.
+//
+//   node bench/check-profile.mjs [--check drives_consistency] [--files 1000000] [--blobs 100000]
+//                                [--explain-ms 100]
+//
+// Seeds a dataset on an embedded Postgres with pg_stat_statements, times the check's one-statement
+// yardstick, then runs the check through the engine in this process (real checkpoints and
+// findings) with the statement counters reset just before, and prints the run's wall time against
+// the yardstick and each statement's calls, server time (plan + execute) and rows.
+// With --explain-ms, auto_explain logs the plan (ANALYZE, BUFFERS) of every statement slower than
+// that during the run, and they are printed after the table.
+// Checks: files_consistency, folders_consistency, drives_consistency.
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { checkJob, PgFindingStore } from '@oxicloud/consistency';
+import { RecoverableEngine } from '@oxicloud/recoverable';
+import { PgDriveUsageScan, PgFileBlobScan, PgFolderTreeScan } from '@oxicloud/storage';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { yardstick } from './lib/benchmarks.mjs';
+import { seedDatabase } from './lib/dataset.mjs';
+import { createDatabase, startPostgres } from './lib/postgres.mjs';
+import { ROOT } from './lib/server.mjs';
+
+const SCANS = {
+  files_consistency: (db) => new PgFileBlobScan(db),
+  folders_consistency: (db) => new PgFolderTreeScan(db),
+  drives_consistency: (db) => new PgDriveUsageScan(db),
+};
+const { values } = parseArgs({
+  options: {
+    check: { type: 'string', default: 'drives_consistency' },
+    files: { type: 'string', default: '1000000' },
+    blobs: { type: 'string', default: '100000' },
+    'explain-ms': { type: 'string' },
+    'work-dir': { type: 'string', default: join(ROOT, 'bench/data') },
+  },
+});
+const name = values.check;
+if (!(name in SCANS)) throw new Error(`--check: ${name} is not one of ${Object.keys(SCANS).join(', ')}`);
+const files = Number(values.files);
+if (!Number.isInteger(files) || files < 1000) throw new Error('--files must be an integer ≥ 1000');
+const log = (line) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+const explainMs = values['explain-ms'] === undefined ? null : Number(values['explain-ms']);
+if (explainMs !== null && !(explainMs >= 0))
+  throw new Error('--explain-ms must be a number of milliseconds ≥ 0');
+/** What the server wrote (auto_explain's plans among it). */
+const serverLog = [];
+const postgres = await startPostgres(values['work-dir'], {
+  extraFlags: [
+    '-c',
+    `shared_preload_libraries=pg_stat_statements${explainMs === null ? '' : ',auto_explain'}`,
+    '-c',
+    'pg_stat_statements.track_utility=on',
+    ...(explainMs === null
+      ? []
+      : [
+          '-c',
+          'auto_explain.log_analyze=on',
+          '-c',
+          'auto_explain.log_buffers=on',
+          '-c',
+          'auto_explain.log_min_duration=-1',
+        ]),
+  ],
+  onLog: (line) => serverLog.push(line),
+});
+try {
+  const url = await createDatabase(postgres.adminUrl, 'oxicloud_check_profile');
+  const seeded = await seedDatabase({
+    databaseUrl: url,
+    dataDir: join(values['work-dir'], 'check-profile'),
+    files,
+    blobs: Number(values.blobs),
+    blobSize: { min: 4096, max: 8192 },
+    log,
+  });
+  log(`seeded ${JSON.stringify(seeded.counts)} in ${(seeded.seedMs / 1000).toFixed(1)} s`);
+  const pool = new pg.Pool({ connectionString: url, max: 8 });
+  // Every session of the pool logs its slow plans (the yardstick's too: they come first).
+  if (explainMs !== null) {
+    pool.on('connect', (client) => {
+      client.query(`SET auto_explain.log_min_duration = ${explainMs}`).catch(() => undefined);
+    });
+  }
+  await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  const check = SCANS[name](db)
+    .consistencyChecks()
+    .find((c) => c.name === name);
+  const engine = new RecoverableEngine({ pool });
+  engine.register(checkJob(check, { findings: new PgFindingStore({ pool }) }));
+  const y = await yardstick(pool, name, 3);
+  await pool.query('SELECT pg_stat_statements_reset()');
+  const t0 = performance.now();
+  const outcome = await engine.runOrResume(name, { logRunLine: false });
+  const ms = performance.now() - t0;
+  if (outcome.kind !== 'ok' || !outcome.extra.completed) throw new Error(JSON.stringify(outcome));
+  const { rows } = await pool.query(
+    `SELECT query, calls, rows, total_plan_time + total_exec_time AS ms
+       FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND query NOT LIKE '%pg_stat_statements%'
+      ORDER BY total_plan_time + total_exec_time DESC`,
+  );
+  const serverMs = rows.reduce((a, r) => a + Number(r.ms), 0);
+  const calls = rows.reduce((a, r) => a + Number(r.calls), 0);
+  console.log(
+    `\n${name} on ${files} files: ${y.rows} rows; the run ${ms.toFixed(0)} ms, the yardstick ${y.ms.toFixed(0)} ms ` +
+      `(ratio ${(y.ms / ms).toFixed(2)}); ${calls} statements, ${serverMs.toFixed(0)} ms of them in the server, ` +
+      `${(ms - serverMs).toFixed(0)} ms elsewhere (round trips, commits, client)\n`,
+  );
+  console.log('| calls | server ms total | ms/call | rows/call | statement |');
+  console.log('|---|---|---|---|---|');
+  for (const r of rows) {
+    const c = Number(r.calls);
+    const text = String(r.query).replace(/\s+/g, ' ').slice(0, 120).replace(/\|/g, '\\|');
+    console.log(
+      `| ${c} | ${Number(r.ms).toFixed(1)} | ${(Number(r.ms) / c).toFixed(2)} | ${(Number(r.rows) / c).toFixed(1)} | \`${text}\` |`,
+    );
+  }
+  await db.destroy();
+  if (explainMs !== null) {
+    console.log(
+      `\nPlans of the statements slower than ${explainMs} ms (auto_explain; ${serverLog.length} log lines):\n`,
+    );
+    const text = serverLog.join('\n');
+    const plans = text
+      .split(/\n(?=\S)/)
+      .filter((entry) => entry.includes('duration:') && entry.includes('plan:'));
+    for (const plan of plans) console.log(`\`\`\`\n${plan.trim()}\n\`\`\`\n`);
+  }
+} finally {
+  await postgres.stop();
+}
