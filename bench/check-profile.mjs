@@ -19,8 +19,8 @@ import { PgDriveUsageScan, PgFileBlobScan, PgFolderTreeScan } from '@oxicloud/st
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { yardstick } from './lib/benchmarks.mjs';
-import { seedDatabase } from './lib/dataset.mjs';
-import { createDatabase, startPostgres } from './lib/postgres.mjs';
+import { seedScratchDatabase } from './lib/dataset.mjs';
+import { startPostgres } from './lib/postgres.mjs';
 import { ROOT } from './lib/server.mjs';
 
 const SCANS = {
@@ -68,16 +68,13 @@ const postgres = await startPostgres(values['work-dir'], {
   onLog: (line) => serverLog.push(line),
 });
 try {
-  const url = await createDatabase(postgres.adminUrl, 'oxicloud_check_profile');
-  const seeded = await seedDatabase({
-    databaseUrl: url,
-    dataDir: join(values['work-dir'], 'check-profile'),
+  const url = await seedScratchDatabase(postgres, {
+    name: 'oxicloud_check_profile',
+    workDir: values['work-dir'],
     files,
     blobs: Number(values.blobs),
-    blobSize: { min: 4096, max: 8192 },
     log,
   });
-  log(`seeded ${JSON.stringify(seeded.counts)} in ${(seeded.seedMs / 1000).toFixed(1)} s`);
   const pool = new pg.Pool({ connectionString: url, max: 8 });
   // Every session of the pool logs its slow plans (the yardstick's too: they come first).
   if (explainMs !== null) {

@@ -12,8 +12,8 @@ import { PgFileBlobScan } from '@oxicloud/storage';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { directScan, yardstick } from './lib/benchmarks.mjs';
-import { seedDatabase } from './lib/dataset.mjs';
-import { createDatabase, startPostgres } from './lib/postgres.mjs';
+import { seedScratchDatabase } from './lib/dataset.mjs';
+import { startPostgres } from './lib/postgres.mjs';
 import { ROOT } from './lib/server.mjs';
 
 const { values } = parseArgs({
@@ -30,16 +30,13 @@ const log = (line) => console.error(`[${new Date().toISOString().slice(11, 19)}]
 
 const postgres = await startPostgres(values['work-dir']);
 try {
-  const url = await createDatabase(postgres.adminUrl, 'oxicloud_files_stream');
-  const seeded = await seedDatabase({
-    databaseUrl: url,
-    dataDir: join(values['work-dir'], 'files-stream'),
+  const url = await seedScratchDatabase(postgres, {
+    name: 'oxicloud_files_stream',
+    workDir: values['work-dir'],
     files,
     blobs: Number(values.blobs),
-    blobSize: { min: 4096, max: 8192 },
     log,
   });
-  log(`seeded ${JSON.stringify(seeded.counts)} in ${(seeded.seedMs / 1000).toFixed(1)} s`);
   const pool = new pg.Pool({ connectionString: url, max: 8 });
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   const findings = new PgFindingStore({ pool });

@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { yardstick } from './lib/benchmarks.mjs';
-import { seedDatabase } from './lib/dataset.mjs';
-import { createDatabase, startPostgres } from './lib/postgres.mjs';
+import { seedScratchDatabase } from './lib/dataset.mjs';
+import { startPostgres } from './lib/postgres.mjs';
 import { ROOT } from './lib/server.mjs';
 import { median } from './lib/stats.mjs';
 
@@ -68,16 +68,13 @@ const segmentSql = (joins) => `
 
 const postgres = await startPostgres(values['work-dir']);
 try {
-  const url = await createDatabase(postgres.adminUrl, 'oxicloud_segment_plans');
-  const seeded = await seedDatabase({
-    databaseUrl: url,
-    dataDir: join(values['work-dir'], 'segment-plans'),
+  const url = await seedScratchDatabase(postgres, {
+    name: 'oxicloud_segment_plans',
+    workDir: values['work-dir'],
     files,
     blobs: Number(values.blobs),
-    blobSize: { min: 4096, max: 8192 },
     log,
   });
-  log(`seeded ${JSON.stringify(seeded.counts)} in ${(seeded.seedMs / 1000).toFixed(1)} s`);
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   const y = await yardstick(pool, 'files_consistency', reps);
   const yRate = Number(y.rows) / (y.ms / 1000);

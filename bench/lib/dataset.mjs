@@ -5,6 +5,7 @@ import { backdateLocalBlob, describeDatasetReport, generateDataset } from '@oxic
 import { migrate } from '@oxicloud/migrations';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import pg from 'pg';
+import { createDatabase } from './postgres.mjs';
 
 /**
  * `files` files as `files / 1000` users × 1000 files, `blobs` blobs with real bytes under
@@ -73,4 +74,22 @@ export async function seedDatabase({
   } finally {
     await pool.end();
   }
+}
+
+/**
+ * The one-off scripts' dataset: a fresh database `name` on `postgres` with `files` file rows and
+ * `blobs` small blobs (4–8 KiB) under `workDir/<name>`; logs what it seeded. Returns its URL.
+ */
+export async function seedScratchDatabase(postgres, { name, workDir, files, blobs, log }) {
+  const url = await createDatabase(postgres.adminUrl, name);
+  const seeded = await seedDatabase({
+    databaseUrl: url,
+    dataDir: join(workDir, name),
+    files,
+    blobs,
+    blobSize: { min: 4096, max: 8192 },
+    log,
+  });
+  log(`seeded ${JSON.stringify(seeded.counts)} in ${(seeded.seedMs / 1000).toFixed(1)} s`);
+  return url;
 }
