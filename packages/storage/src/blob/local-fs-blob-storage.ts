@@ -44,8 +44,8 @@ function errnoCode(error: unknown): string | undefined {
     : undefined;
 }
 
-/** A leaf folder's names; none when it does not exist (removed meanwhile). */
-async function readLeaf(dir: string): Promise<string[]> {
+/** A folder's names; none when it does not exist (removed meanwhile). */
+async function readNames(dir: string): Promise<string[]> {
   try {
     return await readdir(dir);
   } catch (error) {
@@ -55,13 +55,7 @@ async function readLeaf(dir: string): Promise<string[]> {
 }
 
 async function sortedShards(dir: string): Promise<string[]> {
-  try {
-    const names = await readdir(dir);
-    return names.filter((name) => SHARD.test(name)).sort();
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return [];
-    throw error;
-  }
+  return (await readNames(dir)).filter((name) => SHARD.test(name)).sort();
 }
 
 /**
@@ -217,21 +211,19 @@ export class LocalFsBlobStorage implements BlobStorage {
       for (const first of await sortedShards(this.root)) {
         if (first < from.slice(0, 2)) continue;
         const firstDir = join(this.root, first);
-        const leaves = (await sortedShards(firstDir)).filter((second) => first + second >= from.slice(0, 4));
+        const leaves = (await sortedShards(firstDir))
+          .filter((second) => first + second >= from.slice(0, 4))
+          .map((second) => ({ prefix: first + second, dir: join(firstDir, second) }));
         for (let i = 0; i < leaves.length; i += LEAF_CONCURRENCY) {
           // A window of leaves read at once; their blobs stay in key order (leaves are sorted).
           const window = leaves.slice(i, i + LEAF_CONCURRENCY);
-          const listed = await Promise.all(window.map((second) => readLeaf(join(firstDir, second))));
-          const candidates: Array<{ path: string; hash: string }> = [];
-          for (const [j, second] of window.entries()) {
-            const prefix = first + second;
-            const leaf = join(firstDir, second);
-            for (const hash of (listed[j] ?? [])
-              .filter((name) => isBlobHash(name) && name.startsWith(prefix) && name > from)
-              .sort()) {
-              candidates.push({ path: join(leaf, hash), hash });
-            }
-          }
+          const listed = await Promise.all(window.map((leaf) => readNames(leaf.dir)));
+          const candidates = window.flatMap((leaf, j) =>
+            (listed[j] ?? [])
+              .filter((name) => isBlobHash(name) && name.startsWith(leaf.prefix) && name > from)
+              .sort()
+              .map((hash) => ({ path: join(leaf.dir, hash), hash })),
+          );
           for (let k = 0; k < candidates.length && out.length < limit; k += STAT_CONCURRENCY) {
             const batch = candidates.slice(k, k + Math.min(STAT_CONCURRENCY, limit - out.length));
             const entries = await Promise.all(batch.map((c) => this.#statEntry(c.path, c.hash)));
