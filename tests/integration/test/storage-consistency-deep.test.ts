@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { checkJob } from '@oxicloud/consistency';
-import type { BlobHasher, BlobStorage } from '@oxicloud/tenants';
+import type { BlobHasher } from '@oxicloud/tenants';
 import type { TestDatabase } from '@oxicloud/test-support';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type ConsistencyHarness, latestRun, summary } from './consistency-fixtures.js';
@@ -11,6 +11,7 @@ import {
   corruptLocalBlob,
   DAY,
   putBlob,
+  storageWithListHook,
   useBlobWorld,
 } from './storage-consistency-fixtures.js';
 
@@ -100,19 +101,9 @@ describe('storage_consistency deep mode', () => {
     for (let i = 0; i < 9; i++) blobs.push(await putBlob(db.pool, w, { data: randomBytes(512 * 1024) }));
     const sorted = blobs.map((b) => b.hash).sort();
     const events: string[] = [];
-    const storage = w.storage;
-    const listing = new Proxy(storage, {
-      get(target, key) {
-        if (key === 'list') {
-          return (options: { startAfter?: string | null; limit: number }) => {
-            events.push(`list after ${options.startAfter ?? 'start'}`);
-            return target.list(options);
-          };
-        }
-        const value = Reflect.get(target, key, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    }) as BlobStorage;
+    const listing = storageWithListHook(w.storage, {
+      onCall: (options) => events.push(`list after ${options.startAfter ?? 'start'}`),
+    });
     const hasher: BlobHasher = {
       async hashStoredBlob(hash, signal) {
         const digest = await w.hasher.hashStoredBlob(hash, signal);

@@ -177,14 +177,24 @@ export function indexWithHook(
   };
 }
 
-/** A BlobStorage whose `list` runs a hook after the listing was taken. */
-export function storageWithListHook(storage: BlobStorage, afterList: () => Promise<void>): BlobStorage {
+/**
+ * A BlobStorage whose `list` runs hooks: `onCall` when it is asked (with its
+ * options), `afterList` after the listing was taken.
+ */
+export function storageWithListHook(
+  storage: BlobStorage,
+  hooks: {
+    readonly onCall?: (options: { startAfter?: string | null; limit: number }) => void;
+    readonly afterList?: () => Promise<void>;
+  },
+): BlobStorage {
   return new Proxy(storage, {
     get(target, property, receiver) {
       if (property === 'list') {
         return async (options: { startAfter?: string | null; limit: number }) => {
+          hooks.onCall?.(options);
           const listed = await target.list(options);
-          await afterList();
+          await hooks.afterList?.();
           return listed;
         };
       }

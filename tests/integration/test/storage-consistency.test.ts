@@ -158,8 +158,10 @@ describe('storage_consistency on LocalFsBlobStorage + Postgres', () => {
     it('bytes that land after the listing missed them → no missing_blob_bytes', async () => {
       await cleanBlobs(2);
       const late = await put({ bytes: false });
-      const blobs = storageWithListHook(w.storage, async () => {
-        await w.storage.put(late.hash, late.bytes, late.bytes.length);
+      const blobs = storageWithListHook(w.storage, {
+        afterList: async () => {
+          await w.storage.put(late.hash, late.bytes, late.bytes.length);
+        },
       });
       const run = await h.run(w.check({ blobs }));
       expect(run.status).toBe('Completed');
