@@ -63,26 +63,11 @@ describe.skipIf(!runtime.ok)(
       return all.filter((c) => c.Image === image).length;
     }
 
-    it('fails with the runtime’s words when Testcontainers is required, and leaves no container', async () => {
-      const started = Date.now();
-      const error = await startTestPostgres({ ...env, OXICLOUD_TEST_POSTGRES: 'testcontainers' }).then(
-        () => undefined,
-        (err: unknown) => err,
-      );
-      expect(error).toBeInstanceOf(TestSupportError);
-      expect((error as TestSupportError).code).toBe('CONTAINER_DID_NOT_START');
-      const message = (error as Error).message;
-      expect(message).toContain(`${BROKEN_IMAGE} did not come up`);
-      expect(message).toMatch(/container exited \(exit code 3\)/);
-      expect(message).toContain(SAID);
-      expect(Date.now() - started).toBeLessThan(30_000);
-      expect(await containersOfBrokenImage()).toBe(0);
-    }, 60_000);
-
-    it('says the exit code of a container that exits while Testcontainers waits for its port, and leaves no container', async () => {
+    /** Starts `image` with Testcontainers required: the error names the exit code and what the container said. */
+    async function expectNamedExit(image: string): Promise<void> {
       const error = await startTestPostgres({
         ...env,
-        OXICLOUD_TEST_POSTGRES_IMAGE: LATE_BROKEN_IMAGE,
+        OXICLOUD_TEST_POSTGRES_IMAGE: image,
         OXICLOUD_TEST_POSTGRES: 'testcontainers',
       }).then(
         () => undefined,
@@ -91,9 +76,20 @@ describe.skipIf(!runtime.ok)(
       expect(error).toBeInstanceOf(TestSupportError);
       expect((error as TestSupportError).code).toBe('CONTAINER_DID_NOT_START');
       const message = (error as Error).message;
-      expect(message).toContain(`${LATE_BROKEN_IMAGE} did not come up`);
+      expect(message).toContain(`${image} did not come up`);
       expect(message).toMatch(/container exited \(exit code 3\)/);
       expect(message).toContain(SAID);
+    }
+
+    it('fails with the runtime’s words when Testcontainers is required, and leaves no container', async () => {
+      const started = Date.now();
+      await expectNamedExit(BROKEN_IMAGE);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(await containersOfBrokenImage()).toBe(0);
+    }, 60_000);
+
+    it('says the exit code of a container that exits while Testcontainers waits for its port, and leaves no container', async () => {
+      await expectNamedExit(LATE_BROKEN_IMAGE);
       expect(await containersOfBrokenImage(LATE_BROKEN_IMAGE)).toBe(0);
     }, 60_000);
 
