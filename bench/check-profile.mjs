@@ -22,6 +22,12 @@ import { yardstick } from './lib/benchmarks.mjs';
 import { seedScratchDatabase } from './lib/dataset.mjs';
 import { startPostgres } from './lib/postgres.mjs';
 import { ROOT } from './lib/server.mjs';
+import {
+  readStatements,
+  STATEMENT_COUNTING_FLAGS,
+  statementTable,
+  statementTotals,
+} from './lib/statements.mjs';
 
 const SCANS = {
   files_consistency: (db) => new PgFileBlobScan(db),
@@ -50,10 +56,9 @@ if (explainMs !== null && !(explainMs >= 0))
 const serverLog = [];
 const postgres = await startPostgres(values['work-dir'], {
   extraFlags: [
-    '-c',
-    `shared_preload_libraries=pg_stat_statements${explainMs === null ? '' : ',auto_explain'}`,
-    '-c',
-    'pg_stat_statements.track_utility=on',
+    ...STATEMENT_COUNTING_FLAGS.map((flag) =>
+      explainMs !== null && flag.startsWith('shared_preload_libraries=') ? `${flag},auto_explain` : flag,
+    ),
     ...(explainMs === null
       ? []
       : [
@@ -95,29 +100,14 @@ try {
   const outcome = await engine.runOrResume(name, { logRunLine: false });
   const ms = performance.now() - t0;
   if (outcome.kind !== 'ok' || !outcome.extra.completed) throw new Error(JSON.stringify(outcome));
-  const { rows } = await pool.query(
-    `SELECT query, calls, rows, total_plan_time + total_exec_time AS ms
-       FROM pg_stat_statements
-      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND query NOT LIKE '%pg_stat_statements%'
-      ORDER BY total_plan_time + total_exec_time DESC`,
-  );
-  const serverMs = rows.reduce((a, r) => a + Number(r.ms), 0);
-  const calls = rows.reduce((a, r) => a + Number(r.calls), 0);
+  const rows = await readStatements(pool);
+  const { calls, serverMs } = statementTotals(rows);
   console.log(
     `\n${name} on ${files} files: ${y.rows} rows; the run ${ms.toFixed(0)} ms, the yardstick ${y.ms.toFixed(0)} ms ` +
       `(ratio ${(y.ms / ms).toFixed(2)}); ${calls} statements, ${serverMs.toFixed(0)} ms of them in the server, ` +
       `${(ms - serverMs).toFixed(0)} ms elsewhere (round trips, commits, client)\n`,
   );
-  console.log('| calls | server ms total | ms/call | rows/call | statement |');
-  console.log('|---|---|---|---|---|');
-  for (const r of rows) {
-    const c = Number(r.calls);
-    const text = String(r.query).replace(/\s+/g, ' ').slice(0, 120).replace(/\|/g, '\\|');
-    console.log(
-      `| ${c} | ${Number(r.ms).toFixed(1)} | ${(Number(r.ms) / c).toFixed(2)} | ${(Number(r.rows) / c).toFixed(1)} | \`${text}\` |`,
-    );
-  }
+  console.log(statementTable(rows));
   await db.destroy();
   if (explainMs !== null) {
     console.log(

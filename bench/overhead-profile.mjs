@@ -17,6 +17,12 @@ import pg from 'pg';
 import { overheadBench } from './lib/benchmarks.mjs';
 import { createDatabase, startPostgres } from './lib/postgres.mjs';
 import { ROOT } from './lib/server.mjs';
+import {
+  readStatements,
+  STATEMENT_COUNTING_FLAGS,
+  statementTable,
+  statementTotals,
+} from './lib/statements.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -32,12 +38,7 @@ if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(warmup) || warmup <
 }
 
 const postgres = await startPostgres(values['work-dir'], {
-  extraFlags: [
-    '-c',
-    'shared_preload_libraries=pg_stat_statements',
-    '-c',
-    'pg_stat_statements.track_utility=on',
-  ],
+  extraFlags: STATEMENT_COUNTING_FLAGS,
 });
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 try {
@@ -59,14 +60,7 @@ try {
           await pool.query('SELECT pg_stat_statements_reset()');
           return;
         }
-        const { rows } = await pool.query(
-          `SELECT query, calls, rows, total_plan_time + total_exec_time AS ms, wal_bytes::float8 AS wal_bytes
-             FROM pg_stat_statements
-            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-              AND query NOT LIKE '%pg_stat_statements%'
-            ORDER BY total_plan_time + total_exec_time DESC`,
-        );
-        profiles[phase] = rows;
+        profiles[phase] = await readStatements(pool);
       },
     });
     await pool.end();
@@ -82,23 +76,13 @@ try {
     ]) {
       const rows = profiles[phase] ?? [];
       const wall = mean(times);
-      const serverMs = rows.reduce((a, r) => a + Number(r.ms), 0) / runs;
-      const calls = rows.reduce((a, r) => a + Number(r.calls), 0) / runs;
-      const wal = rows.reduce((a, r) => a + Number(r.wal_bytes), 0) / runs;
+      const { calls, serverMs, walBytes } = statementTotals(rows, runs);
       console.log(
         `### ${phase}: ${wall.toFixed(2)} ms a unit; ${calls.toFixed(1)} statements (round trips), ` +
           `${serverMs.toFixed(2)} ms of them in the server, ${(wall - serverMs).toFixed(2)} ms elsewhere ` +
-          `(round trips, commit flushes, client); ${wal.toFixed(0)} WAL bytes a unit\n`,
+          `(round trips, commit flushes, client); ${walBytes.toFixed(0)} WAL bytes a unit\n`,
       );
-      console.log('| calls/unit | server ms/call | rows/call | WAL B/call | statement |');
-      console.log('|---|---|---|---|---|');
-      for (const r of rows) {
-        const c = Number(r.calls);
-        const text = String(r.query).replace(/\s+/g, ' ').slice(0, 110).replace(/\|/g, '\\|');
-        console.log(
-          `| ${(c / runs).toFixed(2)} | ${(Number(r.ms) / c).toFixed(3)} | ${(Number(r.rows) / c).toFixed(1)} | ${(Number(r.wal_bytes) / c).toFixed(0)} | \`${text}\` |`,
-        );
-      }
+      console.log(statementTable(rows, runs));
       console.log('');
     }
     console.log(
