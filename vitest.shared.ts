@@ -1,6 +1,15 @@
+import { availableParallelism } from 'node:os';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { pageBundleVitePlugin } from './packages/admin-api/build/page-bundle.ts';
+import {
+  filesWhere,
+  isQuickFile,
+  SERIAL_FILES,
+  testFilesOf,
+  usesTestPostgres,
+} from './packages/test-support/src/test-plan.ts';
 
 /**
  * The global setup by path, from source: vitest loads it before the
@@ -8,6 +17,7 @@ import { pageBundleVitePlugin } from './packages/admin-api/build/page-bundle.ts'
  * test-support's dist (a fresh clone's first test run would fail).
  */
 const GLOBAL_SETUP = fileURLToPath(new URL('./packages/test-support/src/global-setup.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('.', import.meta.url));
 
 /**
  * The private test harness, by path: published packages do not list it in
@@ -18,14 +28,88 @@ const testSupport = (file: string) =>
   fileURLToPath(new URL(`./packages/test-support/src/${file}`, import.meta.url));
 
 /**
+ * Which files a run takes (`OXICLOUD_TEST_SCOPE`, set by `pnpm test` and
+ * `pnpm test:quick`): `all` (default), `postgres` (the second pass: the files
+ * that send SQL to the test run's Postgres) or `quick` (no Postgres, no
+ * process, no browser). The rules are in packages/test-support/src/test-plan.ts.
+ */
+export type TestScope = 'all' | 'postgres' | 'quick';
+const SCOPES: readonly TestScope[] = ['all', 'postgres', 'quick'];
+
+export function testScope(): TestScope {
+  const value = process.env['OXICLOUD_TEST_SCOPE'] ?? 'all';
+  if (!(SCOPES as readonly string[]).includes(value)) {
+    throw new Error(`OXICLOUD_TEST_SCOPE=${value} is not a scope; use one of ${SCOPES.join(', ')}`);
+  }
+  return value as TestScope;
+}
+
+/**
+ * How many test files of a package run at once. Files that mostly wait
+ * (on Postgres, on child processes) can run more workers than there are
+ * cores. `OXICLOUD_TEST_WORKERS` overrides every package's number.
+ */
+function workerCount(wanted: number | undefined): number {
+  const env = process.env['OXICLOUD_TEST_WORKERS'];
+  if (env !== undefined && env !== '') {
+    const n = Number(env);
+    if (!Number.isInteger(n) || n < 1 || n > 64) {
+      throw new Error(`OXICLOUD_TEST_WORKERS=${env} must be a whole number from 1 to 64`);
+    }
+    return n;
+  }
+  return wanted ?? Math.max(2, availableParallelism());
+}
+
+/**
  * The vitest config every package shares: sources of sibling packages are
  * resolved through the `@oxicloud/source` export condition (no build needed
  * for in-repo tests), and one Postgres server is started per run by the
  * test-support global setup when `withDatabase` is set.
+ *
+ * `packageTestConfig(import.meta.url, { withDatabase: true })` in a package's vitest.config.ts.
+ *
+ * Test files run in parallel (`workers` at once; each has a database of its
+ * own); the files of test-plan.ts's SERIAL_FILES run after them, one at a
+ * time.
  */
 export function packageTestConfig(
-  options: { withDatabase?: boolean; testTimeout?: number; typecheck?: boolean } = {},
+  /** The package's vitest.config.ts (`import.meta.url`): its folder holds the test files. */
+  configUrl: string,
+  options: {
+    withDatabase?: boolean;
+    testTimeout?: number;
+    typecheck?: boolean;
+    workers?: number;
+    globalSetup?: string[];
+  } = {},
 ) {
+  const dir = fileURLToPath(new URL('.', configUrl));
+  const scope = testScope();
+  const all = testFilesOf(dir, REPO_ROOT);
+  const selected =
+    scope === 'postgres'
+      ? filesWhere(all, REPO_ROOT, usesTestPostgres)
+      : scope === 'quick'
+        ? filesWhere(all, REPO_ROOT, isQuickFile)
+        : all;
+  const local = (files: string[]) => files.map((file) => relative(dir, join(REPO_ROOT, file)));
+  const serial = local(selected.filter((file) => file in SERIAL_FILES));
+  const parallel = local(selected.filter((file) => !(file in SERIAL_FILES)));
+  // Type tests touch no database: the first pass and the quick loop have them, the second pass not.
+  const typecheckOn =
+    (options.typecheck ?? false) && scope !== 'postgres' && process.env['OXICLOUD_TEST_TYPECHECK'] !== '0';
+  // One vitest process runs every package's quick files (vitest.quick.config.ts): one worker count for all.
+  const maxWorkers = workerCount(scope === 'quick' ? undefined : options.workers);
+  const typecheck = {
+    // OXICLOUD_TEST_TYPECHECK=0 turns the type tests off. An env var, not
+    // `-- --typecheck.enabled=false`: turbo hashes arguments after `--` into every task, builds included.
+    enabled: typecheckOn,
+    include: ['src/**/*.test-d.ts', 'test/**/*.test-d.ts'],
+  };
+  // The quick loop starts no Postgres and builds nothing: its files need neither.
+  const setups =
+    scope === 'quick' ? [] : [...(options.withDatabase ? [GLOBAL_SETUP] : []), ...(options.globalSetup ?? [])];
   return defineConfig({
     // The admin page's script is imported as its bundled text (`?page-bundle`), as the build does.
     plugins: [pageBundleVitePlugin()],
@@ -35,21 +119,30 @@ export function packageTestConfig(
     },
     ssr: { resolve: { conditions: ['@oxicloud/source'] } },
     test: {
-      include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-      // The JSON report feeds the one-line total that `pnpm test` prints at the end.
+      include: parallel,
+      // A scope may leave a package without files (pass 2 of a package whose files touch no Postgres).
+      passWithNoTests: scope !== 'all',
+      maxWorkers,
+      // The JSON report feeds the totals and the timing table that `pnpm test` prints at the end.
       reporters: ['default', 'json'],
       outputFile: { json: './.test-results/vitest.json' },
       server: { deps: { inline: [/@oxicloud\//] } },
-      globalSetup: options.withDatabase ? [GLOBAL_SETUP] : [],
+      globalSetup: setups,
       testTimeout: options.testTimeout ?? 30_000,
       hookTimeout: 180_000,
-      typecheck: {
-        // OXICLOUD_TEST_TYPECHECK=0 (pass 2 of `pnpm test`): the type tests touch no database and ran in pass 1.
-        // An env var, not `-- --typecheck.enabled=false`: turbo hashes arguments after `--` into every task,
-        // builds included, so pass 2 rebuilt every package.
-        enabled: (options.typecheck ?? false) && process.env['OXICLOUD_TEST_TYPECHECK'] !== '0',
-        include: ['src/**/*.test-d.ts', 'test/**/*.test-d.ts'],
-      },
+      typecheck,
+      // Serial files: a second project of one worker, which vitest runs after the parallel files.
+      ...(serial.length > 0
+        ? {
+            projects: [
+              { extends: true, test: { name: 'parallel', include: parallel, maxWorkers } },
+              {
+                extends: true,
+                test: { name: 'serial', include: serial, maxWorkers: 1, typecheck: { enabled: false } },
+              },
+            ],
+          }
+        : {}),
     },
   });
 }

@@ -1,30 +1,33 @@
 #!/usr/bin/env node
-// `pnpm test`: two passes through turbo (one task at a time: the suites start
-// Postgres servers, browsers and child processes), then one closing line with
-// the totals of every vitest run.
+// `pnpm test`: two passes through turbo, then the timing table of each pass
+// (per package; scripts/test-timings.mjs) and one closing line with the
+// totals of every vitest run.
 //
-// 1. build, lint and every test suite; the database tests on embedded
+// 1. build, lint and every test file; the database tests on embedded
 //    Postgres 18 (OXICLOUD_TEST_POSTGRES=embedded);
-// 2. the test suites of every package whose tests use the database again, on
-//    Testcontainers Postgres 15: a dockerd of this run's own and a local image
-//    (scripts/test-container-runtime.sh; root on Debian), stopped afterwards.
+// 2. every test file that sends SQL to the test run's Postgres, again, on
+//    Testcontainers Postgres 15 (OXICLOUD_TEST_SCOPE=postgres; the rule is in
+//    packages/test-support/src/test-plan.ts): a dockerd of this run's own and
+//    a local image (scripts/test-container-runtime.sh; root on Debian),
+//    started in the background while pass 1 runs and stopped afterwards.
 //    Where that cannot be, one line says why and the run has pass 1 only.
+//
+// Inside a package, test files run in parallel (vitest.shared.ts); turbo runs
+// two tasks at a time (OXICLOUD_TEST_CONCURRENCY overrides it).
 //
 // `--pass=embedded` or `--pass=containers` runs one of them; other arguments
 // go to turbo in pass 1 (and then there is no pass 2: turbo filters add up).
 // TEST_DATABASE_URL set: pass 1 runs on it, and there is no pass 2.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { collectTimings, formatTimings, reportPath, workspaceDirs } from './test-timings.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const runtimeScript = join(root, 'scripts', 'test-container-runtime.sh');
-const workspaces = ['packages', 'apps', 'tests'].flatMap((dir) =>
-  existsSync(join(root, dir)) ? readdirSync(join(root, dir)).map((name) => join(root, dir, name)) : [],
-);
-workspaces.push(join(root, 'migrations'));
-const reportOf = (dir) => join(dir, '.test-results', 'vitest.json');
+const workspaces = workspaceDirs();
+const reportOf = (dir) => reportPath(dir);
 
 // The packages whose vitest config starts the test-support global setup (a Postgres server).
 const databasePackages = workspaces
@@ -44,6 +47,13 @@ if (only !== undefined && only !== 'embedded' && only !== 'containers') {
   console.error(`test: --pass=${only} is not a pass; use --pass=embedded or --pass=containers`);
   process.exit(2);
 }
+const concurrency = process.env.OXICLOUD_TEST_CONCURRENCY ?? '2';
+if (!/^[1-9]\d?$/.test(concurrency)) {
+  console.error(
+    `test: OXICLOUD_TEST_CONCURRENCY=${concurrency} must be a whole number from 1 to 99 (turbo tasks at once)`,
+  );
+  process.exit(2);
+}
 
 function totals() {
   const t = { passed: 0, failed: 0, skipped: 0 };
@@ -60,6 +70,16 @@ function totals() {
 const clearReports = () => {
   for (const dir of workspaces) rmSync(reportOf(dir), { force: true });
 };
+/** Keeps a pass's reports (the next pass overwrites them) for its timing table and `test-timings.mjs --dir`. */
+function saveReports(pass) {
+  const saved = join(root, '.test-results', `pass-${pass}`);
+  rmSync(saved, { recursive: true, force: true });
+  mkdirSync(saved, { recursive: true });
+  for (const dir of workspaces) {
+    if (existsSync(reportOf(dir))) copyFileSync(reportOf(dir), reportPath(dir, saved));
+  }
+  return saved;
+}
 const line = (t) => `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`;
 
 let child;
@@ -80,6 +100,7 @@ if (!existsSync('/usr/bin/chromium') || ['dockerd', 'debootstrap'].some(commandM
 const baseEnv = { TURBO_TELEMETRY_DISABLED: '1', ...process.env };
 const hasUrl = Boolean(process.env.TEST_DATABASE_URL);
 const summary = [];
+const tables = [];
 let status = 0;
 const all = { passed: 0, failed: 0, skipped: 0 };
 const add = (t) => {
@@ -87,37 +108,75 @@ const add = (t) => {
   all.failed += t.failed;
   all.skipped += t.skipped;
 };
+const runStarted = Date.now();
+
+// Pass 2's container runtime starts in the background while pass 1 runs (its
+// first start builds an image: minutes spent waiting on the Debian mirror).
+const skipContainers =
+  only === 'embedded'
+    ? 'embedded'
+    : hasUrl
+      ? 'TEST_DATABASE_URL is set (both passes would use it)'
+      : turboArgs.length > 0 && only === undefined
+        ? `pnpm test was given turbo arguments (${turboArgs.join(' ')})`
+        : undefined;
+let runtime;
+let runtimeStarted = false;
+const stopRuntime = () => {
+  if (runtimeStarted) spawnSync('bash', [runtimeScript, 'stop', String(process.pid)], { stdio: 'inherit' });
+};
+if (skipContainers === undefined) {
+  runtimeStarted = true;
+  runtime = new Promise((resolve) => {
+    const started = spawn('bash', [runtimeScript, 'start', String(process.pid)], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    started.stdout.on('data', (c) => {
+      out += c;
+    });
+    started.stderr.on('data', (c) => {
+      err += c;
+    });
+    started.on('exit', (code) => resolve({ status: code ?? 1, stdout: out, stderr: err }));
+  });
+}
+const onSignal = (signal) => {
+  child?.kill(signal);
+  stopRuntime();
+  process.exit(1);
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
 
 if (only !== 'containers') {
   clearReports();
   const env = hasUrl ? baseEnv : { ...baseEnv, OXICLOUD_TEST_POSTGRES: 'embedded' };
   const what = hasUrl ? 'TEST_DATABASE_URL' : 'embedded Postgres 18';
-  console.log(`\ntest: pass 1 — build, lint and every test suite; database tests on ${what}\n`);
+  console.log(`\ntest: pass 1 — build, lint and every test file; database tests on ${what}\n`);
   const started = Date.now();
   const code = await run(
     'pnpm',
-    ['exec', 'turbo', 'run', 'build', 'lint', 'test', '--concurrency=1', ...turboArgs],
+    ['exec', 'turbo', 'run', 'build', 'lint', 'test', `--concurrency=${concurrency}`, ...turboArgs],
     env,
   );
   if (code !== 0) status = code;
   const t = totals();
   add(t);
-  summary.push(`pass 1 (${what}): ${line(t)} in ${Math.round((Date.now() - started) / 1000)} s`);
+  const seconds = Math.round((Date.now() - started) / 1000);
+  summary.push(`pass 1 (${what}): ${line(t)} in ${seconds} s`);
+  tables.push({ title: `pass 1 (${what}), ${seconds} s`, packages: collectTimings(saveReports(1)) });
 }
 
 if (only !== 'embedded') {
-  const skip = hasUrl
-    ? 'TEST_DATABASE_URL is set (both passes would use it)'
-    : turboArgs.length > 0 && only === undefined
-      ? `pnpm test was given turbo arguments (${turboArgs.join(' ')})`
-      : undefined;
-  if (skip) {
-    summary.push(`pass 2 (Testcontainers Postgres 15) skipped: ${skip}`);
+  if (skipContainers !== undefined) {
+    summary.push(`pass 2 (Testcontainers Postgres 15) skipped: ${skipContainers}`);
   } else {
-    const start = spawnSync('bash', [runtimeScript, 'start', String(process.pid)], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    if (only !== 'containers') console.log('\ntest: waiting for the container runtime of pass 2\n');
+    const start = await runtime;
+    process.stderr.write(start.stderr);
     if (start.status === 3) {
       summary.push(
         'pass 2 (Testcontainers Postgres 15) skipped: no container runtime of its own here (line above)',
@@ -135,48 +194,51 @@ if (only !== 'embedded') {
           .filter((l) => l.includes('='))
           .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
       );
-      const stopRuntime = () =>
-        spawnSync('bash', [runtimeScript, 'stop', String(process.pid)], { stdio: 'inherit' });
-      const onSignal = (signal) => {
-        child?.kill(signal);
-        stopRuntime();
-        process.exit(1);
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
       try {
         clearReports();
         const names = databasePackages.map((p) => p.name);
         console.log(
-          `\ntest: pass 2 — the database test suites on Testcontainers Postgres 15 (${names.join(', ')})\n`,
+          `\ntest: pass 2 — the test files that use the test Postgres, on Testcontainers Postgres 15 (${names.join(', ')})\n`,
         );
         const started = Date.now();
         const env = {
           ...baseEnv,
           ...runtimeEnv,
           OXICLOUD_TEST_POSTGRES: 'testcontainers',
+          OXICLOUD_TEST_SCOPE: 'postgres',
           TESTCONTAINERS_RYUK_DISABLED: 'true',
-          // Type tests touch no database: pass 1 has them (vitest.shared.ts; an env var keeps the builds' cache).
+          // Type tests touch no database: pass 1 has them (an env var keeps the builds' cache).
           OXICLOUD_TEST_TYPECHECK: '0',
         };
         const filters = names.map((n) => `--filter=${n}`);
-        const code = await run('pnpm', ['exec', 'turbo', 'run', 'test', '--concurrency=1', ...filters], env);
+        const code = await run(
+          'pnpm',
+          ['exec', 'turbo', 'run', 'test', `--concurrency=${concurrency}`, ...filters],
+          env,
+        );
         if (code !== 0) status = status || code;
         const t = totals();
         add(t);
-        summary.push(
-          `pass 2 (Testcontainers Postgres 15): ${line(t)} in ${Math.round((Date.now() - started) / 1000)} s`,
-        );
+        const seconds = Math.round((Date.now() - started) / 1000);
+        summary.push(`pass 2 (Testcontainers Postgres 15): ${line(t)} in ${seconds} s`);
+        tables.push({
+          title: `pass 2 (Testcontainers Postgres 15), ${seconds} s`,
+          packages: collectTimings(saveReports(2)),
+        });
       } finally {
         stopRuntime();
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
       }
     }
   }
 }
+process.off('SIGINT', onSignal);
+process.off('SIGTERM', onSignal);
 
+// Where the time went (node scripts/test-timings.mjs --dir .test-results/pass-1 --files 20 for the files).
+for (const { title, packages } of tables) {
+  console.log(`\ntest timings — ${title}\n${formatTimings(packages)}`);
+}
 console.log(`\n${summary.join('\n')}`);
-console.log(`${line(all)}`);
+console.log(`${line(all)} in ${Math.round((Date.now() - runStarted) / 1000)} s`);
 // A failed test fails the run even if a runner's exit code said otherwise.
 process.exit(status !== 0 ? status : all.failed > 0 ? 1 : 0);

@@ -1,3 +1,3 @@
 import { packageTestConfig } from '../../vitest.shared.ts';
 
-export default packageTestConfig({ withDatabase: true });
+export default packageTestConfig(import.meta.url, { withDatabase: true });

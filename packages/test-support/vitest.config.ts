@@ -1,13 +1,3 @@
-import { defineConfig } from 'vitest/config';
+import { packageTestConfig } from '../../vitest.shared.ts';
 
-export default defineConfig({
-  resolve: { conditions: ['@oxicloud/source'] },
-  ssr: { resolve: { conditions: ['@oxicloud/source'] } },
-  test: {
-    include: ['src/**/*.test.ts'],
-    server: { deps: { inline: [/@oxicloud\//] } },
-    globalSetup: ['./src/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
-  },
-});
+export default packageTestConfig(import.meta.url, { withDatabase: true, testTimeout: 30_000 });

@@ -1,3 +1,3 @@
 import { packageTestConfig } from '../../vitest.shared.ts';
 
-export default packageTestConfig({ withDatabase: true, testTimeout: 60_000 });
+export default packageTestConfig(import.meta.url, { withDatabase: true, testTimeout: 60_000 });

@@ -1,36 +1,24 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const serverDir = fileURLToPath(new URL('..', import.meta.url));
 const repoRoot = join(serverDir, '..', '..');
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-function cliBuiltAfterSources(): boolean {
-  try {
-    return statSync(join(serverDir, 'dist', 'cli.js')).mtimeMs >= newestMtime(join(serverDir, 'src'));
-  } catch {
-    return false;
-  }
-}
+const BUILT = Symbol.for('oxicloud.server.test-build');
 
 /**
  * Vitest global setup of the server's process tests: they spawn
- * `node dist/cli.js`, so the server and what it depends on must be built.
- * `turbo run test` builds first (apps/server/turbo.json); a direct
- * `vitest run` builds here when dist/cli.js is missing or older than src/.
+ * `node dist/cli.js`, so the server and every package it imports must be
+ * built from the current sources. Always asks turbo, which hashes the
+ * sources of the server and of each dependency: a build that is current is
+ * a cache hit (a second or two), a change anywhere in what the server
+ * imports rebuilds what it touches. Under `pnpm test` the outer turbo run
+ * has just built, so this is a hit; a direct `vitest run` gets the same
+ * guarantee. Once per vitest process (the serial files' project loads it too).
  */
 export default function setup(): void {
-  if (cliBuiltAfterSources()) return;
+  const scope = globalThis as typeof globalThis & { [BUILT]?: true };
+  if (scope[BUILT]) return;
   const build = spawnSync(
     'pnpm',
     ['exec', 'turbo', 'run', 'build', '--filter=@oxicloud/server...', '--output-logs=errors-only'],
@@ -39,4 +27,5 @@ export default function setup(): void {
   if (build.status !== 0) {
     throw new Error(`building the server for the process tests failed:\n${build.stdout}\n${build.stderr}`);
   }
+  scope[BUILT] = true;
 }

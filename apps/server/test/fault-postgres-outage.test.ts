@@ -23,19 +23,35 @@ const FOLDERS = 'folders_consistency';
 const PARAMS = { batch_size: 20, throttle_ms: 60 };
 /** Folders are few (about a hundred): small, slow batches keep the run going through the outage. */
 const FOLDER_PARAMS = { batch_size: 2, throttle_ms: 300 };
-const SHORT_OUTAGE_MS = 10_000;
-const LONG_OUTAGE_MS = Number(process.env['OXICLOUD_FAULT_LONG_OUTAGE_MS'] ?? 130_000);
+/**
+ * The server's windows, small so the test is quick, in the order of the
+ * defaults (10 s outage < 30 s lease < 60 s retry window < 130 s outage):
+ * a 3 s outage < an 8 s lease < a 12 s retry window < a 24 s outage.
+ */
+const RETRY_MS = 12_000;
+const WINDOWS = {
+  OXICLOUD_DATABASE_RETRY_SECONDS: String(RETRY_MS / 1000),
+  OXICLOUD_RUN_LEASE_SECONDS: '8',
+  OXICLOUD_RUN_HEARTBEAT_SECONDS: '2',
+  OXICLOUD_RUN_JANITOR_SECONDS: '1',
+};
+/** Shorter than the retry window (and the lease): the run rides it out. */
+const SHORT_OUTAGE_MS = 3_000;
+/** Longer than the retry window: the run gives up and lands Paused once Postgres is back. */
+const LONG_OUTAGE_MS = Number(process.env['OXICLOUD_FAULT_LONG_OUTAGE_MS'] ?? 24_000);
 const FAULTS: FaultName[] = ['live_file_under_trashed_folder', 'missing_blob_row', 'blob_size_mismatch'];
 
 /**
  * Issue 12: Postgres itself stops in the middle of runs (a real server
  * process, a real Postgres process). A lost connection is not a failure:
  *
- * - 10 s (below OXICLOUD_DATABASE_RETRY_SECONDS, 60 s by default): the run
- *   retries its batch and goes on by itself to Completed; a cancel sent
- *   during the outage lands (Paused, "cancel requested") once Postgres is back.
- * - 130 s (past the bound): the run lands Paused at its last checkpoint with
- *   "database unreachable" as soon as Postgres is back, never stuck Running.
+ * - shorter than OXICLOUD_DATABASE_RETRY_SECONDS (60 s by default, 12 s
+ *   here): the run retries its batch and goes on by itself to Completed; a
+ *   cancel sent during the outage lands (Paused, "cancel requested") once
+ *   Postgres is back.
+ * - longer than it (and than the run's lease): the run lands Paused at its
+ *   last checkpoint with "database unreachable" as soon as Postgres is back,
+ *   never stuck Running.
  *
  * Every run, resumed by a trigger where it paused, finds exactly what an
  * uninterrupted run finds.
@@ -87,7 +103,9 @@ describe('Postgres stopped in the middle of runs', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     // The server migrates the fresh database at boot; the dataset comes after.
-    server = await startServer(serverEnv({ databaseUrl: postgres.url, dataDir: dir.path, httpPort: port }));
+    server = await startServer(
+      serverEnv({ databaseUrl: postgres.url, dataDir: dir.path, httpPort: port, extra: WINDOWS }),
+    );
     pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
     pool.on('error', () => undefined);
     await generateDataset({
@@ -114,7 +132,7 @@ describe('Postgres stopped in the middle of runs', () => {
     dir?.remove();
   });
 
-  it('10 s: the run rides it out and completes by itself; a cancel sent during it lands once Postgres is back', async () => {
+  it('shorter than the retry window: the run rides it out and completes by itself; a cancel sent during it lands once Postgres is back', async () => {
     const files = await api.trigger(FILES, PARAMS);
     const folders = await api.trigger(FOLDERS, FOLDER_PARAMS);
     await midRun(FILES, files.run_id);
@@ -122,7 +140,7 @@ describe('Postgres stopped in the middle of runs', () => {
 
     let cancelAnswer: Response | undefined;
     await outage(SHORT_OUTAGE_MS, async () => {
-      await sleep(2_000);
+      await sleep(SHORT_OUTAGE_MS / 3);
       // Sent while Postgres is down: accepted for the run this process executes.
       cancelAnswer = await fetch(`${base}/api/admin/jobs/${FOLDERS}/cancel`, {
         method: 'POST',
@@ -160,7 +178,7 @@ describe('Postgres stopped in the middle of runs', () => {
   }, 240_000);
 
   it(
-    '130 s: the run lands Paused at its cursor ("database unreachable") once Postgres is back; a trigger resumes it to the clean findings',
+    'longer than the retry window: the run lands Paused at its cursor ("database unreachable") once Postgres is back; a trigger resumes it to the clean findings',
     async () => {
       const started = await api.trigger(FILES, PARAMS);
       await midRun(FILES, started.run_id);
@@ -168,7 +186,8 @@ describe('Postgres stopped in the middle of runs', () => {
 
       let cancelStatus: number | undefined;
       await outage(LONG_OUTAGE_MS, async () => {
-        await sleep(LONG_OUTAGE_MS - 20_000);
+        // Sent once the retry window has passed, while Postgres is still down.
+        await sleep(RETRY_MS + (LONG_OUTAGE_MS - RETRY_MS) / 2);
         const res = await fetch(`${base}/api/admin/jobs/${FILES}/cancel`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}` },
@@ -192,7 +211,8 @@ describe('Postgres stopped in the middle of runs', () => {
       const finished = await api.waitFor(FILES, started.run_id, ['Completed', 'Failed'], 60_000);
       expect(finished.status, JSON.stringify(finished)).toBe('Completed');
       const timing = finished as unknown as { active_ms: number; wall_ms: number };
-      expect(timing.wall_ms - timing.active_ms).toBeGreaterThan(LONG_OUTAGE_MS - 70_000);
+      // Paused from the end of the retry window until the trigger (less a margin for the detection).
+      expect(timing.wall_ms - timing.active_ms).toBeGreaterThan(LONG_OUTAGE_MS - RETRY_MS - 2_000);
 
       const got = findingSet((await api.findings(FILES, started.run_id)).findings);
       expect(got).toEqual(await cleanFindings(FILES));
