@@ -119,7 +119,8 @@ export function packageTestConfig(
     },
     ssr: { resolve: { conditions: ['@oxicloud/source'] } },
     test: {
-      include: parallel,
+      // With serial files, the two projects hold the files (vitest concatenates a project's include to the root's).
+      include: serial.length > 0 ? [] : parallel,
       // A scope may leave a package without files (pass 2 of a package whose files touch no Postgres).
       passWithNoTests: scope !== 'all',
       maxWorkers,
