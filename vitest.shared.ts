@@ -5,10 +5,10 @@ import { defineConfig } from 'vitest/config';
 import { pageBundleVitePlugin } from './packages/admin-api/build/page-bundle.ts';
 import {
   filesWhere,
+  inSecondPass,
   isQuickFile,
   SERIAL_FILES,
   testFilesOf,
-  usesTestPostgres,
 } from './packages/test-support/src/test-plan.ts';
 
 /**
@@ -89,7 +89,7 @@ export function packageTestConfig(
   const all = testFilesOf(dir, REPO_ROOT);
   const selected =
     scope === 'postgres'
-      ? filesWhere(all, REPO_ROOT, usesTestPostgres)
+      ? filesWhere(all, REPO_ROOT, inSecondPass)
       : scope === 'quick'
         ? filesWhere(all, REPO_ROOT, isQuickFile)
         : all;
@@ -109,7 +109,9 @@ export function packageTestConfig(
   };
   // The quick loop starts no Postgres and builds nothing: its files need neither.
   const setups =
-    scope === 'quick' ? [] : [...(options.withDatabase ? [GLOBAL_SETUP] : []), ...(options.globalSetup ?? [])];
+    scope === 'quick'
+      ? []
+      : [...(options.withDatabase ? [GLOBAL_SETUP] : []), ...(options.globalSetup ?? [])];
   return defineConfig({
     // The admin page's script is imported as its bundled text (`?page-bundle`), as the build does.
     plugins: [pageBundleVitePlugin()],
@@ -118,6 +120,12 @@ export function packageTestConfig(
       alias: [{ find: /^@oxicloud\/test-support$/, replacement: testSupport('index.ts') }],
     },
     ssr: { resolve: { conditions: ['@oxicloud/source'] } },
+    // The global setups (the test Postgres and its template database, the server's build) run in vitest's own
+    // environment: from the sources too, so a fresh clone needs no build before `vitest run`, and a migration
+    // changed in migrations/ is the one the template gets.
+    environments: {
+      __vitest__: { resolve: { conditions: ['@oxicloud/source', 'module', 'node', 'import', 'default'] } },
+    },
     test: {
       // With serial files, the two projects hold the files (vitest concatenates a project's include to the root's).
       include: serial.length > 0 ? [] : parallel,

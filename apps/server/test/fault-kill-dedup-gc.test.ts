@@ -223,5 +223,5 @@ describe('kill -9 of the server during dedup_gc', () => {
     // The kills did hit mid-run at least once (rows left marked), and the race ran.
     expect(markedAfterKills + raced.refused).toBeGreaterThan(0);
     expect(raced.inserted).toBeGreaterThan(0);
-  });
+  }, 300_000);
 });

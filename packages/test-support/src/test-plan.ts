@@ -71,6 +71,18 @@ function relativeImports(path: string): string[] {
 }
 
 /**
+ * A file of the second pass (`OXICLOUD_TEST_SCOPE=postgres`): it sends SQL to
+ * the test run's Postgres ({@link usesTestPostgres}) and is not a browser
+ * test. What a browser test proves is the page; the server's SQL under it is
+ * run by the API and process tests, which pass 2 has.
+ */
+export function inSecondPass(file: string, root: string): boolean {
+  return (
+    usesTestPostgres(file, root) && !/from 'playwright-core'/.test(readFileSync(join(root, file), 'utf8'))
+  );
+}
+
+/**
  * Whether a test file starts processes or a browser: `spawn` and the like,
  * the CLI helpers, s3rver, a Postgres of its own, Playwright. (An HTTP
  * listener inside the test's own process is not a process.)
