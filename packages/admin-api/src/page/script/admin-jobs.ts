@@ -25,7 +25,7 @@ import type {
 import { refreshNodes, refreshPeriodicRuns } from './cluster.ts';
 import { byId as $, h } from './dom.ts';
 import { fieldMeanings } from './field-meanings.ts';
-import { loadFindings, refreshHealth, startFindingsView } from './findings-view.ts';
+import { loadFindings, startFindingsView } from './findings-view.ts';
 import {
   cadence,
   duration,
@@ -37,6 +37,7 @@ import {
   shortId,
   timeEl,
 } from './format.ts';
+import { refreshHealth, startHealthView } from './health-view.ts';
 import { showRepairPlan, startRepairView } from './repair-view.ts';
 
 const API_ROOT = '/api/admin';
@@ -297,13 +298,17 @@ async function showJobs(focusHeading: boolean): Promise<void> {
   await tick();
 }
 
-startFindingsView((path, init) =>
-  api(path, {
+/** The findings views' requests: below `/api/admin/findings`. */
+function findingsApi<T>(path: string, init?: { method: 'POST'; body: unknown }): Promise<T> {
+  return api<T>(path, {
     method: init?.method ?? 'GET',
     base: '/api/admin/findings',
     ...(init ? { body: init.body } : {}),
-  }),
-);
+  });
+}
+
+startHealthView(findingsApi);
+startFindingsView(findingsApi);
 
 startRepairView((path, init) =>
   api(path, { method: init?.method ?? 'GET', ...(init ? { body: init.body } : {}) }),
