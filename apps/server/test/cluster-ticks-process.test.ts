@@ -17,9 +17,10 @@ import {
   startServer,
 } from './fault-support.js';
 
-const INTERVAL_MS = 2_000;
-/** How long three nodes tick together (Done-when 1). */
-const WINDOW_MS = 60_000;
+/** `storage_reconcile`'s interval: one slot a second. */
+const INTERVAL_MS = 1_000;
+/** How long three nodes tick together: 30 slots (Done-when 1 had 30 slots of 2 s in 60 s). */
+const WINDOW_MS = 30_000;
 /** The run that goes on through the rolling restart, throttled so it outlives three restarts. */
 const JOB = 'files_consistency';
 const RUN_PARAMS = { batch_size: 20, throttle_ms: 500 };
@@ -54,7 +55,7 @@ interface OwnerReport {
 
 /**
  * Three real `oxijobs serve` processes on one Postgres, `storage_reconcile`
- * every 2 s: the history holds exactly one run per slot (none doubled, none
+ * every second: the history holds exactly one run per slot (none doubled, none
  * missing but possibly the first); then a rolling restart while a
  * `files_consistency` run goes on: still one run per slot, the run is never
  * `Running` without a live owner for longer than a lease, each graceful stop
@@ -225,7 +226,7 @@ describe('three server processes on one database: one firing per tick, a run thr
           dataDir: dir.path,
           httpPort: port,
           extra: {
-            OXICLOUD_STORAGE_USAGE_RECONCILE_INTERVAL_SECONDS: '2',
+            OXICLOUD_STORAGE_USAGE_RECONCILE_INTERVAL_SECONDS: String(INTERVAL_MS / 1000),
             OXICLOUD_METRICS_ADDR: '',
             OXICLOUD_NODE_HEARTBEAT_SECONDS: '1',
             ...LEASES,
@@ -247,7 +248,7 @@ describe('three server processes on one database: one firing per tick, a run thr
     dir?.remove();
   });
 
-  it(`with all three up for ${WINDOW_MS / 1000} s, every 2 s slot runs exactly once; every node lists the three nodes and the same last outcome`, async () => {
+  it(`with all three up for ${WINDOW_MS / 1000} s, every ${INTERVAL_MS / 1000} s slot runs exactly once; every node lists the three nodes and the same last outcome`, async () => {
     const from = await dbNow();
     await sleep(WINDOW_MS);
     const to = (await dbNow()) - INTERVAL_MS; // the slot in flight may not have written its row yet

@@ -23,7 +23,7 @@ import { dirname, join, relative } from 'node:path';
  */
 export const SERIAL_FILES: Readonly<Record<string, string>> = {
   'apps/server/test/cluster-ticks-process.test.ts':
-    'three servers, 2 s slots and a 3 s lease: it asserts that no slot is missed and that a run is never ownerless for a lease, bounds that starved CPUs would break',
+    'three servers, 1 s slots and a 3 s lease: it asserts that no slot is missed and that a run is never ownerless for a lease, bounds that starved CPUs would break',
   'apps/server/test/fault-multi-node.test.ts':
     'a killed node’s run must be paused within lease + janitor + 2 s (3 s and 1 s leases): a bound on time that starved CPUs would break',
 };
