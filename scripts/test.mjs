@@ -26,6 +26,7 @@ import { collectTimings, formatTimings, reportPath, workspaceDirs } from './test
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const runtimeScript = join(root, 'scripts', 'test-container-runtime.sh');
+const SERVER = '@oxicloud/server';
 const workspaces = workspaceDirs();
 const reportOf = (dir) => reportPath(dir);
 
@@ -88,6 +89,23 @@ function run(command, commandArgs, env) {
     child = spawn(command, commandArgs, { cwd: root, stdio: 'inherit', env });
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
+}
+
+/**
+ * The server's tasks run last, on their own: its serial files (test-plan.ts)
+ * then have the machine to themselves, and its many parallel files do not
+ * compete with other packages' suites. Every other task first, `concurrency`
+ * at a time. With turbo arguments of the caller's own, one turbo run as asked.
+ */
+async function turboInStages(tasks, filters, env) {
+  const turbo = (extra) =>
+    run('pnpm', ['exec', 'turbo', 'run', ...tasks, `--concurrency=${concurrency}`, ...extra], env);
+  if (turboArgs.length > 0) return turbo(turboArgs);
+  const others =
+    filters.length > 0 ? filters.filter((f) => f !== `--filter=${SERVER}`) : ['--filter=!' + SERVER];
+  const first = await turbo(others);
+  const second = await turbo([`--filter=${SERVER}`]);
+  return first || second;
 }
 
 // System packages: chromium for the browser test, docker.io and debootstrap for pass 2.
@@ -157,11 +175,7 @@ if (only !== 'containers') {
   const what = hasUrl ? 'TEST_DATABASE_URL' : 'embedded Postgres 18';
   console.log(`\ntest: pass 1 — build, lint and every test file; database tests on ${what}\n`);
   const started = Date.now();
-  const code = await run(
-    'pnpm',
-    ['exec', 'turbo', 'run', 'build', 'lint', 'test', `--concurrency=${concurrency}`, ...turboArgs],
-    env,
-  );
+  const code = await turboInStages(['build', 'lint', 'test'], turboArgs, env);
   if (code !== 0) status = code;
   const t = totals();
   add(t);
@@ -210,10 +224,9 @@ if (only !== 'embedded') {
           // Type tests touch no database: pass 1 has them (an env var keeps the builds' cache).
           OXICLOUD_TEST_TYPECHECK: '0',
         };
-        const filters = names.map((n) => `--filter=${n}`);
-        const code = await run(
-          'pnpm',
-          ['exec', 'turbo', 'run', 'test', `--concurrency=${concurrency}`, ...filters],
+        const code = await turboInStages(
+          ['test'],
+          names.map((n) => `--filter=${n}`),
           env,
         );
         if (code !== 0) status = status || code;
