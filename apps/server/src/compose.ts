@@ -10,7 +10,7 @@ import {
   PgRepairPlans,
   PgRunRetention,
 } from '@oxicloud/consistency';
-import { JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
+import { createNodeId, JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger, type MisfirePolicy } from '@oxicloud/scheduler';
 import {
   Blake3WorkerPool,
@@ -69,7 +69,6 @@ import { freshnessCheckIntervalMsFromEnv, freshnessTargets } from './freshness/f
 import { PgJobFreshnessStore } from './freshness/job-freshness-store.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { tickSkipTap } from './metrics/tick-skip-tap.js';
-import { createNodeId } from './node-id.js';
 import { SERVER_VERSION } from './server-version.js';
 
 /** What the composition root is given: everything that touches the outside world is made by the caller. */
@@ -83,7 +82,7 @@ export interface ComposeInput {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** How long a graceful stop waits for running runs to land Paused. @defaultValue 10 s */
   readonly shutdownTimeoutMs?: number;
-  /** This process's node id (the owner of the runs it executes). @defaultValue `createNodeId()` */
+  /** This process's node id (the owner of the runs it executes). @defaultValue `createNodeId()` of `@oxicloud/recoverable` */
   readonly nodeId?: string;
 }
 
