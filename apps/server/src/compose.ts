@@ -10,7 +10,7 @@ import {
   PgRepairPlans,
   PgRunRetention,
 } from '@oxicloud/consistency';
-import { JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
+import { createNodeId, JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger, type MisfirePolicy } from '@oxicloud/scheduler';
 import {
   Blake3WorkerPool,
@@ -63,13 +63,12 @@ import type { ServerConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
 import { pgReadinessProbe } from './database/readiness-probe.js';
-import { closeAndMailFindings } from './findings/close-and-mail.js';
+import { mailFindingChanges } from './findings/mail-finding-changes.js';
 import { FreshnessMonitor } from './freshness/freshness-monitor.js';
 import { freshnessCheckIntervalMsFromEnv, freshnessTargets } from './freshness/freshness-policy.js';
 import { PgJobFreshnessStore } from './freshness/job-freshness-store.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { tickSkipTap } from './metrics/tick-skip-tap.js';
-import { createNodeId } from './node-id.js';
 import { SERVER_VERSION } from './server-version.js';
 
 /** What the composition root is given: everything that touches the outside world is made by the caller. */
@@ -83,7 +82,7 @@ export interface ComposeInput {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** How long a graceful stop waits for running runs to land Paused. @defaultValue 10 s */
   readonly shutdownTimeoutMs?: number;
-  /** This process's node id (the owner of the runs it executes). @defaultValue `createNodeId()` */
+  /** This process's node id (the owner of the runs it executes). @defaultValue `createNodeId()` of `@oxicloud/recoverable` */
   readonly nodeId?: string;
 }
 
@@ -249,7 +248,7 @@ export function createRecoverableJobs(deps: {
   readonly backends: BlobBackends;
   readonly sourceBackend: 'local' | 's3';
   readonly findings: PgFindingStore;
-  /** Findings across runs: closed after each Completed run. @defaultValue one on `pool` */
+  /** Findings across runs: what a Completed run changed, for the findings mail. @defaultValue one on `pool` */
   readonly ledger?: PgFindingLedger;
   readonly alerts: JobAlerts;
   readonly tenants: TenantConfigs;
@@ -355,10 +354,10 @@ export function createRecoverableJobs(deps: {
 }
 
 /**
- * Alerts at a recoverable run's terminal write: `job_failed` for a Failed run
- * (with its run id); a Completed run is closed (findings across runs) and,
- * for a job that declares `consistency_findings`, what it changed is mailed
- * (`closeAndMailFindings`). Fire-and-forget: neither rejects.
+ * Alerts when a recoverable run finished (its terminal write, and for a check
+ * its closing, done): `job_failed` for a Failed run (with its run id); for a
+ * Completed run of a job that declares `consistency_findings`, what it
+ * changed is mailed (`mailFindingChanges`). Fire-and-forget: neither rejects.
  */
 function alertOnRunFinished(
   event: RunFinishedEvent,
@@ -381,7 +380,7 @@ function alertOnRunFinished(
     });
     return;
   }
-  void closeAndMailFindings(event, deps);
+  void mailFindingChanges(event, deps);
 }
 
 /**
@@ -559,7 +558,8 @@ export function composeServer(input: ComposeInput): ComposedServer {
       // this host left Running become Paused (never resumed by themselves); runs
       // other live nodes execute are left alone. Then the janitor watches leases.
       await engine.start();
-      // Completed check runs a crash left unclosed (terminal write landed, closing did not).
+      // Completed check runs a crash left unclosed (terminal write landed, closing did not): closed
+      // now rather than when their check next runs (checkJob closes them then too).
       await ledger.closePendingRuns().catch((error: unknown) =>
         logger.warn(
           {
@@ -567,7 +567,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
             event: 'consistency.close_pending_failed',
             error: String(error),
           },
-          'could not close the findings of completed runs left unclosed; the next completed run of each check does',
+          'could not close the findings of completed runs left unclosed; the next run of each check closes them as it begins',
         ),
       );
       await freshness.start();

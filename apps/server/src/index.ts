@@ -30,7 +30,6 @@ export type { DatabaseSource, OpenDatabase } from './database/open-database.js';
 export { openDatabase } from './database/open-database.js';
 export { applyMigrations, ensureFirstAdmin, FIRST_ADMIN_USERNAME } from './database/prepare-database.js';
 export { createLogger, SERVER_TARGET } from './logger.js';
-export { createNodeId } from './node-id.js';
 export { createProgram, runCli } from './program.js';
 export type { ServerErrorCode } from './server-error.js';
 export { ServerError } from './server-error.js';

@@ -5,8 +5,8 @@ import {
   type AdminUserLookup,
   type AdminUserRecord,
   createAdminApp,
-  type JobCatalog,
   type JobSummary,
+  type PeriodicJobs,
   signAdminToken,
 } from './index.js';
 
@@ -27,7 +27,7 @@ function capturingLogger(lines: LogLine[]): Logger {
   return { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') };
 }
 
-/** A fake JobCatalog port: two jobs, records each trigger and how many audit lines existed at that moment. */
+/** A fake PeriodicJobs port: two jobs, records each trigger and how many audit lines existed at that moment. */
 function fakeCatalog(lines: LogLine[]) {
   const calls: Array<{ name: string; args: JobRunArgs; auditLinesBefore: number }> = [];
   const jobs: JobSummary[] = [
@@ -65,7 +65,7 @@ function fakeCatalog(lines: LogLine[]) {
       last_outcome: null,
     },
   ];
-  const catalog: JobCatalog = {
+  const periodic: PeriodicJobs = {
     list: () => jobs,
     async trigger(name, args): Promise<JobOutcome | undefined> {
       calls.push({
@@ -79,7 +79,7 @@ function fakeCatalog(lines: LogLine[]) {
       return undefined;
     },
   };
-  return { catalog, calls };
+  return { periodic, calls };
 }
 
 /** The AdminUserLookup port on the real auth.users table. */
@@ -133,7 +133,7 @@ describe('createAdminApp', () => {
     lines = [];
     fake = fakeCatalog(lines);
     app = createAdminApp({
-      jobs: fake.catalog,
+      jobs: fake.periodic,
       users: pgLookup(db),
       jwtSecret: SECRET,
       logger: capturingLogger(lines),
@@ -150,7 +150,7 @@ describe('createAdminApp', () => {
   it('refuses a secret shorter than 32 bytes at creation', () => {
     expect(() =>
       createAdminApp({
-        jobs: fake.catalog,
+        jobs: fake.periodic,
         users: pgLookup(db),
         jwtSecret: 'short',
         logger: capturingLogger([]),
@@ -169,7 +169,7 @@ describe('createAdminApp', () => {
 
   it('answers 503 degraded when the probe reports the database down', async () => {
     const down = createAdminApp({
-      jobs: fake.catalog,
+      jobs: fake.periodic,
       users: pgLookup(db),
       jwtSecret: SECRET,
       logger: capturingLogger([]),

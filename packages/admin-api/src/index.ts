@@ -31,7 +31,6 @@ export type { FindingsLedger } from './ports/findings-ledger.js';
 export type { FindingsReader } from './ports/findings-reader.js';
 export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';
 export type {
-  JobCatalog,
   JobCatalogView,
   JobLastOutcome,
   JobSummary,

@@ -17,7 +17,6 @@ export {
   clusterSqlFolder,
   migrate,
 } from './cluster-schema.js';
-export { createNodeId, parseNodeId } from './node-id.js';
 export type { ClusterNodeRow, NodeMembershipOptions } from './node-membership.js';
 export { NODE_MEMBERSHIP_DEFAULTS, NodeMembership } from './node-membership.js';
 export type { OwnedRun } from './pg-owned-runs.js';

@@ -1,8 +1,7 @@
 import { hostname } from 'node:os';
-import { isDeadLocalOwner } from '@oxicloud/recoverable';
+import { createNodeId, isDeadLocalOwner } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import { ClusterError } from './cluster-error.js';
-import { createNodeId } from './node-id.js';
 import { dateOrNull, type Queryable } from './queryable.js';
 
 /**
@@ -15,7 +14,7 @@ const LIVE_IN_THIS_PROCESS = new Set<string>();
 /** Options of {@link NodeMembership}; defaults in {@link NODE_MEMBERSHIP_DEFAULTS}. */
 export interface NodeMembershipOptions {
   readonly pool: Queryable;
-  /** This process's id. @defaultValue {@link createNodeId}() */
+  /** This process's id. @defaultValue `createNodeId()` of `@oxicloud/recoverable` (`<host>:<pid>:<6 hex>`) */
   readonly nodeId?: string;
   /** The software version the row shows (e.g. the server's package version). */
   readonly version: string;

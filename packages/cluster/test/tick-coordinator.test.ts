@@ -1,7 +1,7 @@
 import { JobRegistry, ok, silentLogger } from '@oxicloud/scheduler';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodeId, migrate, PgPeriodicHistory, PgTickCoordinator } from '../src/index.js';
+import { migrate, PgPeriodicHistory, PgTickCoordinator } from '../src/index.js';
 
 function coordinator(db: TestDatabase, nodeId: string, leaseMs = 30_000): PgTickCoordinator {
   return new PgTickCoordinator({ pool: db.pool, node: { nodeId, offsetMs: 0 }, leaseMs });
@@ -17,12 +17,6 @@ describe('PgTickCoordinator on real Postgres', () => {
   });
   afterAll(async () => {
     await db.drop();
-  });
-
-  it('createNodeId() is host:pid:6 hex, a new suffix each time', () => {
-    const id = createNodeId();
-    expect(id).toMatch(new RegExp(`:${process.pid}:[0-9a-f]{6}$`));
-    expect(createNodeId()).not.toBe(id);
   });
 
   it('twelve concurrent claims of one slot: exactly one winner', async () => {

@@ -6,6 +6,7 @@ import {
   type RecoverableJobHandler,
   type RunOptions,
   type RunOutcome,
+  type TerminalRun,
 } from '@oxicloud/recoverable';
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
 import {
@@ -14,6 +15,7 @@ import {
   validateCheckTriggerParams,
 } from './check-params.js';
 import { checkStore } from './check-store.js';
+import type { RunCloseResult } from './close-run.js';
 import type { ConsistencyCheck } from './consistency-check.js';
 import { CONSISTENCY_FINDINGS_ALERT, CONSISTENCY_LOG_TARGET, FindingBatch } from './finding-batch.js';
 import type { FindingWriter } from './finding-sink.js';
@@ -21,7 +23,11 @@ import { effectiveGraceMs, graceBoundary } from './grace.js';
 
 /** Options of {@link checkJob}. */
 export interface CheckJobOptions {
-  /** Where the run's findings are written, in each checkpoint's transaction (a `PgFindingStore`). */
+  /**
+   * Where the run's life is written (a `PgFindingStore`): its beginning (the
+   * grace boundary), its findings in each checkpoint's transaction, and its
+   * closing after the terminal write.
+   */
   readonly findings: FindingWriter;
   /** Receives the audit and `oxicloud::consistency` lines. @defaultValue silentLogger */
   readonly logger?: Logger;
@@ -41,16 +47,34 @@ export interface CheckJobHandler extends RecoverableJobHandler {
   validateTriggerParams(params: unknown): CheckParamsValidation;
   /** Forwards to the check's `estimateTotal` (`null` when it has none or it fails). */
   estimateTotal(params: Readonly<Record<string, unknown>>, options?: RunOptions): Promise<number | null>;
+  /**
+   * The closing step, after the run's terminal write: a `Completed` run is
+   * closed (`findings.closeRun`: the check's findings it examined and found
+   * consistent become `fixed`, expired acceptances are `open` again), logged
+   * as `consistency.findings_closed`. Paused and failed runs close nothing.
+   * Never rejects: a failure is logged (`consistency.findings_close_failed`)
+   * and the next run of the check closes it as it begins.
+   */
+  afterTerminal(run: TerminalRun): Promise<void>;
 }
 
 /**
  * Turns a {@link ConsistencyCheck} into a `RecoverableJobHandler` (job name =
- * check name): reads the {@link CheckOptions} from the run's stored params,
- * with the run's options (`store.options`),
- * composes the engine's `JobStore` with the run's {@link FindingBatch} into
- * a `CheckStore` (findings commit with the checkpoint that covers them, and
- * are audited once committed), and calls `check.runResumable`. A check that throws becomes
- * a `failed` outcome.
+ * check name) that owns the check run's whole life, whoever runs it (the
+ * engine, standalone `runOrResume`):
+ *
+ * 1. **Beginning.** Closes the check's `Completed` runs a crash left
+ *    unclosed, then remembers the run's grace boundary (`findings.beginRun`).
+ * 2. **Batches.** Reads the {@link CheckOptions} from the run's stored
+ *    params, with the run's options (`store.options`), composes the engine's
+ *    `JobStore` with the run's {@link FindingBatch} into a `CheckStore`
+ *    (findings commit with the checkpoint that covers them, and are audited
+ *    once committed), and calls `check.runResumable`. A check that throws
+ *    becomes a `failed` outcome.
+ * 3. **Closing.** After the terminal write (`afterTerminal`), a `Completed`
+ *    run is closed (`findings.closeRun`), before the engine's
+ *    `onRunFinished` listeners hear of the run: a findings mail reads the
+ *    closed state.
  *
  * @example
  * ```ts
@@ -62,6 +86,29 @@ export interface CheckJobHandler extends RecoverableJobHandler {
  */
 export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): CheckJobHandler {
   const logger = options.logger ?? silentLogger;
+  const findingsClosed = (closed: RunCloseResult) =>
+    logger.info(
+      {
+        target: CONSISTENCY_LOG_TARGET,
+        event: 'consistency.findings_closed',
+        check: check.name,
+        run_id: closed.runId,
+        fixed: closed.fixed,
+        expired: closed.expired,
+      },
+      `${check.name}: ${closed.fixed} finding(s) fixed by run ${closed.runId}`,
+    );
+  const closeFailed = (runId: string, error: unknown, when: string) =>
+    logger.error(
+      {
+        target: CONSISTENCY_LOG_TARGET,
+        event: 'consistency.findings_close_failed',
+        check: check.name,
+        run_id: runId,
+        error: error instanceof Error ? error.message : String(error),
+      },
+      `${check.name}: could not close the findings of ${when}; the next run of ${check.name} closes it as it begins`,
+    );
   return {
     name: check.name,
     check,
@@ -109,6 +156,15 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
         },
         `${check.name}: scanning`,
       );
+      if (options.findings.closePendingRuns) {
+        try {
+          for (const closed of await options.findings.closePendingRuns(check.name)) {
+            if (closed.outcome === 'closed') findingsClosed(closed);
+          }
+        } catch (error) {
+          closeFailed(runId, error, `the completed runs before run ${runId}`);
+        }
+      }
       let outcome: RunOutcome;
       try {
         await options.findings.beginRun?.({
@@ -133,6 +189,15 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
         `${check.name}: ${outcome.kind}`,
       );
       return outcome;
+    },
+    async afterTerminal(run: TerminalRun): Promise<void> {
+      if (run.status !== 'Completed' || !options.findings.closeRun) return;
+      try {
+        const closed = await options.findings.closeRun(run.runId);
+        if (closed?.outcome === 'closed') findingsClosed(closed);
+      } catch (error) {
+        closeFailed(run.runId, error, `run ${run.runId}`);
+      }
     },
   };
 }

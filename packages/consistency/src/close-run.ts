@@ -131,17 +131,21 @@ export async function closeRun(db: Kysely<FindingsDatabase>, runId: string): Pro
 
 /**
  * Closes every `Completed` check run not closed yet (a crash between the
- * terminal write and the closing step), oldest first. Idempotent.
+ * terminal write and the closing step), oldest first; only the runs of
+ * `checkName` when it is given. Idempotent.
  */
-export async function closePendingRuns(db: Kysely<FindingsDatabase>): Promise<RunCloseResult[]> {
-  const pending = await db
+export async function closePendingRuns(
+  db: Kysely<FindingsDatabase>,
+  checkName?: string,
+): Promise<RunCloseResult[]> {
+  let query = db
     .selectFrom('jobs.finding_runs as fr')
     .innerJoin('jobs.recoverable_runs as r', 'r.id', 'fr.run_id')
     .select('fr.run_id')
     .where('fr.closed_at', 'is', null)
-    .where('r.status', '=', 'Completed')
-    .orderBy('fr.started_at')
-    .execute();
+    .where('r.status', '=', 'Completed');
+  if (checkName !== undefined) query = query.where('fr.check_name', '=', checkName);
+  const pending = await query.orderBy('fr.started_at').execute();
   const out: RunCloseResult[] = [];
   for (const { run_id } of pending) {
     const result = await closeRun(db, run_id);

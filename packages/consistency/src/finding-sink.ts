@@ -1,4 +1,5 @@
 import type { RunTransaction } from '@oxicloud/recoverable';
+import type { RunCloseResult } from './close-run.js';
 import type { Inconsistency } from './inconsistency.js';
 
 /**
@@ -43,8 +44,10 @@ export interface FindingWriteContext {
 }
 
 /**
- * The port a run's findings are written through (`PgFindingStore` on
- * `jobs.run_findings`): one call per batch, inside the checkpoint's transaction.
+ * The port a check run's findings go through (`PgFindingStore` on
+ * `jobs.run_findings` and `jobs.findings`): the run's beginning, one write
+ * per batch inside the checkpoint's transaction, and the closing step after
+ * the run's terminal write. `checkJob` calls each at its moment.
  */
 export interface FindingWriter {
   writeFindings(
@@ -60,6 +63,20 @@ export interface FindingWriter {
    * by the closing step once `Completed`.
    */
   beginRun?(run: CheckRunFacts): Promise<void>;
+  /**
+   * Optional: the closing step of a run once it is `Completed` (see
+   * `closeRun`: its check's findings it examined and found consistent become
+   * `fixed`). Idempotent; `not_completed` for a Paused or Failed run; `null`
+   * for a run without a `beginRun` row. `checkJob` calls it from the run's
+   * `afterTerminal` step, after the terminal write.
+   */
+  closeRun?(runId: string): Promise<RunCloseResult | null>;
+  /**
+   * Optional: closes the `Completed` runs of `checkName` a crash left
+   * unclosed (between their terminal write and their closing step), oldest
+   * first. `checkJob` calls it as each run begins.
+   */
+  closePendingRuns?(checkName: string): Promise<readonly RunCloseResult[]>;
 }
 
 /** What the closing step needs to know about a check run. */

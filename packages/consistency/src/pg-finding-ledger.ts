@@ -197,7 +197,7 @@ function decodeCursor(cursor: string): { rank: number; seen: Date; id: string } 
  * @example
  * ```ts
  * const ledger = new PgFindingLedger({ pool });
- * await ledger.closeRun(runId); // after the run's terminal write, when Completed
+ * await ledger.closeRun(runId); // idempotent: checkJob already closed each Completed run after its terminal write
  * const page = await ledger.list({ state: 'open', limit: 50 });
  * ```
  */
@@ -217,9 +217,9 @@ export class PgFindingLedger {
     return closeRun(this.#db, runId);
   }
 
-  /** Closes every `Completed` check run a crash left unclosed. */
-  closePendingRuns(): Promise<RunCloseResult[]> {
-    return closePendingRuns(this.#db);
+  /** Closes every `Completed` check run a crash left unclosed (only `checkName`'s when given), oldest first. */
+  closePendingRuns(checkName?: string): Promise<RunCloseResult[]> {
+    return closePendingRuns(this.#db, checkName);
   }
 
   /**

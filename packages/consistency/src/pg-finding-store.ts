@@ -1,6 +1,7 @@
 import type { RunTransaction } from '@oxicloud/recoverable';
 import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
+import { closePendingRuns, closeRun, type RunCloseResult } from './close-run.js';
 import { ConsistencyError } from './consistency-error.js';
 import { checkConsistencySchema } from './consistency-schema.js';
 import type {
@@ -209,6 +210,19 @@ export class PgFindingStore implements FindingWriter {
     } catch (cause) {
       throw await databaseError(this.#db, `remember the grace boundary of run ${run.runId}`, cause);
     }
+  }
+
+  /**
+   * The closing step of a `Completed` run (`closeRun`: one transaction,
+   * once; idempotent). `checkJob` calls it after the run's terminal write.
+   */
+  closeRun(runId: string): Promise<RunCloseResult | null> {
+    return closeRun(this.#db, runId);
+  }
+
+  /** Closes the `Completed` runs of `checkName` left unclosed by a crash, oldest first. */
+  closePendingRuns(checkName: string): Promise<RunCloseResult[]> {
+    return closePendingRuns(this.#db, checkName);
   }
 
   /** Writes one batch of findings of `runId` in a transaction of its own (tests, tools). */

@@ -8,6 +8,7 @@
  * @packageDocumentation
  */
 
+export type { RunArgs } from './acquire-run.js';
 export type { AsJobHandlerOptions } from './as-job-handler.js';
 export { asJobHandler } from './as-job-handler.js';
 export type { BatchParams } from './batch/batch-params.js';
@@ -43,8 +44,10 @@ export {
   withConnectionRetry,
 } from './connection-retry.js';
 export type { RecoverableRunsTable, RecoverableTables } from './db/recoverable-runs-table.js';
+export type { RunFinishedEvent, RunFinishedListener } from './execute-run.js';
 export type { CatalogEntry, JobKind, PeriodicJobList, RecoverableJobList } from './job-catalog.js';
 export { JobCatalog } from './job-catalog.js';
+export { outcomeOfRun } from './job-outcome-bridge.js';
 export type {
   BatchWrites,
   BatchWritesResult,
@@ -66,31 +69,26 @@ export {
 export type { NodeIdParts } from './lease/node-id.js';
 export { createNodeId, isDeadLocalOwner, isProcessAlive, parseNodeId } from './lease/node-id.js';
 export type { LeaseGuard, LeaseState } from './lease/run-leases.js';
+export type { ActiveRun, ShutdownResult } from './own-runs.js';
 export { PgJobStore, RESERVED_STATS_KEYS } from './pg-job-store.js';
 export { PgJobStoreFactory, RESTART_PAUSE_REASON } from './pg-job-store-factory.js';
 export type { RunProgress } from './progress.js';
 export type {
-  ActiveRun,
   CancelResult,
   EngineRunArgs,
   ListRunsOptions,
   RecoverableEngineOptions,
-  ShutdownResult,
   TriggerResult,
 } from './recoverable-engine.js';
 export { RecoverableEngine } from './recoverable-engine.js';
 export type { RecoverableErrorCode } from './recoverable-error.js';
-export { RecoverableError } from './recoverable-error.js';
-export type { ParamsValidation, RecoverableJobHandler } from './recoverable-job-handler.js';
+export { isLeaseLost, RecoverableError } from './recoverable-error.js';
+export type { ParamsValidation, RecoverableJobHandler, TerminalRun } from './recoverable-job-handler.js';
+export { RECOVERABLE_TARGET } from './run-log.js';
 export type { RunOptions, TriggerOptionsResult } from './run-options.js';
 export { NO_RUN_OPTIONS, RUN_OPTION_KEYS, triggerOptions } from './run-options.js';
-export type {
-  RunArgs,
-  RunFinishedEvent,
-  RunFinishedListener,
-  RunOrResumeOptions,
-} from './run-or-resume.js';
-export { isLeaseLost, outcomeOfRun, RECOVERABLE_TARGET, runOrResume } from './run-or-resume.js';
+export type { RunOrResumeOptions } from './run-or-resume.js';
+export { runOrResume } from './run-or-resume.js';
 export type { RunOutcome } from './run-outcome.js';
 export { completed, failed, paused } from './run-outcome.js';
 export type { RunPause, RunRecord } from './run-record.js';

@@ -1,28 +1,18 @@
 import type { JobCapabilities, JobOutcome, Logger } from '@oxicloud/scheduler';
-import { capabilitiesOf, ok, silentLogger } from '@oxicloud/scheduler';
+import { capabilitiesOf, silentLogger } from '@oxicloud/scheduler';
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
-import { DATABASE_UNREACHABLE, isConnectionLoss } from './connection-retry.js';
+import type { RunArgs } from './acquire-run.js';
+import { isConnectionLoss } from './connection-retry.js';
 import type { RecoverableTables } from './db/recoverable-runs-table.js';
-import type { RunFence } from './job-store-factory.js';
-import { type LeaseSettings, leaseExpiredReason, leaseSettings } from './lease/lease-settings.js';
+import type { RunFinishedListener } from './execute-run.js';
+import { type LeaseSettings, leaseSettings } from './lease/lease-settings.js';
 import { isDeadLocalOwner } from './lease/node-id.js';
-import { type LeaseEnd, RunLeases } from './lease/run-leases.js';
+import { type ActiveRun, OwnRuns, type ShutdownResult } from './own-runs.js';
 import { PgJobStoreFactory } from './pg-job-store-factory.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
 import type { RecoverableJobHandler } from './recoverable-job-handler.js';
-import {
-  type AcquiredRun,
-  acquireRun,
-  type ExecutedRun,
-  executeRun,
-  InvalidParams,
-  logRunLine,
-  logRunStart,
-  prepareTrigger,
-  RECOVERABLE_TARGET,
-  type RunArgs,
-  type RunFinishedListener,
-} from './run-or-resume.js';
+import { RECOVERABLE_TARGET } from './run-log.js';
+import { awaitRun, startRun } from './run-or-resume.js';
 import type { RunRepository } from './run-repository.js';
 import type { RunStatus } from './run-status.js';
 import { type RunSummary, toRunSummary } from './run-summary.js';
@@ -42,7 +32,11 @@ export interface RecoverableEngineOptions {
    * (tests may hand a port of their own)
    */
   readonly repository?: RunRepository;
-  /** Called after each terminal write (alerts and findings mails hook here); contained if it throws. */
+  /**
+   * Called after each terminal write, once the job's own `afterTerminal` step
+   * (a check's closing) has settled: alerts, findings mails and metrics hook
+   * here and read the closed state. Contained if it throws.
+   */
   readonly onRunFinished?: RunFinishedListener;
   /**
    * How long a batch loop retries after the database went away before the run
@@ -104,27 +98,6 @@ export interface ListRunsOptions {
   readonly offset?: number;
 }
 
-/** A run this process is executing. */
-export interface ActiveRun {
-  readonly run_id: string;
-  readonly job: string;
-}
-
-/** What {@link RecoverableEngine.shutdown} answers. */
-export interface ShutdownResult {
-  /** Runs that reached a terminal write in time (normally `Paused`, with their cursor). */
-  readonly landed: ReadonlyArray<ActiveRun & { readonly status: RunStatus | null }>;
-  /** Runs still executing when the timeout passed; their lease expires and a janitor (or this host's next boot) pauses them. */
-  readonly pending: readonly ActiveRun[];
-}
-
-interface TrackedRun {
-  readonly job: string;
-  readonly controller: AbortController;
-  readonly done: Promise<ExecutedRun>;
-  result?: ExecutedRun;
-}
-
 const JOB_NAME = /^[a-z][a-z0-9_]*$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_LIST_LIMIT = 500;
@@ -135,6 +108,11 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
  * The recoverable-run engine as the server uses it: a catalog of
  * {@link RecoverableJobHandler}s, non-blocking triggers, cancel, run
  * listing, the boot sweep and graceful shutdown, on `jobs.recoverable_runs`.
+ * A run goes the one way the standalone `runOrResume` goes (`startRun`:
+ * acquire, execute, terminal write, the job's `afterTerminal`,
+ * `onRunFinished`), hosted by the engine's own runs (`OwnRuns`: stop
+ * signals, the lease heartbeat, pause reasons, terminal writes that never
+ * landed).
  *
  * @example
  * ```ts
@@ -155,20 +133,12 @@ export class RecoverableEngine {
   readonly #log: Logger;
   readonly #onRunFinished: RunFinishedListener | undefined;
   readonly #jobs = new Map<string, RecoverableJobHandler>();
-  readonly #active = new Map<string, TrackedRun>();
-  /** Why each own run was asked to stop (its pause reason). */
-  readonly #stopReasons = new Map<string, string>();
-  /** Own runs no longer executed here whose terminal write never landed: the reconnect sweep pauses them. */
-  readonly #unlanded = new Map<string, RunFence>();
-  readonly #leases: RunLeases;
+  /** The runs this process executes: their stop signals, leases, pause reasons and unlanded terminal writes. */
+  readonly #own: OwnRuns;
   readonly #settings: LeaseSettings;
   #janitorTimer: NodeJS.Timeout | undefined;
   /** The node id written as the owner of the runs this engine executes. */
   readonly nodeId: string;
-  /** Fires once shutdown has waited: terminal writes stop retrying. */
-  readonly #stopped = new AbortController();
-  readonly #reconnectSweepIntervalMs: number;
-  #reconnectTimer: NodeJS.Timeout | undefined;
   #closing = false;
 
   constructor(options: RecoverableEngineOptions) {
@@ -199,17 +169,11 @@ export class RecoverableEngine {
     this.nodeId = factory.nodeId;
     this.#log = options.logger ?? silentLogger;
     this.#onRunFinished = options.onRunFinished;
-    this.#reconnectSweepIntervalMs = options.reconnectSweepIntervalMs ?? 2_000;
-    this.#leases = new RunLeases({
+    this.#own = new OwnRuns({
       repository: factory,
       settings: this.#settings,
       logger: this.#log,
-      logTarget: RECOVERABLE_TARGET,
-      onEnd: (end) => this.#leaseEnded(end),
-      onCancelRequested: (runId) => {
-        if (!this.#stopReasons.has(runId)) this.#stopReasons.set(runId, 'cancel requested');
-        this.#active.get(runId)?.controller.abort();
-      },
+      reconnectSweepIntervalMs: options.reconnectSweepIntervalMs ?? 2_000,
     });
   }
 
@@ -228,6 +192,11 @@ export class RecoverableEngine {
     }
     if (typeof handler.runResumable !== 'function') {
       throw new TypeError(`recoverable job ${handler.name} has no runResumable(store, signal) method`);
+    }
+    if (handler.afterTerminal !== undefined && typeof handler.afterTerminal !== 'function') {
+      throw new TypeError(
+        `recoverable job ${handler.name}: afterTerminal must be a method (run) => Promise<void> when given`,
+      );
     }
     if (this.#jobs.has(handler.name)) {
       throw new RecoverableError(
@@ -262,63 +231,44 @@ export class RecoverableEngine {
 
   /** Runs this process is executing right now. */
   activeRuns(): ActiveRun[] {
-    return [...this.#active].map(([run_id, t]) => ({ run_id, job: t.job }));
+    return this.#own.list();
   }
 
   /**
    * Starts or resumes the job's run and returns at once (steps 1–4 awaited,
-   * 5–6 in the background). Idempotent: while a run is active it returns
-   * that run's id and status with `already_running: true`. A Paused run is
-   * resumed with its stored params (new ones are ignored, even invalid
-   * ones: they refuse only a fresh start). `force` and `deep` are the run's
-   * options (`store.options`), validated here once; the run's details show them among its params.
+   * 5–6 in the background: `startRun` on this engine's host). Idempotent:
+   * while a run is active it returns that run's id and status with
+   * `already_running: true`. A Paused run is resumed with its stored params
+   * (new ones are ignored, even invalid ones: they refuse only a fresh
+   * start). `force` and `deep` are the run's options (`store.options`),
+   * validated here once; the run's details show them among its params.
    *
    * Throws `UNKNOWN_JOB`, `INVALID_PARAMS` (the validator's message) or `SHUTTING_DOWN`.
    */
   async trigger(name: string, args: RunArgs = {}): Promise<TriggerResult> {
-    const sentAt = performance.now();
-    const { job, acquired } = await this.#acquire(name, args);
-    if (acquired.kind === 'already_running') {
-      return {
-        run_id: acquired.record.runId,
-        status: acquired.record.status,
-        resumed: false,
-        already_running: true,
-      };
-    }
-    void this.#execute(job, acquired, { leaseSentAt: sentAt });
+    const job = await this.#runnable(name);
+    const started = await startRun(job, this.#factory, { ...args, ...this.#runOptions() });
     return {
-      run_id: acquired.record.runId,
-      status: acquired.record.status,
-      resumed: acquired.kind === 'resumed',
-      already_running: false,
+      run_id: started.record.runId,
+      status: started.record.status,
+      resumed: started.kind === 'resumed',
+      already_running: started.kind === 'already_running',
     };
   }
 
   /**
-   * The awaited variant (Part 1 ticks, `consistency_batch`): starts or
-   * resumes the run and resolves with its bridged `JobOutcome`; a run already
+   * The awaited variant (Part 1 ticks, `consistency_batch`): the body of the
+   * standalone `runOrResume` on this engine's runs (their leases, cancel,
+   * shutdown). Resolves with the run's bridged `JobOutcome` once its
+   * terminal write and the job's `afterTerminal` step are done; a run already
    * active → `ok(0, { skipped: 'already_running', run_id })`.
    *
    * Throws `UNKNOWN_JOB`, `INVALID_PARAMS` or `SHUTTING_DOWN`.
    */
   async runOrResume(name: string, args: EngineRunArgs = {}): Promise<JobOutcome> {
-    const started = performance.now();
-    const { job, acquired } = await this.#acquire(name, args);
-    if (acquired.kind === 'already_running') {
-      const outcome = ok(0, { skipped: 'already_running', run_id: acquired.record.runId });
-      if (args.logRunLine !== false) {
-        logRunLine(this.#log, name, acquired.record.runId, outcome, Math.round(performance.now() - started));
-      }
-      return outcome;
-    }
-    const executed = await this.#execute(job, acquired, {
-      ...(args.signal ? { signal: args.signal } : {}),
-      logRunLine: args.logRunLine !== false,
-      startedAtMs: started,
-      leaseSentAt: started,
-    });
-    return executed.outcome;
+    const startedAtMs = performance.now();
+    const job = await this.#runnable(name);
+    return awaitRun(job, this.#factory, { ...args, ...this.#runOptions(), startedAtMs });
   }
 
   /**
@@ -335,11 +285,9 @@ export class RecoverableEngine {
     } catch (thrown) {
       // The database is away: a run this process executes is stopped here, and
       // lands Paused ('cancel requested') as soon as its terminal write can land.
-      const own = [...this.#active].find(([, t]) => t.job === name);
-      if (!own || !isConnectionLoss(thrown)) throw thrown;
-      const [runId, tracked] = own;
-      this.#stopReasons.set(runId, 'cancel requested');
-      tracked.controller.abort();
+      const runId = this.#own.runOf(name);
+      if (runId === undefined || !isConnectionLoss(thrown)) throw thrown;
+      this.#own.stopHere(runId, 'cancel requested', true);
       this.#log.warn(
         {
           target: RECOVERABLE_TARGET,
@@ -359,11 +307,7 @@ export class RecoverableEngine {
     for (let attempt = 0; attempt < 3; attempt++) {
       const runId = await this.#factory.requestCancel(name);
       if (runId !== null) {
-        const own = this.#active.get(runId);
-        if (own) {
-          this.#stopReasons.set(runId, 'cancel requested');
-          own.controller.abort();
-        }
+        this.#own.stopHere(runId, 'cancel requested', true);
         return { run_id: runId, status: 'CancelRequested' };
       }
       const active = await this.#factory.activeRun(name);
@@ -493,29 +437,8 @@ export class RecoverableEngine {
    */
   async shutdown(options: { timeoutMs?: number } = {}): Promise<ShutdownResult> {
     this.#closing = true;
-    const timeoutMs = options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-    const tracked = [...this.#active];
-    await Promise.all(tracked.map(([runId]) => this.#requestStop(runId, 'server shutdown')));
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(tracked.map(([, t]) => t.done)),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, timeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    // Terminal writes still waiting for the database give up; their lease expires and a janitor
-    // (or this host's next boot) pauses those runs.
-    this.#stopped.abort();
-    clearTimeout(this.#reconnectTimer);
+    const { landed, pending } = await this.#own.shutdown(options.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
     clearInterval(this.#janitorTimer);
-    this.#leases.stop();
-    const landed: Array<ActiveRun & { status: RunStatus | null }> = [];
-    const pending: ActiveRun[] = [];
-    for (const [run_id, t] of tracked) {
-      if (t.result) landed.push({ run_id, job: t.job, status: t.result.status });
-      else pending.push({ run_id, job: t.job });
-    }
     this.#log.info(
       { target: RECOVERABLE_TARGET, event: 'engine.shutdown', landed, pending },
       `recoverable engine stopped: ${landed.length} run(s) landed, ${pending.length} still running`,
@@ -524,10 +447,18 @@ export class RecoverableEngine {
   }
 
   /** Resolves once no run of this process is executing (tests, orderly stops). */
-  async whenIdle(): Promise<void> {
-    while (this.#active.size > 0) {
-      await Promise.allSettled([...this.#active.values()].map((t) => t.done));
-    }
+  whenIdle(): Promise<void> {
+    return this.#own.whenIdle();
+  }
+
+  /**
+   * The reconnect sweep: runs of this process that no longer execute here but
+   * whose terminal write never landed → Paused at their last checkpoint
+   * ('database unreachable'). Retried every `reconnectSweepIntervalMs` until
+   * the database answers; returns the ids paused by this call.
+   */
+  sweepOwnRuns(): Promise<string[]> {
+    return this.#own.sweepUnlanded();
   }
 
   #job(name: string): RecoverableJobHandler {
@@ -555,136 +486,22 @@ export class RecoverableEngine {
     return this.#schemaReady;
   }
 
-  async #acquire(
-    name: string,
-    args: RunArgs,
-  ): Promise<{ job: RecoverableJobHandler; acquired: AcquiredRun }> {
+  /** The job, once the engine can start a run of it: `UNKNOWN_JOB`, `SHUTTING_DOWN`, the schema check. */
+  async #runnable(name: string): Promise<RecoverableJobHandler> {
     const job = this.#job(name);
-    const prepared = prepareTrigger(job, args);
     if (this.#closing) {
       throw new RecoverableError('SHUTTING_DOWN', `the server is shutting down; ${name} was not started`);
     }
     await this.#schema();
-    // Invalid params refuse only a fresh run (acquireRun throws INVALID_PARAMS then):
-    // a Paused run resumes with its stored params, an active one is returned as is.
-    const acquired = await acquireRun(
-      name,
-      this.#factory,
-      prepared.ok ? prepared : new InvalidParams(prepared.message),
-    );
-    if (acquired.kind !== 'already_running') logRunStart(this.#log, name, acquired);
-    return { job, acquired };
+    return job;
   }
 
-  #execute(
-    job: RecoverableJobHandler,
-    acquired: AcquiredRun,
-    options: { signal?: AbortSignal; logRunLine?: boolean; startedAtMs?: number; leaseSentAt: number },
-  ): Promise<ExecutedRun> {
-    const runId = acquired.record.runId;
-    const controller = new AbortController();
-    const lease = this.#leases.hold(acquired.record, options.leaseSentAt);
-    const external = options.signal;
-    const onExternalAbort = () => void this.#requestStop(runId, 'stopped by its caller');
-    external?.addEventListener('abort', onExternalAbort, { once: true });
-    const done = executeRun(job, this.#factory, acquired.record, {
+  /** What every run of this engine gets: its logger, its listener, its runs' host. */
+  #runOptions() {
+    return {
       logger: this.#log,
-      signal: controller.signal,
-      logRunLine: options.logRunLine ?? true,
+      host: this.#own,
       ...(this.#onRunFinished ? { onRunFinished: this.#onRunFinished } : {}),
-      ...(options.startedAtMs === undefined ? {} : { startedAtMs: options.startedAtMs }),
-      stopRetrying: this.#stopped.signal,
-      pauseReason: () => this.#stopReasons.get(runId),
-      lease,
-    }).then((result) => {
-      tracked.result = result;
-      if (result.status === null && !result.leaseLost && !this.#stopped.signal.aborted) {
-        this.#markUnlanded(acquired.record);
-      }
-      return result;
-    });
-    const tracked: TrackedRun = { job: job.name, controller, done };
-    this.#active.set(runId, tracked);
-    void done.finally(() => {
-      this.#leases.release(runId);
-      this.#active.delete(runId);
-      this.#stopReasons.delete(runId);
-      external?.removeEventListener('abort', onExternalAbort);
-    });
-    if (external?.aborted) onExternalAbort();
-    return done;
-  }
-
-  /**
-   * The reconnect sweep: runs of this process that no longer execute here but
-   * whose terminal write never landed → Paused at their last checkpoint
-   * ('database unreachable'). Retried every `reconnectSweepIntervalMs` until
-   * the database answers; returns the ids paused by this call.
-   */
-  async sweepOwnRuns(): Promise<string[]> {
-    const ids = [...this.#unlanded.keys()];
-    if (ids.length === 0) return [];
-    const paused = await this.#factory.pauseRuns([...this.#unlanded.values()], DATABASE_UNREACHABLE);
-    for (const id of ids) this.#unlanded.delete(id);
-    if (paused.length > 0) {
-      this.#log.warn(
-        { target: RECOVERABLE_TARGET, event: 'run.reconnect_sweep', count: paused.length, run_ids: paused },
-        `the database is back: paused ${paused.length} run(s) of this process left Running`,
-      );
-    }
-    return paused;
-  }
-
-  #markUnlanded(run: RunFence): void {
-    this.#unlanded.set(run.runId, run);
-    if (this.#reconnectTimer !== undefined) return;
-    const tick = () => {
-      this.#reconnectTimer = undefined;
-      if (this.#stopped.signal.aborted || this.#unlanded.size === 0) return;
-      this.sweepOwnRuns().then(
-        () => undefined,
-        () => {
-          this.#reconnectTimer = setTimeout(tick, this.#reconnectSweepIntervalMs);
-          this.#reconnectTimer.unref?.();
-        },
-      );
     };
-    this.#reconnectTimer = setTimeout(tick, this.#reconnectSweepIntervalMs);
-    this.#reconnectTimer.unref?.();
-  }
-
-  /** A run's lease ended here: stop its handler now (it writes nothing more, or only its fenced landing). */
-  #leaseEnded(end: LeaseEnd): void {
-    const tracked = this.#active.get(end.runId);
-    if (end.cause === 'trust') {
-      const reason = end.databaseUnreachable ? DATABASE_UNREACHABLE : leaseExpiredReason(this.nodeId);
-      if (!this.#stopReasons.has(end.runId)) this.#stopReasons.set(end.runId, reason);
-      this.#log.warn(
-        {
-          target: RECOVERABLE_TARGET,
-          event: 'run.lease_untrusted',
-          job: tracked?.job,
-          run_id: end.runId,
-          node: this.nodeId,
-          database_unreachable: end.databaseUnreachable,
-        },
-        `run ${end.runId}: no lease renewal within the trust window (${this.#settings.trustMs} ms); ` +
-          'it stops now and lands Paused at its last checkpoint unless another node took it over',
-      );
-    }
-    tracked?.controller.abort();
-  }
-
-  async #requestStop(runId: string, reason: string): Promise<void> {
-    if (!this.#stopReasons.has(runId)) this.#stopReasons.set(runId, reason);
-    this.#active.get(runId)?.controller.abort();
-    try {
-      await this.#factory.requestCancelById(runId);
-    } catch (thrown) {
-      this.#log.error(
-        { target: RECOVERABLE_TARGET, event: 'run.cancel_failed', run_id: runId, error: messageOf(thrown) },
-        `could not set CancelRequested on run ${runId}`,
-      );
-    }
   }
 }

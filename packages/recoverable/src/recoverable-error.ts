@@ -61,3 +61,8 @@ export function messageOf(thrown: unknown): string {
     return String(thrown);
   }
 }
+
+/** `true` for the `LEASE_LOST` error of a fenced write (or of a lease this node no longer trusts). */
+export function isLeaseLost(thrown: unknown): boolean {
+  return thrown instanceof RecoverableError && thrown.code === 'LEASE_LOST';
+}

@@ -2,11 +2,25 @@ import type { JobCapabilities } from '@oxicloud/scheduler';
 import type { JobStore } from './job-store.js';
 import type { RunOptions } from './run-options.js';
 import type { RunOutcome } from './run-outcome.js';
+import type { RunStatus } from './run-status.js';
 
 /** What {@link RecoverableJobHandler.validateParams} returns. */
 export type ParamsValidation =
   | { readonly ok: true; readonly params: Record<string, unknown> }
   | { readonly ok: false; readonly message: string };
+
+/** What a job's {@link RecoverableJobHandler.afterTerminal} step is told: the run as its terminal write left it. */
+export interface TerminalRun {
+  readonly runId: string;
+  /** `Completed`, `Paused` or `Failed`: the status just written. */
+  readonly status: RunStatus;
+  /** When the run began (its first attempt; a resume keeps it). */
+  readonly startedAt: Date;
+  /** The run's stats after the terminal write. */
+  readonly stats: Readonly<Record<string, unknown>>;
+  /** The run's options, as triggered. */
+  readonly options: RunOptions;
+}
 
 /**
  * A long-running, cooperative, resumable scan. Sibling to the scheduler's
@@ -74,4 +88,19 @@ export interface RecoverableJobHandler {
   estimateTotal?(params: Readonly<Record<string, unknown>>, options: RunOptions): Promise<number | null>;
   /** One run (or the rest of a paused run). Never throws by contract; a throw ends the run `Failed`. */
   runResumable(store: JobStore, signal: AbortSignal): Promise<RunOutcome>;
+  /**
+   * The job's closing step, when it has one: awaited after each terminal
+   * write that landed (`Completed`, `Paused` or `Failed`; not after a lost
+   * lease nor a terminal write that never landed), before the `job.run` line
+   * and the engine's `onRunFinished` listeners, so what they read already
+   * includes what this step wrote. A run is not done (`whenIdle`, shutdown)
+   * until it settles. `checkJob` of `@oxicloud/consistency` closes a check
+   * run's findings here.
+   *
+   * A throw or rejection is logged (`run.after_terminal_failed`) and changes
+   * nothing about the run: its status is written already. The step is not
+   * retried, so it must be idempotent and catch up by itself on what a crash
+   * between the terminal write and the step left undone.
+   */
+  afterTerminal?(run: TerminalRun): Promise<void>;
 }

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   failed,
+  PgJobStoreFactory,
   RecoverableEngine,
   RecoverableError,
   type RecoverableJobHandler,
   type RunFinishedEvent,
+  runOrResume,
+  type TerminalRun,
 } from '../src/index.js';
 import { CapturingLogger, decodeCursor, Gate, runRow, sleep, waitFor, walker } from './support.js';
 
@@ -295,6 +299,130 @@ describe('bridge log lines (Verification Part 2, item 7)', () => {
     const outcome = await e.runOrResume('hooked_job');
     expect(outcome).toMatchObject({ kind: 'ok', count: 5, extra: { completed: true } });
     expect(log.events('run.finished_hook_failed')[0]?.fields['error']).toBe('smtp down');
+  });
+});
+
+describe("the job's afterTerminal step", () => {
+  /** A walker with an afterTerminal step that records what it saw, including the row as the database has it then. */
+  function closing(
+    name: string,
+    options: Parameters<typeof walker>[1],
+    step?: (run: TerminalRun) => Promise<void>,
+  ) {
+    const seen: Array<TerminalRun & { rowStatus: string | undefined }> = [];
+    const job: RecoverableJobHandler = {
+      ...walker(name, options),
+      async afterTerminal(run) {
+        seen.push({ ...run, rowStatus: (await runRow(db.pool, run.runId))?.status });
+        await step?.(run);
+      },
+    };
+    return { job, seen };
+  }
+
+  it('runs after the terminal write and before job.run and onRunFinished, which see what it wrote', async () => {
+    await db.pool.query('CREATE TABLE IF NOT EXISTS public.after_terminal_marks (run_id uuid PRIMARY KEY)');
+    const order: string[] = [];
+    const log = new CapturingLogger();
+    const e = engine(log, async (event) => {
+      const { rows } = await db.pool.query('SELECT 1 FROM public.after_terminal_marks WHERE run_id = $1', [
+        event.run_id,
+      ]);
+      order.push(`finished:${event.status}:${rows.length === 1 ? 'marked' : 'unmarked'}`);
+      order.push(`job.run lines:${log.events('job.run', 'closing_job').length}`);
+    });
+    const { job, seen } = closing('closing_job', { total: 20, batch: 10 }, async (run) => {
+      await db.pool.query('INSERT INTO public.after_terminal_marks VALUES ($1)', [run.runId]);
+      order.push(`after:${run.status}:job.run lines:${log.events('job.run', 'closing_job').length}`);
+    });
+    e.register(job);
+    const outcome = await e.runOrResume('closing_job', { deep: true });
+    expect(outcome).toMatchObject({ kind: 'ok', count: 20, extra: { completed: true } });
+    const runId = (outcome.kind === 'ok' ? outcome.extra['run_id'] : '') as string;
+    expect(seen).toEqual([
+      {
+        runId,
+        status: 'Completed',
+        rowStatus: 'Completed',
+        startedAt: expect.any(Date),
+        stats: expect.objectContaining({ count: 20 }),
+        options: { force: false, deep: true },
+      },
+    ]);
+    expect(order).toEqual([
+      'after:Completed:job.run lines:0',
+      'finished:Completed:marked',
+      'job.run lines:1',
+    ]);
+  });
+
+  it('is told Paused and Failed too; trigger + whenIdle waits for it', async () => {
+    const gate = new Gate();
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { job, seen } = closing('closing_paused', { total: 30, batch: 10, gate }, () => slow);
+    const e = engine();
+    e.register(job);
+    const { run_id } = await e.trigger('closing_paused');
+    await e.cancel('closing_paused');
+    gate.open();
+    await waitFor(() => seen.length === 1);
+    expect(seen[0]).toMatchObject({ runId: run_id, status: 'Paused', rowStatus: 'Paused' });
+    // The run is not done while its step is pending.
+    expect(e.activeRuns()).toEqual([{ run_id, job: 'closing_paused' }]);
+    let idle = false;
+    const waiting = e.whenIdle().then(() => {
+      idle = true;
+    });
+    await sleep(50);
+    expect(idle).toBe(false);
+    release();
+    await waiting;
+    expect(e.activeRuns()).toEqual([]);
+
+    const failing = closing('closing_failed', { total: 1, batch: 1 });
+    e.register({ ...failing.job, runResumable: async () => failed('no disk') });
+    expect(await e.runOrResume('closing_failed')).toEqual({ kind: 'err', message: 'no disk' });
+    expect(failing.seen.map((r) => [r.status, r.rowStatus])).toEqual([['Failed', 'Failed']]);
+  });
+
+  it('a throwing step is logged and changes nothing: the run stays Completed, listeners still hear of it', async () => {
+    const log = new CapturingLogger();
+    const finished: RunFinishedEvent[] = [];
+    const e = engine(log, (event) => {
+      finished.push(event);
+    });
+    const { job } = closing('closing_throws', { total: 5, batch: 5 }, async () => {
+      throw new Error('ledger away');
+    });
+    e.register(job);
+    const outcome = await e.runOrResume('closing_throws');
+    expect(outcome).toMatchObject({ kind: 'ok', count: 5, extra: { completed: true } });
+    const runId = (outcome.kind === 'ok' ? outcome.extra['run_id'] : '') as string;
+    expect((await runRow(db.pool, runId))?.status).toBe('Completed');
+    expect(log.events('run.after_terminal_failed')[0]?.fields).toMatchObject({
+      job: 'closing_throws',
+      run_id: runId,
+      error: 'ledger away',
+    });
+    expect(finished.map((f) => [f.run_id, f.status])).toEqual([[runId, 'Completed']]);
+  });
+
+  it('standalone runOrResume runs it the same way', async () => {
+    const { job, seen } = closing('closing_standalone', { total: 4, batch: 2 });
+    const factory = new PgJobStoreFactory(new Kysely({ dialect: new PostgresDialect({ pool: db.pool }) }));
+    const outcome = await runOrResume(job, factory, { logRunLine: false });
+    expect(outcome).toMatchObject({ kind: 'ok', count: 4, extra: { completed: true } });
+    expect(seen.map((r) => [r.status, r.rowStatus])).toEqual([['Completed', 'Completed']]);
+  });
+
+  it('register refuses an afterTerminal that is not a function', () => {
+    const e = engine();
+    expect(() =>
+      e.register({ ...walker('closing_bad', { total: 1, batch: 1 }), afterTerminal: 'close' as never }),
+    ).toThrow(/closing_bad: afterTerminal must be a method/);
   });
 });
 

@@ -5,10 +5,12 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   completed,
+  createNodeId,
   DATABASE_UNREACHABLE,
   type JobStore,
   leaseSettings,
   PgJobStoreFactory,
+  parseNodeId,
   paused,
   RecoverableEngine,
   type RecoverableJobHandler,
@@ -78,6 +80,16 @@ function sideWriter(name: string, node: string, total: number, gate?: Gate): Rec
     },
   };
 }
+
+describe('node ids', () => {
+  it('createNodeId() is host:pid:6 hex, a new suffix each time; parseNodeId reads it back', () => {
+    const id = createNodeId();
+    expect(id).toMatch(new RegExp(`:${process.pid}:[0-9a-f]{6}$`));
+    expect(createNodeId()).not.toBe(id);
+    expect(parseNodeId(id)).toMatchObject({ host: hostname(), pid: process.pid });
+    expect(parseNodeId('not a node id')).toBeNull();
+  });
+});
 
 describe('leases and fencing of runs', () => {
   it('validates the lease settings with a message saying what is allowed', () => {

@@ -10,18 +10,12 @@ export type { CheckCapability, JobCapabilities } from './job-capabilities.js';
 export { capabilitiesOf, NO_CAPABILITIES } from './job-capabilities.js';
 export type { JobHandler, JobOutcome, JobOutcomeErr, JobOutcomeOk, JobRunArgs } from './job-handler.js';
 export { defaultRunArgs, err, ok } from './job-handler.js';
-export type {
-  JobOutcomeEvent,
-  JobRegistryOptions,
-  JobSummary,
-  LastOutcome,
-  RegisterOptions,
-  RunCause,
-  RunSource,
-} from './job-registry.js';
+export type { RegisterOptions } from './job-registration.js';
+export type { JobRegistryOptions } from './job-registry.js';
 export { ALREADY_RUNNING_SKIP, JobRegistry } from './job-registry.js';
 export type { JobRunLine } from './job-run-line.js';
 export { logJobRun, SCHEDULER_TARGET } from './job-run-line.js';
+export type { JobOutcomeEvent, JobSummary, LastOutcome, RunCause, RunSource } from './job-summary.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
 export type { SchedulerErrorCode } from './scheduler-error.js';

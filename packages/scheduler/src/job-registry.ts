@@ -1,60 +1,15 @@
-import { capabilitiesOf, type JobCapabilities } from './job-capabilities.js';
+import { recordAndRelease, renewWhileRunning } from './coordinated-run.js';
+import { capabilitiesOf } from './job-capabilities.js';
 import type { JobHandler, JobOutcome, JobRunArgs } from './job-handler.js';
 import { defaultRunArgs, err, ok } from './job-handler.js';
+import { type RegisterOptions, validateRegistration } from './job-registration.js';
 import { logJobRun, SCHEDULER_TARGET } from './job-run-line.js';
+import type { JobOutcomeEvent, JobSummary, LastOutcome, RunSource } from './job-summary.js';
 import type { Logger } from './logger.js';
-import { SchedulerError } from './scheduler-error.js';
+import { LoopSleeps, MAX_DELAY_MS } from './loop-sleeps.js';
+import { messageOf, SchedulerError } from './scheduler-error.js';
+import { superviseRun } from './supervised-run.js';
 import type { MisfirePolicy, TickCoordinator } from './tick-coordinator.js';
-
-/**
- * Why a run ended in `err`, recorded by the supervisor beside the outcome
- * (never by the handler): the handler returned `err` (`handler`), the
- * timeout tripped (`timeout`), or the handler threw / rejected / returned
- * something that is not a `JobOutcome` (`panicked`).
- */
-export type RunCause = 'handler' | 'timeout' | 'panicked';
-
-/** Who started a run: the supervisor's periodic tick or {@link JobRegistry.trigger}. */
-export type RunSource = 'tick' | 'trigger';
-
-/** What {@link JobRegistryOptions.onOutcome} receives after every run (skipped triggers excluded). */
-export interface JobOutcomeEvent {
-  readonly job: string;
-  readonly outcome: JobOutcome;
-  /** Set exactly when `outcome.kind === 'err'`. */
-  readonly cause?: RunCause;
-  readonly elapsedMs: number;
-  /** When the run ended (the time of its `job.run` log line). */
-  readonly at: Date;
-  readonly startedAt: Date;
-  readonly source: RunSource;
-}
-
-/** The last recorded run of a job, as {@link JobRegistry.list} shows it. */
-export interface LastOutcome {
-  /** ISO timestamp of the end of the run. */
-  readonly at: string;
-  readonly outcome: JobOutcome;
-  readonly cause?: RunCause;
-  readonly elapsed_ms: number;
-  readonly source: RunSource;
-}
-
-/** One row of {@link JobRegistry.list}: the admin listing's shape (snake_case, JSON-ready). */
-export interface JobSummary {
-  readonly name: string;
-  /** `null` = on-demand only (never ticks). */
-  readonly interval_ms: number | null;
-  readonly timeout_ms: number | null;
-  /** ISO timestamp of the next tick; `null` for on-demand jobs and while the loop is not started. */
-  readonly next_run_at: string | null;
-  /** `null` until the first run ends. */
-  readonly last_outcome: LastOutcome | null;
-  readonly running: boolean;
-  readonly running_since: string | null;
-  /** What the job declared ({@link JobHandler.capabilities}, gaps filled). */
-  readonly capabilities: JobCapabilities;
-}
 
 export interface JobRegistryOptions {
   /** Where `job.run`, `job.tick_skipped` and the start-up line go. */
@@ -81,18 +36,8 @@ export interface JobRegistryOptions {
   readonly coordinator?: TickCoordinator;
 }
 
-/** Per-job options of {@link JobRegistry.register}. */
-export interface RegisterOptions {
-  /** What to do about slots missed while no process was up (with a coordinator). @defaultValue 'skip' */
-  readonly misfire?: MisfirePolicy;
-}
-
 /** The outcome a trigger gets while the same job is already running. */
 export const ALREADY_RUNNING_SKIP = 'already_running';
-
-const JOB_NAME = /^[a-z][a-z0-9_]*$/;
-/** setTimeout's largest delay (about 24.8 days); longer sleeps are re-armed. */
-const MAX_DELAY_MS = 2_147_483_647;
 
 interface RegisteredJob {
   readonly handler: JobHandler;
@@ -104,16 +49,6 @@ interface RegisteredJob {
   last: LastOutcome | null;
   /** The single in-flight permit: non-null while a run holds it. */
   current: { readonly since: number; readonly controller: AbortController } | null;
-}
-
-type Settlement =
-  | { readonly kind: 'returned'; readonly outcome: JobOutcome }
-  | { readonly kind: 'threw'; readonly message: string }
-  | { readonly kind: 'timeout' };
-
-interface Sleep {
-  readonly done: Promise<void>;
-  cancel(): void;
 }
 
 /**
@@ -159,8 +94,8 @@ export class JobRegistry {
   readonly #coordinator: TickCoordinator | undefined;
   readonly #jobs = new Map<string, RegisteredJob>();
   /** Handler promises not yet settled (including ones that outlived their timeout). */
-  readonly #inFlight = new Set<Promise<Settlement>>();
-  readonly #sleeps = new Set<Sleep>();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #sleeps = new LoopSleeps();
   #running = false;
   #loop: Promise<void> | null = null;
 
@@ -192,38 +127,9 @@ export class JobRegistry {
     timeoutMs: number | null,
     options: RegisterOptions = {},
   ): void {
-    const name = handler.name;
-    if (typeof name !== 'string' || !JOB_NAME.test(name)) {
-      throw new SchedulerError(
-        'INVALID_JOB_NAME',
-        `job name ${JSON.stringify(name)} is not allowed: use snake_case (a-z, 0-9, _; starting with a letter)`,
-      );
-    }
-    if (this.#jobs.has(name)) {
-      throw new SchedulerError(
-        'DUPLICATE_JOB',
-        `a job named '${name}' is already registered: names must be unique`,
-      );
-    }
-    if (intervalMs !== null && !isPositiveMs(intervalMs)) {
-      throw new SchedulerError(
-        'INVALID_INTERVAL',
-        `interval of job '${name}' must be a finite number of milliseconds > 0 or null (on demand), got ${String(intervalMs)}`,
-      );
-    }
-    if (timeoutMs !== null && !isPositiveMs(timeoutMs)) {
-      throw new SchedulerError(
-        'INVALID_TIMEOUT',
-        `timeout of job '${name}' must be a finite number of milliseconds > 0 or null (none), got ${String(timeoutMs)}`,
-      );
-    }
-    const misfire = options.misfire ?? 'skip';
-    if (misfire !== 'skip' && misfire !== 'once') {
-      throw new SchedulerError(
-        'INVALID_MISFIRE',
-        `misfire policy of job '${name}' must be 'skip' or 'once', got ${JSON.stringify(misfire)}`,
-      );
-    }
+    const { name, misfire } = validateRegistration(handler, intervalMs, timeoutMs, options, (n) =>
+      this.#jobs.has(n),
+    );
     const job: RegisteredJob = {
       handler,
       intervalMs,
@@ -551,76 +457,31 @@ export class JobRegistry {
     const started = this.#clock();
     job.current = { since: started, controller };
     const coordinator = this.#coordinator;
-    const renewal =
-      coordinator === undefined
-        ? undefined
-        : setInterval(() => {
-            coordinator.renew(name).then(
-              (held) => {
-                if (held) return;
-                this.#logger.warn(
-                  { target: SCHEDULER_TARGET, event: 'job.lease_lost', job: name },
-                  `${name}: this node no longer holds the job's run (its lease expired) — the run goes on`,
-                );
-              },
-              (error: unknown) =>
-                this.#logger.warn(
-                  { target: SCHEDULER_TARGET, event: 'job.renew_failed', job: name, error: messageOf(error) },
-                  `${name}: could not renew the lease on the job's run`,
-                ),
-            );
-          }, coordinator.renewEveryMs);
-    renewal?.unref?.();
-
-    const handlerRun = invoke(job.handler, args, controller.signal);
-    this.#inFlight.add(handlerRun);
-    void handlerRun.then(() => this.#inFlight.delete(handlerRun));
-
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const contenders: Promise<Settlement>[] = [handlerRun];
-    if (job.timeoutMs !== null) {
-      const timeoutMs = job.timeoutMs;
-      contenders.push(
-        new Promise((resolve) => {
-          timer = setTimeout(() => resolve({ kind: 'timeout' }), timeoutMs);
-        }),
-      );
-    }
-    const settlement = await Promise.race(contenders);
-    if (timer !== undefined) clearTimeout(timer);
-
-    let outcome: JobOutcome;
-    let cause: RunCause | undefined;
-    switch (settlement.kind) {
-      case 'returned':
-        outcome = settlement.outcome;
-        cause = outcome.kind === 'err' ? 'handler' : undefined;
-        break;
-      case 'threw':
-        outcome = err(settlement.message);
-        cause = 'panicked';
-        break;
-      case 'timeout':
-        outcome = err(`job ${name} timed out after ${job.timeoutMs} ms`);
-        cause = 'timeout';
-        controller.abort(new Error(outcome.message));
-        break;
-    }
-
-    if (renewal !== undefined) clearInterval(renewal);
+    const stopRenewing =
+      coordinator === undefined ? undefined : renewWhileRunning(coordinator, name, this.#logger);
+    const { outcome, cause } = await superviseRun(job.handler, args, {
+      controller,
+      timeoutMs: job.timeoutMs,
+      inFlight: this.#inFlight,
+    });
+    stopRenewing?.();
     const ended = this.#clock();
     const elapsedMs = Math.max(0, ended - started);
     const at = new Date(ended);
     if (coordinator !== undefined) {
-      await this.#recordAndRelease(coordinator, {
-        job: name,
-        slot,
-        source,
-        startedAt: new Date(started),
-        finishedAt: at,
-        outcome,
-        ...(cause === undefined ? {} : { cause }),
-      });
+      await recordAndRelease(
+        coordinator,
+        {
+          job: name,
+          slot,
+          source,
+          startedAt: new Date(started),
+          finishedAt: at,
+          outcome,
+          ...(cause === undefined ? {} : { cause }),
+        },
+        this.#logger,
+      );
     }
     job.current = null;
     job.last = {
@@ -643,29 +504,6 @@ export class JobRegistry {
     return outcome;
   }
 
-  /** Writes the run's history row, then gives the job's run back; failures are logged, never thrown. */
-  async #recordAndRelease(
-    coordinator: TickCoordinator,
-    record: Parameters<TickCoordinator['record']>[0],
-  ): Promise<void> {
-    try {
-      await coordinator.record(record);
-    } catch (error) {
-      this.#logger.warn(
-        { target: SCHEDULER_TARGET, event: 'job.record_failed', job: record.job, error: messageOf(error) },
-        `${record.job}: could not record the run's outcome`,
-      );
-    }
-    try {
-      await coordinator.release(record.job);
-    } catch (error) {
-      this.#logger.warn(
-        { target: SCHEDULER_TARGET, event: 'job.release_failed', job: record.job, error: messageOf(error) },
-        `${record.job}: could not release the job's run (its lease will expire)`,
-      );
-    }
-  }
-
   #notify(event: JobOutcomeEvent): void {
     const callback = this.#onOutcome;
     if (callback === undefined) return;
@@ -684,29 +522,13 @@ export class JobRegistry {
     }
   }
 
-  /** A timer that resolves after `ms` or, when `wakeable`, when the loop is woken (register, stop). */
-  #sleep(ms: number, wakeable = true): Sleep {
-    let finish: () => void = () => undefined;
-    const done = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => finish(), Math.min(Math.max(0, ms), MAX_DELAY_MS));
-      finish = () => {
-        clearTimeout(timer);
-        this.#sleeps.delete(sleep);
-        resolve();
-      };
-    });
-    const sleep: Sleep = { done, cancel: () => finish() };
-    if (wakeable) this.#sleeps.add(sleep);
-    return sleep;
+  #sleep(ms: number, wakeable = true) {
+    return this.#sleeps.sleep(ms, wakeable);
   }
 
   #wake(): void {
-    for (const sleep of [...this.#sleeps]) sleep.cancel();
+    this.#sleeps.wake();
   }
-}
-
-function isPositiveMs(value: number): boolean {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0;
 }
 
 function summarise(job: RegisteredJob): JobSummary {
@@ -720,42 +542,4 @@ function summarise(job: RegisteredJob): JobSummary {
     running_since: job.current === null ? null : new Date(job.current.since).toISOString(),
     capabilities: capabilitiesOf(job.handler),
   };
-}
-
-/** Runs the handler; never rejects (throws become `threw`). */
-async function invoke(handler: JobHandler, args: JobRunArgs, signal: AbortSignal): Promise<Settlement> {
-  try {
-    const outcome: unknown = await handler.run(args, signal);
-    if (!isJobOutcome(outcome)) {
-      return {
-        kind: 'threw',
-        message: `handler returned ${describe(outcome)} instead of a JobOutcome ({ kind: 'ok' | 'err', … })`,
-      };
-    }
-    return { kind: 'returned', outcome };
-  } catch (error) {
-    return { kind: 'threw', message: messageOf(error) };
-  }
-}
-
-function isJobOutcome(value: unknown): value is JobOutcome {
-  if (typeof value !== 'object' || value === null) return false;
-  const candidate = value as { kind?: unknown; count?: unknown; extra?: unknown; message?: unknown };
-  if (candidate.kind === 'ok') {
-    return (
-      typeof candidate.count === 'number' && typeof candidate.extra === 'object' && candidate.extra !== null
-    );
-  }
-  return candidate.kind === 'err' && typeof candidate.message === 'string';
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'object') return 'an object';
-  return typeof value;
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return typeof error === 'string' ? error : String(error);
 }

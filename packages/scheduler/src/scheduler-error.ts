@@ -21,3 +21,9 @@ export class SchedulerError extends Error {
     this.code = code;
   }
 }
+
+/** The message of anything thrown (an `Error`'s message, else its text). */
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return typeof error === 'string' ? error : String(error);
+}

@@ -11,8 +11,9 @@ import { createFilesConsistencyCheck } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// The server's own wiring of "after a Completed run: close, then mail what changed", from its source.
-import { closeAndMailFindings } from '../../../apps/server/src/findings/close-and-mail.js';
+// The server's own findings mail ("a run finished: mail what it changed"), from its source. The closing
+// before it is checkJob's own (its afterTerminal step): nothing here closes a run.
+import { mailFindingChanges } from '../../../apps/server/src/findings/mail-finding-changes.js';
 
 /**
  * Issue 18's "done when", on real Postgres and a generated dataset: findings
@@ -61,7 +62,7 @@ describe('findings across runs on a seeded dataset', () => {
       pool: db.pool,
       logger,
       onRunFinished: (event) =>
-        closeAndMailFindings(event, { ledger, alerts, raises: handler.capabilities?.alerts ?? [], logger }),
+        mailFindingChanges(event, { ledger, alerts, raises: handler.capabilities?.alerts ?? [], logger }),
     });
     engine.register(handler);
   }, 120_000);

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { type AdminUserRecord, createAdminApp, type JobCatalog, signAdminToken } from '@oxicloud/admin-api';
+import { type AdminUserRecord, createAdminApp, type PeriodicJobs, signAdminToken } from '@oxicloud/admin-api';
 import type { Logger } from '@oxicloud/scheduler';
 import { freePort } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,8 +20,8 @@ const admin: AdminUserRecord = {
   role: 'admin',
 };
 
-/** The JobCatalog port: one ok job, one failing job. */
-const catalog: JobCatalog = {
+/** The PeriodicJobs port: one ok job, one failing job. */
+const periodic: PeriodicJobs = {
   list: () => [
     {
       name: 'trash_cleanup',
@@ -87,7 +87,7 @@ describe('AdminClient over HTTP', () => {
 
   beforeAll(async () => {
     const app = createAdminApp({
-      jobs: catalog,
+      jobs: periodic,
       users: { findById: async (id) => (id === admin.id ? admin : null) },
       jwtSecret: SECRET,
       logger: silent,

@@ -64,9 +64,6 @@ export interface PeriodicJobs {
   trigger(name: string, args: JobRunArgs): Promise<JobOutcome | undefined>;
 }
 
-/** @deprecated the old name of {@link PeriodicJobs} (kept for callers written before the one catalog). */
-export type JobCatalog = PeriodicJobs;
-
 /**
  * The one catalog of every job, of both kinds, with its kind, cadence and
  * capabilities: `JobCatalog` of `@oxicloud/recoverable` satisfies it as it

@@ -9,7 +9,7 @@ import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../http/json-input.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
 import { summariseIssues } from '../http/validation-hook.js';
 import type { FindingsLedger } from '../ports/findings-ledger.js';
-import type { JobCatalog } from '../ports/job-catalog.js';
+import type { PeriodicJobs } from '../ports/job-catalog.js';
 import type { RunService } from '../ports/run-service.js';
 import { hasControlCharacter } from '../text/unicode-text.js';
 import {
@@ -300,7 +300,7 @@ export function registerFindingRoutes(
   app: OpenAPIHono<AdminEnv>,
   deps: {
     readonly ledger: FindingsLedger;
-    readonly jobs: JobCatalog;
+    readonly jobs: PeriodicJobs;
     /** The recoverable jobs (the consistency checks are among them). */
     readonly runs?: RunService | undefined;
     readonly logger: Logger;
