@@ -16,6 +16,7 @@ import {
 import { checkStore } from './check-store.js';
 import type { ConsistencyCheck } from './consistency-check.js';
 import { CONSISTENCY_FINDINGS_ALERT, CONSISTENCY_LOG_TARGET, FindingBatch } from './finding-batch.js';
+import { assertFindingKinds, type FindingKind } from './finding-kind.js';
 import type { FindingWriter } from './finding-sink.js';
 import { effectiveGraceMs, graceBoundary } from './grace.js';
 
@@ -31,6 +32,8 @@ export interface CheckJobOptions {
 export interface CheckJobHandler extends RecoverableJobHandler {
   /** The wrapped check. */
   readonly check: ConsistencyCheck;
+  /** The check's declared finding kinds (`check.kinds`): what a `FindingKindCatalog` collects. */
+  readonly findingKinds: readonly FindingKind[];
   /**
    * Validates trigger params (`batch_size` 1..10000, `throttle_ms`
    * 0..60000; `force` / `deep` are the run's options) without throwing, so the trigger can answer 400
@@ -50,7 +53,10 @@ export interface CheckJobHandler extends RecoverableJobHandler {
  * composes the engine's `JobStore` with the run's {@link FindingBatch} into
  * a `CheckStore` (findings commit with the checkpoint that covers them, and
  * are audited once committed), and calls `check.runResumable`. A check that throws becomes
- * a `failed` outcome.
+ * a `failed` outcome, and so does a finding of a kind `check.kinds` does not
+ * declare (or with another severity): the declaration is validated here, once.
+ *
+ * @throws {ConsistencyError} `INVALID_DECLARATION` when `check.kinds` is incomplete.
  *
  * @example
  * ```ts
@@ -62,9 +68,12 @@ export interface CheckJobHandler extends RecoverableJobHandler {
  */
 export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): CheckJobHandler {
   const logger = options.logger ?? silentLogger;
+  assertFindingKinds(check.name, check.kinds);
+  const declared = new Map(check.kinds.map((k) => [k.kind, k]));
   return {
     name: check.name,
     check,
+    findingKinds: check.kinds,
     capabilities: {
       check: { order: check.order, countMeaning: check.countMeaning },
       deep: check.deep === true,
@@ -117,7 +126,11 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
           startedAt: store.startedAt,
           graceMs,
         });
-        outcome = await check.runResumable(checkStore(store, findings), validation.options, signal);
+        outcome = await check.runResumable(
+          checkStore(store, findings, { job: check.name, declared }),
+          validation.options,
+          signal,
+        );
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         outcome = failed(`${check.name}: ${reason}`);

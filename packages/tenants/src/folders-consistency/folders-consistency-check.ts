@@ -165,6 +165,40 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
     subsystem: scan.subsystem(),
     order: 20,
     countMeaning: "new findings: folders whose path, lpath or trashed flag disagrees with their parent's",
+    kinds: [
+      {
+        kind: PARENT_TRASHED_MISMATCH,
+        severity: 'DataLoss',
+        meaning:
+          'a live folder under a trashed parent: gone from the live tree, and emptying the trash deletes it',
+        repair: 'resolve_live_under_trashed_parent: a choice, restore_parent or trash_child',
+      },
+      {
+        kind: PATH_MISMATCH,
+        severity: 'Drift',
+        meaning: "the folder's materialised path differs from its parent's path plus its name",
+        repair: 'recompute_folder_path: path and lpath from the parent chain, and the subtree below',
+      },
+      {
+        kind: LPATH_MISMATCH,
+        severity: 'Drift',
+        meaning: "the folder's lpath differs from its parent's lpath plus its own label",
+        repair: 'recompute_folder_path: path and lpath from the parent chain, and the subtree below',
+      },
+      {
+        kind: DRIVE_ID_PARENT_MISMATCH,
+        severity: 'DataLoss',
+        meaning: "the folder's drive differs from its parent's: it hangs in another drive's tree",
+        repair: null,
+      },
+      {
+        kind: ORPHAN_ROOT,
+        severity: 'DataLoss',
+        meaning:
+          "the folder's parent chain never reaches a top-level folder of its drive (a cycle, or a detour through another drive)",
+        repair: null,
+      },
+    ],
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),
