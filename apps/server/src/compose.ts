@@ -293,9 +293,10 @@ export function createRecoverableJobs(deps: {
     .register(new PgBlobRowScan(db, { logger }))
     .register(
       new PgGrantScan(db, {
-        cleanupGraceMs: tenants.grantCleanup.graceMs,
-        ...tenants.grantsConsistency,
         logger,
+        checks: {
+          grants_consistency: { cleanupGraceMs: tenants.grantCleanup.graceMs, ...tenants.grantsConsistency },
+        },
       }),
     )
     .register(backends.source);
