@@ -5,6 +5,7 @@ import { NodeMembership, PgOwnedRuns, PgPeriodicHistory, PgTickCoordinator } fro
 import {
   ConsistencyRegistry,
   checkJob,
+  FindingKindCatalog,
   PgFindingLedger,
   PgFindingStore,
   PgRepairPlans,
@@ -270,6 +271,8 @@ export function createRecoverableJobs(deps: {
   readonly consistency: ConsistencyRegistry;
   readonly catalog: JobCatalog;
   readonly repairs: RepairService;
+  /** The finding kinds each job declares (the admin API's `finding_kinds`). */
+  readonly findingKinds: FindingKindCatalog;
 } {
   const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
   const ledger = deps.ledger ?? new PgFindingLedger({ pool });
@@ -300,18 +303,21 @@ export function createRecoverableJobs(deps: {
       }),
     )
     .register(backends.source);
+  const findingKinds = new FindingKindCatalog();
   for (const check of consistency.allChecks()) {
-    engine.register(checkJob(check, { findings, logger }));
+    engine.register(findingKinds.add(checkJob(check, { findings, logger })));
   }
   logger.info({ target: 'oxicloud::consistency', event: 'consistency.registered' }, consistency.describe());
   engine.register(
-    createStorageMigrationJob({
-      blobs: new PgBlobWalkRepository(db),
-      sourceBackend: deps.sourceBackend,
-      resolveBackend: (name) => backends.resolve(name),
-      findings,
-      logger,
-    }),
+    findingKinds.add(
+      createStorageMigrationJob({
+        blobs: new PgBlobWalkRepository(db),
+        sourceBackend: deps.sourceBackend,
+        resolveBackend: (name) => backends.resolve(name),
+        findings,
+        logger,
+      }),
+    ),
   );
   const repairPlans = new PgRepairPlans({ pool });
   const repairStore = new PgRepairStore(db);
@@ -352,7 +358,7 @@ export function createRecoverableJobs(deps: {
     null,
     null,
   );
-  return { engine, consistency, catalog, repairs };
+  return { engine, consistency, catalog, repairs, findingKinds };
 }
 
 /**
@@ -473,7 +479,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   });
   const findings = new PgFindingStore({ pool });
   const ledger = new PgFindingLedger({ pool });
-  const { engine, catalog, repairs } = createRecoverableJobs({
+  const { engine, catalog, repairs, findingKinds } = createRecoverableJobs({
     registry,
     pool,
     db,
@@ -516,6 +522,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   metrics.attach({ registry, engine, freshness });
   const app = createAdminApp({
     catalog,
+    findingKinds,
     jobs: registry,
     runs: engine,
     findings,
