@@ -19,19 +19,15 @@ import {
   LocalFsBlobStorage,
   PgAdminRecipients,
   PgBlobIndexScan,
-  PgBlobRowScan,
   PgBlobWalkRepository,
-  PgDriveUsageScan,
-  PgFileBlobScan,
-  PgFolderTreeScan,
   PgGrantRepository,
-  PgGrantScan,
   PgMediaFileRepository,
   PgOrphanBlobRepository,
   PgRepairStore,
   PgTrashRepository,
   PgUsageRepository,
   PgUsersRepository,
+  postgresScans,
   S3BlobStorage,
   type StorageDatabase,
 } from '@oxicloud/storage';
@@ -288,21 +284,13 @@ export function createRecoverableJobs(deps: {
     },
   });
   const catalog = new JobCatalog(registry, engine);
-  const consistency = new ConsistencyRegistry()
-    // The checks' batch loops log their retries, lost checkpoints and failures through the server's logger.
-    .register(new PgDriveUsageScan(db, { logger }))
-    .register(new PgFolderTreeScan(db, { logger }))
-    .register(new PgFileBlobScan(db, { logger }))
-    .register(new PgBlobRowScan(db, { logger }))
-    .register(
-      new PgGrantScan(db, {
-        logger,
-        checks: {
-          grants_consistency: { cleanupGraceMs: tenants.grantCleanup.graceMs, ...tenants.grantsConsistency },
-        },
-      }),
-    )
-    .register(backends.source);
+  const consistency = new ConsistencyRegistry();
+  // The checks' batch loops log their retries, lost checkpoints and failures through the server's logger.
+  const checks = {
+    grants_consistency: { cleanupGraceMs: tenants.grantCleanup.graceMs, ...tenants.grantsConsistency },
+  };
+  for (const adapter of postgresScans(db, { logger, checks })) consistency.register(adapter);
+  consistency.register(backends.source);
   const findingKinds = new FindingKindCatalog();
   for (const check of consistency.allChecks()) {
     engine.register(findingKinds.add(checkJob(check, { findings, logger })));

@@ -8,6 +8,7 @@ import { PgDriveUsageScan } from './pg-drive-usage-scan.js';
 import { PgFileBlobScan } from './pg-file-blob-scan.js';
 import { PgFolderTreeScan } from './pg-folder-tree-scan.js';
 import { PgGrantScan } from './pg-grant-scan.js';
+import { postgresScans } from './postgres-scans.js';
 
 // Nothing here sends a query: the pool never connects.
 const pool = new pg.Pool({ max: 1 });
@@ -72,6 +73,24 @@ describe("a check's options are its own, set where its adapter lists it", () => 
     expect(() => new PgGrantScan(db, { checks: { grants_consistency: { lingerMarginMs: -1 } } })).toThrow(
       /grants_consistency lingerMarginMs=-1: expected a whole number of ms >= 0/,
     );
+  });
+
+  it('postgresScans hands each check its own options, and nothing to the others', () => {
+    const adapters = postgresScans(db, {
+      checks: { folders_consistency: { graceWindowMs: 7_000 }, grants_consistency: { graceWindowMs: 9_000 } },
+    });
+    const subsystems = adapters.map((a) => a.subsystem());
+    expect(new Set(subsystems).size).toBe(subsystems.length);
+    const grace = Object.fromEntries(
+      adapters.flatMap((a) => a.consistencyChecks()).map((c) => [c.name, c.graceWindowMs(NORMAL)]),
+    );
+    expect(grace).toMatchObject({ folders_consistency: 7_000, grants_consistency: 9_000 });
+    for (const [name, ms] of Object.entries(grace)) {
+      if (name !== 'folders_consistency' && name !== 'grants_consistency')
+        expect([0, HOUR], name).toContain(ms);
+    }
+    for (const adapter of adapters)
+      expect(adapter.consistencyChecks().length, adapter.subsystem()).toBeGreaterThan(0);
   });
 
   it('an adapter takes no check option at its top level, nor options for a check it does not list', () => {
