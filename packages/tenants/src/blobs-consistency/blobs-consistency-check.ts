@@ -68,7 +68,7 @@ import {
 } from '@oxicloud/consistency';
 import { hashCursor, type RunOutcome } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import type { BlobRowAnomaly, BlobRowScan, BlobRowScanOptions } from '../ports/blob-row-scan.js';
+import type { BlobRowAnomaly, BlobRowScan, BlobRowScanOptions } from './blob-row-scan.js';
 
 /** Job name of the check. */
 export const BLOBS_CONSISTENCY_CHECK_NAME = 'blobs_consistency';

@@ -42,7 +42,7 @@ import {
   uuidCursor,
 } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from '../ports/drive-usage-scan.js';
+import type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from './drive-usage-scan.js';
 
 /** Job name of the check. */
 export const DRIVES_CONSISTENCY_CHECK_NAME = 'drives_consistency';

@@ -95,7 +95,7 @@ import type {
   FileScanOptions,
   LiveFileInTrashedFolder,
   MissingBlob,
-} from '../ports/file-blob-scan.js';
+} from './file-blob-scan.js';
 
 /** Job name of the check. */
 export const FILES_CONSISTENCY_CHECK_NAME = 'files_consistency';

@@ -69,7 +69,7 @@ import {
 } from '@oxicloud/consistency';
 import { type RunOutcome, uuidCursor } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from '../ports/folder-tree-scan.js';
+import type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from './folder-tree-scan.js';
 
 /** Job name of the check. */
 export const FOLDERS_CONSISTENCY_CHECK_NAME = 'folders_consistency';

@@ -53,8 +53,8 @@ import { type RunOutcome, uuidCursor } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import { DAY_MS } from '../env.js';
 import { TenantsError } from '../errors.js';
-import type { GrantAnomaly, GrantScan, GrantScanOptions } from '../ports/grant-scan.js';
 import { GRANTS_CONSISTENCY_DEFAULTS } from './config.js';
+import type { GrantAnomaly, GrantScan, GrantScanOptions } from './grant-scan.js';
 
 /** Job name of the check. */
 export const GRANTS_CONSISTENCY_CHECK_NAME = 'grants_consistency';

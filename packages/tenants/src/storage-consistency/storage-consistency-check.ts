@@ -79,8 +79,8 @@ import {
 import type { Logger } from '@oxicloud/scheduler';
 import { TenantsError } from '../errors.js';
 import type { BlobHasher, StoredBlobDigest } from '../ports/blob-hasher.js';
-import type { BlobIndexRow, BlobIndexScan } from '../ports/blob-index-scan.js';
 import type { BlobEntry, BlobStorage } from '../ports/blob-storage.js';
+import type { BlobIndexRow, BlobIndexScan } from './blob-index-scan.js';
 import { mapLimit } from './map-limit.js';
 import { type MimeSniff, mimeContradicts, sniffMime } from './mime-sniff.js';
 
