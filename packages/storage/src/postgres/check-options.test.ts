@@ -1,6 +1,5 @@
 import type { CheckOptions, ConsistencyCheck } from '@oxicloud/consistency';
 import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { StorageDatabase } from './database.js';
 import { PgBlobRowScan } from './pg-blob-row-scan.js';
@@ -10,9 +9,10 @@ import { PgFolderTreeScan } from './pg-folder-tree-scan.js';
 import { PgGrantScan } from './pg-grant-scan.js';
 import { postgresScans } from './postgres-scans.js';
 
-// Nothing here sends a query: the pool never connects.
-const pool = new pg.Pool({ max: 1 });
-const db = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool }) });
+// Nothing here sends a query: the dialect's pool is made on the first query, which fails the test.
+const db = new Kysely<StorageDatabase>({
+  dialect: new PostgresDialect({ pool: () => Promise.reject(new Error('no query is expected here')) }),
+});
 afterAll(async () => {
   await db.destroy();
 });
