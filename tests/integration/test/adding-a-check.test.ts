@@ -347,10 +347,12 @@ describe('folder_names_consistency (the worked example of docs/adding-a-check.md
     // Forced like the run that last reported them: a run never fixes what its grace may have skipped.
     const run = await h.run(check, { force: true });
     expect(run.findings).toEqual([]);
-    // The server closes a completed run through checkJob's hook after the terminal write; the harness
-    // does not, so a test calls the closing step itself.
+    // The server closes a completed run after the terminal write, through the job's hook in checkJob; the
+    // harness's engine runs without it today, so a test calls the closing step itself. It is idempotent: once
+    // checkJob closes its own runs, this call finds the run closed and answers the same count.
     const closed = await new PgFindingLedger({ pool: db.pool }).closeRun(run.runId);
-    expect(closed).toMatchObject({ outcome: 'closed', fixed: 2 });
+    expect(closed?.fixed).toBe(2);
+    expect(['closed', 'already_closed']).toContain(closed?.outcome);
     const { rows } = await db.pool.query(
       'SELECT resource_id, state FROM jobs.findings WHERE check_name = $1 ORDER BY resource_id',
       [FOLDER_NAMES_CONSISTENCY_CHECK_NAME],
