@@ -3,15 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { completed, DEFAULT_HEARTBEAT_MS, PgJobStoreFactory, RecoverableEngine } from '@oxicloud/recoverable';
-import {
-  LocalFsBlobStorage,
-  PgBlobRowScan,
-  PgBlobWalkRepository,
-  PgDriveUsageScan,
-  PgFileBlobScan,
-  PgFolderTreeScan,
-  PgGrantScan,
-} from '@oxicloud/storage';
+import { LocalFsBlobStorage, PgBlobWalkRepository, PgFileBlobScan, postgresScans } from '@oxicloud/storage';
 import { createStorageMigrationJob } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -70,13 +62,20 @@ export const YARDSTICKS = {
          + (SELECT count(*) FROM auth.users u LEFT JOIN us ON us.owner_id = u.id
              WHERE u.storage_used_bytes <> COALESCE(us.actual, 0)) AS bad`,
 };
-export const SCAN_CHECKS = [
-  'files_consistency',
-  'folders_consistency',
-  'drives_consistency',
-  'blobs_consistency',
-  'grants_consistency',
-];
+
+/**
+ * The checks the scan benchmarks measure, from the server's catalog (`GET
+ * /api/admin/jobs`): every check in its declared order but those with a deep
+ * mode (the blob backend's walk, which the deep benchmark measures). A check
+ * without a yardstick above is measured without a ratio.
+ */
+export async function scanChecks(server) {
+  const listing = await server.api('GET', '/api/admin/jobs');
+  return listing
+    .filter((job) => job.check !== null && !job.supports_deep)
+    .sort((a, b) => a.check.order - b.check.order || a.name.localeCompare(b.name))
+    .map((job) => job.name);
+}
 /**
  * Yardsticks a check is measured against, summed: folders_consistency's one
  * statement is the parent join plus the recursive chain walk (orphan_root).
@@ -85,9 +84,10 @@ export const YARDSTICK_PARTS = {
   folders_consistency: ['folders_consistency', 'folders_consistency_chain'],
 };
 
-/** Runs a yardstick `reps` times (the first also warms the cache) and keeps the median. */
+/** Runs a yardstick `reps` times (the first also warms the cache) and keeps the median; `null` for a check without one. */
 export async function yardstick(pool, name, reps = 3) {
   const parts = YARDSTICK_PARTS[name] ?? [name];
+  if (!parts.every((part) => part in YARDSTICKS)) return null;
   const times = [];
   let rows = 0;
   let bad = 0;
@@ -163,15 +163,10 @@ export async function directScan(databaseUrl, name, batchSize, { stream = true }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   try {
-    const adapters = {
-      files_consistency: () => new PgFileBlobScan(db, stream ? {} : { segmentRows: 0 }),
-      folders_consistency: () => new PgFolderTreeScan(db),
-      drives_consistency: () => new PgDriveUsageScan(db),
-      blobs_consistency: () => new PgBlobRowScan(db),
-      grants_consistency: () => new PgGrantScan(db),
-    };
-    const adapter = adapters[name]();
-    const check = adapter.consistencyChecks()[0];
+    // The server's Postgres scans; files_consistency's without its row stream when `stream` is false.
+    const adapters = [...(stream ? [] : [new PgFileBlobScan(db, { segmentRows: 0 })]), ...postgresScans(db)];
+    const check = adapters.flatMap((a) => a.consistencyChecks()).find((c) => c.name === name);
+    if (check === undefined) throw new Error(`${name}: no Postgres scan lists this check`);
     const store = memoryCheckStore();
     const t0 = performance.now();
     const outcome = await check.runResumable(

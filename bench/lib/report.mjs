@@ -75,9 +75,12 @@ export function renderMarkdown(r) {
     );
     out.push('|---|---|---|---|---|---|---|---|');
     for (const { name, yardstick: y, check: c } of r.scan) {
+      // A check without a yardstick (a new one): its own figures, no ratio.
       out.push(
-        `| ${name} | ${fmt(y.rows)} (scanned_count ${fmt(c.scanned)}) | ${s(c.ms)} | ${fmt(y.rows / (c.ms / 1000))} | ${s(y.ms)} | ` +
-          `${fmt(y.rows / (y.ms / 1000))} | **${ratio(y.ms / c.ms)}** | ${c.findings} (yardstick: ${y.bad}) |`,
+        y === null
+          ? `| ${name} | scanned_count ${fmt(c.scanned)} | ${s(c.ms)} | ${fmt(c.scanned / (c.ms / 1000))} | - | - | - | ${c.findings} |`
+          : `| ${name} | ${fmt(y.rows)} (scanned_count ${fmt(c.scanned)}) | ${s(c.ms)} | ${fmt(y.rows / (c.ms / 1000))} | ${s(y.ms)} | ` +
+              `${fmt(y.rows / (y.ms / 1000))} | **${ratio(y.ms / c.ms)}** | ${c.findings} (yardstick: ${y.bad}) |`,
       );
     }
     out.push('');

@@ -5,6 +5,7 @@ import { NodeMembership, PgOwnedRuns, PgPeriodicHistory, PgTickCoordinator } fro
 import {
   ConsistencyRegistry,
   checkJob,
+  FindingKindCatalog,
   PgFindingLedger,
   PgFindingStore,
   PgRepairPlans,
@@ -18,19 +19,15 @@ import {
   LocalFsBlobStorage,
   PgAdminRecipients,
   PgBlobIndexScan,
-  PgBlobRowScan,
   PgBlobWalkRepository,
-  PgDriveUsageScan,
-  PgFileBlobScan,
-  PgFolderTreeScan,
   PgGrantRepository,
-  PgGrantScan,
   PgMediaFileRepository,
   PgOrphanBlobRepository,
   PgRepairStore,
   PgTrashRepository,
   PgUsageRepository,
   PgUsersRepository,
+  postgresScans,
   S3BlobStorage,
   type StorageDatabase,
 } from '@oxicloud/storage';
@@ -269,6 +266,8 @@ export function createRecoverableJobs(deps: {
   readonly consistency: ConsistencyRegistry;
   readonly catalog: JobCatalog;
   readonly repairs: RepairService;
+  /** The finding kinds each job declares (the admin API's `finding_kinds`). */
+  readonly findingKinds: FindingKindCatalog;
 } {
   const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
   const ledger = deps.ledger ?? new PgFindingLedger({ pool });
@@ -284,32 +283,28 @@ export function createRecoverableJobs(deps: {
     },
   });
   const catalog = new JobCatalog(registry, engine);
-  const consistency = new ConsistencyRegistry()
-    // The checks' batch loops log their retries, lost checkpoints and failures through the server's logger.
-    .register(new PgDriveUsageScan(db, { logger }))
-    .register(new PgFolderTreeScan(db, { logger }))
-    .register(new PgFileBlobScan(db, { logger }))
-    .register(new PgBlobRowScan(db, { logger }))
-    .register(
-      new PgGrantScan(db, {
-        cleanupGraceMs: tenants.grantCleanup.graceMs,
-        ...tenants.grantsConsistency,
-        logger,
-      }),
-    )
-    .register(backends.source);
+  const consistency = new ConsistencyRegistry();
+  // The checks' batch loops log their retries, lost checkpoints and failures through the server's logger.
+  const checks = {
+    grants_consistency: { cleanupGraceMs: tenants.grantCleanup.graceMs, ...tenants.grantsConsistency },
+  };
+  for (const adapter of postgresScans(db, { logger, checks })) consistency.register(adapter);
+  consistency.register(backends.source);
+  const findingKinds = new FindingKindCatalog();
   for (const check of consistency.allChecks()) {
-    engine.register(checkJob(check, { findings, logger }));
+    engine.register(findingKinds.add(checkJob(check, { findings, logger })));
   }
   logger.info({ target: 'oxicloud::consistency', event: 'consistency.registered' }, consistency.describe());
   engine.register(
-    createStorageMigrationJob({
-      blobs: new PgBlobWalkRepository(db),
-      sourceBackend: deps.sourceBackend,
-      resolveBackend: (name) => backends.resolve(name),
-      findings,
-      logger,
-    }),
+    findingKinds.add(
+      createStorageMigrationJob({
+        blobs: new PgBlobWalkRepository(db),
+        sourceBackend: deps.sourceBackend,
+        resolveBackend: (name) => backends.resolve(name),
+        findings,
+        logger,
+      }),
+    ),
   );
   const repairPlans = new PgRepairPlans({ pool });
   const repairStore = new PgRepairStore(db);
@@ -350,7 +345,7 @@ export function createRecoverableJobs(deps: {
     null,
     null,
   );
-  return { engine, consistency, catalog, repairs };
+  return { engine, consistency, catalog, repairs, findingKinds };
 }
 
 /**
@@ -471,7 +466,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   });
   const findings = new PgFindingStore({ pool });
   const ledger = new PgFindingLedger({ pool });
-  const { engine, catalog, repairs } = createRecoverableJobs({
+  const { engine, catalog, repairs, findingKinds } = createRecoverableJobs({
     registry,
     pool,
     db,
@@ -514,6 +509,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   metrics.attach({ registry, engine, freshness });
   const app = createAdminApp({
     catalog,
+    findingKinds,
     jobs: registry,
     runs: engine,
     findings,

@@ -13,6 +13,7 @@ import { validationHook } from './http/validation-hook.js';
 import { registerAdminPageRoutes } from './page/page-routes.js';
 import type { AdminUserLookup } from './ports/admin-user-lookup.js';
 import type { ClusterView } from './ports/cluster-view.js';
+import type { FindingKindsView } from './ports/finding-kinds.js';
 import type { FindingsLedger } from './ports/findings-ledger.js';
 import type { FindingsReader } from './ports/findings-reader.js';
 import type { HealthProbe } from './ports/health-probe.js';
@@ -53,6 +54,12 @@ export interface AdminAppDeps {
    * @defaultValue `new JobCatalog(jobs, runs)`
    */
   readonly catalog?: JobCatalogView;
+  /**
+   * The finding kinds each job declares: `FindingKindCatalog` of
+   * `@oxicloud/consistency` as it is. The listing's `finding_kinds` and a
+   * finding's `kind_declaration` read it; without it they are empty.
+   */
+  readonly findingKinds?: FindingKindsView;
   /** A run's findings: `PgFindingStore` from `@oxicloud/consistency` as it is. */
   readonly findings?: FindingsReader;
   /** Findings across runs (`PgFindingLedger`): `/api/admin/findings` is served only with it. */
@@ -172,6 +179,7 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
     runs: deps.runs,
     freshness: deps.freshness,
     cluster: deps.cluster,
+    findingKinds: deps.findingKinds,
   });
   registerJobRoutes(app, { directory, jobs: deps.jobs, logger });
   registerRunRoutes(app, { directory, findings: deps.findings, logger });
@@ -182,7 +190,13 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
       app.use(path, adminAuth({ users: deps.users, secret }));
       app.use(path, requestBodyLimit(maxBodyBytes));
     }
-    registerFindingRoutes(app, { ledger: deps.ledger, jobs: deps.jobs, runs: deps.runs, logger });
+    registerFindingRoutes(app, {
+      ledger: deps.ledger,
+      jobs: deps.jobs,
+      runs: deps.runs,
+      findingKinds: deps.findingKinds,
+      logger,
+    });
   }
   if (deps.repairs) {
     for (const path of ['/api/admin/repairs', '/api/admin/repairs/*']) {

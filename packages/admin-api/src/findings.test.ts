@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { type Inconsistency, PgFindingLedger, PgFindingStore } from '@oxicloud/consistency';
+import {
+  FindingKindCatalog,
+  type Inconsistency,
+  PgFindingLedger,
+  PgFindingStore,
+} from '@oxicloud/consistency';
 import { JobRegistry, type Logger } from '@oxicloud/scheduler';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,11 +12,20 @@ import { type AdminUserRecord, createAdminApp, signAdminToken, type TrackedFindi
 
 const SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
 const CHECK = 'files_consistency';
+/** The check's declaration of the one kind these findings have. */
+const DECLARED = {
+  kind: 'blob_size_mismatch',
+  severity: 'Drift',
+  meaning: "the file's size differs from its blob row's size",
+  magnitude: 'bytes',
+  repair: 'set_file_size_from_blob',
+} as const;
 
 /** `/api/admin/findings` over real HTTP handling (the hono app) and real Postgres. */
 describe('/api/admin/findings', () => {
   let db: TestDatabase;
   let app: ReturnType<typeof createAdminApp>;
+  let bare: ReturnType<typeof createAdminApp>;
   let token: string;
   const lines: Array<Record<string, unknown>> = [];
   const runs: string[] = [];
@@ -26,17 +40,24 @@ describe('/api/admin/findings', () => {
     const push = (fields: object) => lines.push(fields as Record<string, unknown>);
     const logger: Logger = { info: push, warn: push, error: push, debug: () => undefined };
     const ledger = new PgFindingLedger({ pool: db.pool });
-    app = createAdminApp({
-      jobs: new JobRegistry({ logger }),
-      users: {
-        findById: async (id) =>
-          ((await db.pool.query('SELECT id::text, username, role FROM auth.users WHERE id::text = $1', [id]))
-            .rows[0] as AdminUserRecord | undefined) ?? null,
-      },
-      ledger,
-      jwtSecret: SECRET,
-      logger,
-    });
+    const kinds = new FindingKindCatalog();
+    kinds.add({ name: CHECK, findingKinds: [DECLARED] });
+    const makeApp = (findingKinds?: FindingKindCatalog) =>
+      createAdminApp({
+        jobs: new JobRegistry({ logger }),
+        users: {
+          findById: async (id) =>
+            ((
+              await db.pool.query('SELECT id::text, username, role FROM auth.users WHERE id::text = $1', [id])
+            ).rows[0] as AdminUserRecord | undefined) ?? null,
+        },
+        ledger,
+        jwtSecret: SECRET,
+        logger,
+        ...(findingKinds ? { findingKinds } : {}),
+      });
+    app = makeApp(kinds);
+    bare = makeApp();
     // Two completed runs: the first finds a, b, c; the second finds a and d (b and c fixed).
     const store = new PgFindingStore({ pool: db.pool });
     const f = (id: string, severity: Inconsistency['severity'] = 'Drift'): Inconsistency => ({
@@ -127,6 +148,13 @@ describe('/api/admin/findings', () => {
     expect(detail.status).toBe(200);
     expect((detail.body['events'] as Array<{ event: string }>).map((e) => e.event)).toEqual(['new', 'fixed']);
     expect(detail.body['sightings']).toHaveLength(1);
+    // The kind as its check declares it, from the catalog of finding kinds.
+    const { kind: _kind, ...declaration } = DECLARED;
+    expect(detail.body['kind_declaration']).toEqual(declaration);
+    const undeclared = await bare.request(`/api/admin/findings/${b.id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(((await undeclared.json()) as Record<string, unknown>)['kind_declaration']).toBeNull();
   });
 
   it('accept / false-positive / reopen with a comment, audited; clear 4xx for bad input', async () => {

@@ -27,6 +27,7 @@ export type {
   PeriodicRunView,
   PeriodicStateView,
 } from './ports/cluster-view.js';
+export type { FindingKindsView } from './ports/finding-kinds.js';
 export type { FindingsLedger } from './ports/findings-ledger.js';
 export type { FindingsReader } from './ports/findings-reader.js';
 export type { DatabaseHealth, HealthProbe } from './ports/health-probe.js';
@@ -42,7 +43,7 @@ export type { RepairPlanDocument, RepairSelectionInput, RepairService } from './
 export type { RunService } from './ports/run-service.js';
 export { MAX_TRACKED_FINDINGS_LIMIT, trackedFindingJson } from './routes/findings.js';
 export type { JobEntryJson, JobKind } from './routes/job-directory.js';
-export { jobSummaryJson } from './routes/job-directory.js';
+export { findingKindJson, jobSummaryJson } from './routes/job-directory.js';
 export type { RunListEntryJson } from './routes/run-list-entry.js';
 export { RUN_LIST_ENTRY_BUDGET, runListEntry } from './routes/run-list-entry.js';
 export { MAX_FINDINGS_LIMIT, MAX_RUNS_LIMIT } from './routes/runs.js';
@@ -53,6 +54,7 @@ export type {
   FindingDecisionJson,
   FindingDetailJson,
   FindingJson,
+  FindingKindJson,
   FindingStateJson,
   FindingsHealthJson,
   FindingsPageJson,

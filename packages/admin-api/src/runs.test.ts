@@ -1,4 +1,4 @@
-import { PgFindingStore } from '@oxicloud/consistency';
+import { FindingKindCatalog, PgFindingStore } from '@oxicloud/consistency';
 import {
   asJobHandler,
   completed,
@@ -15,6 +15,7 @@ import {
   type AdminUserLookup,
   type AdminUserRecord,
   createAdminApp,
+  type JobSummaryJson,
   type RunService,
   signAdminToken,
 } from './index.js';
@@ -233,6 +234,43 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
         outcome: { kind: 'ok', extra: { completed: true, run_id: latest?.run_id } },
       });
       expect(typeof quick?.last_outcome?.['elapsed_ms']).toBe('number');
+    });
+
+    it("lists each job's declared finding kinds (finding_kinds), [] for a job that declares none", async () => {
+      const kinds = new FindingKindCatalog();
+      kinds.add({
+        name: 'quick_check',
+        findingKinds: [
+          { kind: 'item_missing', severity: 'DataLoss', meaning: 'an item is gone', magnitude: 'count' },
+          { kind: 'item_stale', severity: 'Drift', meaning: 'an item is old', repair: 'refresh_item' },
+        ],
+      });
+      const body = await json<JobSummaryJson[]>(
+        await makeApp({ findingKinds: kinds }).request('/api/admin/jobs', { headers: bearer() }),
+      );
+      expect(Object.fromEntries(body.map((j) => [j.name, j.finding_kinds]))).toEqual({
+        trash_cleanup: [],
+        quick_check: [
+          {
+            kind: 'item_missing',
+            severity: 'DataLoss',
+            meaning: 'an item is gone',
+            magnitude: 'count',
+            repair: null,
+          },
+          {
+            kind: 'item_stale',
+            severity: 'Drift',
+            meaning: 'an item is old',
+            magnitude: null,
+            repair: 'refresh_item',
+          },
+        ],
+        slow_walk: [],
+      });
+      // Without the catalog of kinds, every job lists none.
+      const plain = await json<JobSummaryJson[]>(await get('/api/admin/jobs'));
+      expect(plain.every((j) => j.finding_kinds.length === 0)).toBe(true);
     });
 
     it("reads a periodic job's declared capabilities from the catalog, a recoverable job's from the engine", async () => {

@@ -27,6 +27,8 @@ const ordersCheck: ConsistencyCheck = {
   subsystem: 'orders',
   order: 100, // its place in a batch of checks
   countMeaning: 'new findings: orders whose customer is gone',
+  // Every kind it records, with its severity and meaning: the one list of them (API, CLI, page).
+  kinds: [{ kind: 'order_without_customer', severity: 'Drift', meaning: "the order's customer is gone" }],
   graceWindowMs: () => 0,
   concurrentSafe: () => true,
   async runResumable(store) {

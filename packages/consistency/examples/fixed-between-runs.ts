@@ -27,6 +27,8 @@ const invoicesCheck: ConsistencyCheck = {
   subsystem: 'billing',
   order: 100,
   countMeaning: 'new findings: invoices whose customer is gone',
+  // Every kind the check records, with its severity: a finding of another kind fails the run.
+  kinds: [{ kind: 'invoice_without_customer', severity: 'Drift', meaning: "the invoice's customer is gone" }],
   graceWindowMs: () => 0, // no grace: a run examines every invoice, however young
   concurrentSafe: () => true,
   async runResumable(store) {

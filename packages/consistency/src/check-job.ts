@@ -18,6 +18,7 @@ import { checkStore } from './check-store.js';
 import type { RunCloseResult } from './close-run.js';
 import type { ConsistencyCheck } from './consistency-check.js';
 import { CONSISTENCY_FINDINGS_ALERT, CONSISTENCY_LOG_TARGET, FindingBatch } from './finding-batch.js';
+import { assertFindingKinds, type FindingKind } from './finding-kind.js';
 import type { FindingWriter } from './finding-sink.js';
 import { effectiveGraceMs, graceBoundary } from './grace.js';
 
@@ -37,6 +38,8 @@ export interface CheckJobOptions {
 export interface CheckJobHandler extends RecoverableJobHandler {
   /** The wrapped check. */
   readonly check: ConsistencyCheck;
+  /** The check's declared finding kinds (`check.kinds`): what a `FindingKindCatalog` collects. */
+  readonly findingKinds: readonly FindingKind[];
   /**
    * Validates trigger params (`batch_size` 1..10000, `throttle_ms`
    * 0..60000; `force` / `deep` are the run's options) without throwing, so the trigger can answer 400
@@ -70,11 +73,15 @@ export interface CheckJobHandler extends RecoverableJobHandler {
  *    `JobStore` with the run's {@link FindingBatch} into a `CheckStore`
  *    (findings commit with the checkpoint that covers them, and are audited
  *    once committed), and calls `check.runResumable`. A check that throws
- *    becomes a `failed` outcome.
+ *    becomes a `failed` outcome, and so does a finding of a kind
+ *    `check.kinds` does not declare (or with another severity): the
+ *    declaration is validated here, once.
  * 3. **Closing.** After the terminal write (`afterTerminal`), a `Completed`
  *    run is closed (`findings.closeRun`), before the engine's
  *    `onRunFinished` listeners hear of the run: a findings mail reads the
  *    closed state.
+ *
+ * @throws {ConsistencyError} `INVALID_DECLARATION` when `check.kinds` is incomplete.
  *
  * @example
  * ```ts
@@ -86,6 +93,8 @@ export interface CheckJobHandler extends RecoverableJobHandler {
  */
 export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): CheckJobHandler {
   const logger = options.logger ?? silentLogger;
+  assertFindingKinds(check.name, check.kinds);
+  const declared = new Map(check.kinds.map((k) => [k.kind, k]));
   const findingsClosed = (closed: RunCloseResult) =>
     logger.info(
       {
@@ -112,6 +121,7 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
   return {
     name: check.name,
     check,
+    findingKinds: check.kinds,
     capabilities: {
       check: { order: check.order, countMeaning: check.countMeaning },
       deep: check.deep === true,
@@ -173,7 +183,11 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
           startedAt: store.startedAt,
           graceMs,
         });
-        outcome = await check.runResumable(checkStore(store, findings), validation.options, signal);
+        outcome = await check.runResumable(
+          checkStore(store, findings, { job: check.name, declared }),
+          validation.options,
+          signal,
+        );
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         outcome = failed(`${check.name}: ${reason}`);

@@ -8,15 +8,22 @@ import type {
 } from '@oxicloud/recoverable';
 import type { CheckStore } from './consistency-check.js';
 import type { FindingBatch } from './finding-batch.js';
+import { assertDeclaredFinding, type FindingKind } from './finding-kind.js';
 import type { Inconsistency } from './inconsistency.js';
 
 /**
  * Composes the engine's {@link JobStore} and a {@link FindingBatch} into the
  * {@link CheckStore} a check runs against: findings are staged, and each
  * checkpoint writes the staged findings in its own transaction (the batch's
- * own writes), then logs them once committed.
+ * own writes), then logs them once committed. With `declared`, a finding
+ * whose kind the job does not declare, or with another severity, throws
+ * `UNDECLARED_FINDING` instead of being staged.
  */
-export function checkStore(jobStore: JobStore, findings: FindingBatch): CheckStore {
+export function checkStore(
+  jobStore: JobStore,
+  findings: FindingBatch,
+  declared?: { readonly job: string; readonly declared: ReadonlyMap<string, FindingKind> },
+): CheckStore {
   return {
     get runId(): string {
       return jobStore.runId;
@@ -55,8 +62,10 @@ export function checkStore(jobStore: JobStore, findings: FindingBatch): CheckSto
       });
       findings.committed();
     },
-    recordFinding: (finding: Inconsistency, options?: { readonly countIfNew?: string }): void =>
-      findings.recordFinding(finding, options),
+    recordFinding(finding: Inconsistency, options?: { readonly countIfNew?: string }): void {
+      if (declared !== undefined) assertDeclaredFinding(declared.job, declared.declared, finding);
+      findings.recordFinding(finding, options);
+    },
     dropFinding: (kind: string, resourceId: string): void => findings.dropFinding(kind, resourceId),
   };
 }

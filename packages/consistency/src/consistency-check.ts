@@ -1,4 +1,5 @@
 import type { JobStore, RunOutcome } from '@oxicloud/recoverable';
+import type { FindingKind } from './finding-kind.js';
 import type { FindingSink } from './finding-sink.js';
 
 /**
@@ -98,6 +99,15 @@ export interface ConsistencyCheck {
   readonly countMeaning: string;
   /** `true` when `deep: true` changes what the check does (re-hash bytes, sniff mime types). @defaultValue false */
   readonly deep?: boolean;
+  /**
+   * Every finding kind the check records, with its severity, meaning,
+   * magnitude unit and repair: the one list of its kinds. The admin API lists
+   * it (`finding_kinds` in `GET /api/admin/jobs`, a finding's
+   * `kind_declaration`), the CLI validates `--kind` against it, the page and
+   * the CLI show magnitudes in its unit. `checkJob` validates it once; a run
+   * that records a kind not declared here, or with another severity, fails.
+   */
+  readonly kinds: readonly FindingKind[];
   /** Grace window in milliseconds, counted back from the run's `startedAt`. Default 1 h. */
   graceWindowMs(options: CheckOptions): number;
   /**

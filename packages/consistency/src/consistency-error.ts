@@ -4,6 +4,10 @@ export type ConsistencyErrorCode =
   | 'DUPLICATE_CHECK'
   /** A factory got options outside their allowed range. */
   | 'INVALID_OPTIONS'
+  /** A check's (or job's) declaration is incomplete: a finding kind without a meaning, twice, of an unknown severity. */
+  | 'INVALID_DECLARATION'
+  /** A run recorded a finding whose kind its job does not declare, or with another severity than declared. */
+  | 'UNDECLARED_FINDING'
   /** Reading or writing `jobs.run_findings` failed. */
   | 'DATABASE'
   /** `jobs.run_findings` (or the `jobs.recoverable_runs` it needs) does not exist: call `migrate()`. */

@@ -37,6 +37,13 @@ export {
   FindingBatch,
   findingCount,
 } from './finding-batch.js';
+export type { DeclaresFindingKinds, FindingKind, MagnitudeUnit } from './finding-kind.js';
+export {
+  assertDeclaredFinding,
+  assertFindingKinds,
+  FindingKindCatalog,
+  MAGNITUDE_UNITS,
+} from './finding-kind.js';
 export type {
   CheckRunFacts,
   FindingKey,

@@ -19,6 +19,7 @@ function completedCheck(name: string, broken: ReadonlySet<string>): ConsistencyC
     subsystem: 'demo',
     order: 1,
     countMeaning: 'new findings: broken things',
+    kinds: [{ kind: 'thing_broken', severity: 'Drift', meaning: 'the thing is broken' }],
     graceWindowMs: () => 0,
     concurrentSafe: () => true,
     async runResumable(store) {

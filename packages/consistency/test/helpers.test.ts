@@ -6,6 +6,7 @@ import {
   ConsistencyRegistry,
   checkJob,
   FindingBatch,
+  FindingKindCatalog,
   type Inconsistency,
   type StatefulAdapter,
   twoPass,
@@ -152,6 +153,7 @@ describe('checkJob', () => {
       { findings: store, logger },
     );
     expect(job.name).toBe('demo_consistency');
+    expect(job.findingKinds).toEqual(DEMO_KINDS);
     // The check's declaration is the job's capabilities: what the catalog, API, CLI and batch read.
     expect(job.capabilities).toEqual({
       check: { order: 1, countMeaning: 'demo findings' },
@@ -187,13 +189,92 @@ describe('checkJob', () => {
       message: 'demo_consistency: boom',
     });
   });
+
+  it('fails the run on a finding its declaration does not have: an unknown kind, another severity', async () => {
+    const recording = (f: Inconsistency) =>
+      checkJob(
+        demoCheck('demo_consistency', async (checkStore) => {
+          checkStore.recordFinding(f);
+          await checkStore.checkpoint(Uint8Array.of(1), 0);
+          return { kind: 'completed' };
+        }),
+        { findings: new MemoryCheckStore() },
+      );
+    const store = new MemoryCheckStore();
+    expect(
+      await recording(finding('x', 'thing_gone')).runResumable(store, new AbortController().signal),
+    ).toEqual({
+      kind: 'failed',
+      message:
+        "demo_consistency: finding kind thing_gone is not declared by demo_consistency (declared: thing_missing); add it to the check's kinds",
+    });
+    expect(
+      await recording({ ...finding('x'), severity: 'Drift' }).runResumable(
+        store,
+        new AbortController().signal,
+      ),
+    ).toEqual({
+      kind: 'failed',
+      message: 'demo_consistency: demo_consistency recorded thing_missing as Drift, but declares it DataLoss',
+    });
+    expect(store.findings.size).toBe(0);
+  });
+
+  it('refuses a check whose kinds are incomplete, naming what is wrong', () => {
+    const refused = (kinds: unknown) => {
+      try {
+        checkJob({ ...demoCheck('demo_consistency'), kinds } as ConsistencyCheck, {
+          findings: new MemoryCheckStore(),
+        });
+      } catch (e) {
+        expect((e as ConsistencyError).code).toBe('INVALID_DECLARATION');
+        return (e as Error).message;
+      }
+      return expect.unreachable();
+    };
+    expect(refused(undefined)).toMatch(/demo_consistency declares no finding kinds/);
+    expect(refused([{ kind: 'Bad-Name', severity: 'Drift', meaning: 'x' }])).toMatch(/snake_case/);
+    expect(refused([...DEMO_KINDS, ...DEMO_KINDS])).toMatch(/thing_missing twice/);
+    expect(refused([{ kind: 'a', severity: 'Fatal', meaning: 'x' }])).toMatch(
+      /a with severity "Fatal"; allowed: DataLoss, Reclaimable, Regenerable, Drift/,
+    );
+    expect(refused([{ kind: 'a', severity: 'Drift', meaning: ' ' }])).toMatch(/a without a meaning/);
+    expect(refused([{ kind: 'a', severity: 'Drift', meaning: 'x', magnitude: 'mb' }])).toMatch(
+      /allowed: bytes, count or null/,
+    );
+  });
 });
+
+describe('FindingKindCatalog', () => {
+  it('collects the declared kinds of each job as it is registered, and refuses a name twice', () => {
+    const kinds = new FindingKindCatalog();
+    const job = checkJob(demoCheck('demo_consistency'), { findings: new MemoryCheckStore() });
+    expect(kinds.add(job)).toBe(job);
+    kinds.add({
+      name: 'demo_migration',
+      findingKinds: [{ kind: 'copy_failed', severity: 'DataLoss', meaning: 'x' }],
+    });
+    expect(kinds.jobs()).toEqual(['demo_consistency', 'demo_migration']);
+    expect(kinds.kindsOf('demo_consistency')).toEqual(DEMO_KINDS);
+    expect(kinds.kindsOf('trash_cleanup')).toEqual([]);
+    expect(() => kinds.add(job)).toThrow(/already added/);
+    expect(() =>
+      kinds.add({ name: 'other', findingKinds: [{ kind: 'x', severity: 'Bad', meaning: 'x' }] } as never),
+    ).toThrow(/other declares x with severity "Bad"/);
+  });
+});
+
+const DEMO_KINDS = [
+  { kind: 'thing_missing', severity: 'DataLoss', meaning: 'a demo thing is missing' },
+] as const satisfies ConsistencyCheck['kinds'];
+
 function demoCheck(name: string, run?: ConsistencyCheck['runResumable']): ConsistencyCheck {
   return {
     name,
     subsystem: 'demo',
     order: 1,
     countMeaning: 'demo findings',
+    kinds: DEMO_KINDS,
     graceWindowMs: () => 3_600_000,
     concurrentSafe: () => true,
     runResumable: run ?? (async () => ({ kind: 'completed' })),

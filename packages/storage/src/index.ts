@@ -34,6 +34,8 @@ export { PgOrphanBlobRepository } from './postgres/pg-orphan-blob-repository.js'
 export { PgRepairStore } from './postgres/pg-repair-store.js';
 export { PgTrashRepository } from './postgres/pg-trash-repository.js';
 export { PgUsageRepository } from './postgres/pg-usage-repository.js';
+export type { PostgresScanChecks, PostgresScansOptions } from './postgres/postgres-scans.js';
+export { postgresScans } from './postgres/postgres-scans.js';
 export type { ReserveBlobOptions, ReserveBlobStatus, ReservedBlob } from './postgres/reserve-blob.js';
 export { reserveBlob } from './postgres/reserve-blob.js';
 export type { PgQueryable, UserRow } from './postgres/users-repository.js';

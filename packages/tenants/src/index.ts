@@ -6,6 +6,7 @@
  * @packageDocumentation
  */
 
+export type { BlobRowAnomaly, BlobRowScan, BlobRowScanOptions } from './blobs-consistency/blob-row-scan.js';
 export type { BlobsConsistencyCheckOptions } from './blobs-consistency/index.js';
 export {
   BLOBS_CONSISTENCY_CHECK_NAME,
@@ -31,6 +32,11 @@ export {
   DEDUP_GC_JOB_NAME,
   dedupGcConfigFromEnv,
 } from './dedup-gc/index.js';
+export type {
+  DriveUsageDrift,
+  DriveUsageScan,
+  UserUsageDrift,
+} from './drives-consistency/drive-usage-scan.js';
 export type { DrivesConsistencyCheckOptions } from './drives-consistency/index.js';
 export {
   createDrivesConsistencyCheck,
@@ -41,6 +47,15 @@ export {
 export type { TenantEnv } from './env.js';
 export type { TenantsErrorCode } from './errors.js';
 export { isTenantsError, TenantsError } from './errors.js';
+export type {
+  FileBlobAnomaly,
+  FileBlobScan,
+  FileRowAnomaly,
+  FileRowStream,
+  FileScanOptions,
+  LiveFileInTrashedFolder,
+  MissingBlob,
+} from './files-consistency/file-blob-scan.js';
 export type { FilesConsistencyCheckOptions } from './files-consistency/index.js';
 export {
   BLOB_SIZE_MISMATCH,
@@ -53,6 +68,11 @@ export {
   MISSING_BLOB,
   PARENT_FOLDER_TRASHED,
 } from './files-consistency/index.js';
+export type {
+  FolderTreeAnomaly,
+  FolderTreeScan,
+  FolderTreeScanOptions,
+} from './folders-consistency/folder-tree-scan.js';
 export type { FoldersConsistencyCheckOptions } from './folders-consistency/index.js';
 export {
   createFoldersConsistencyCheck,
@@ -72,6 +92,7 @@ export {
   GRANT_CLEANUP_JOB_NAME,
   grantCleanupConfigFromEnv,
 } from './grant-cleanup/index.js';
+export type { GrantAnomaly, GrantScan, GrantScanOptions } from './grants-consistency/grant-scan.js';
 export type { GrantsConsistencyCheckOptions, GrantsConsistencyConfig } from './grants-consistency/index.js';
 export {
   createGrantsConsistencyCheck,
@@ -84,29 +105,9 @@ export {
   grantsConsistencyConfigFromEnv,
 } from './grants-consistency/index.js';
 export type { BlobHasher, StoredBlobDigest } from './ports/blob-hasher.js';
-export type {
-  BlobFileImpact,
-  BlobIndexRow,
-  BlobIndexScan,
-  BlobRangeQuery,
-  BlobRangeScan,
-} from './ports/blob-index-scan.js';
-export type { BlobRowAnomaly, BlobRowScan, BlobRowScanOptions } from './ports/blob-row-scan.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';
 export type { BlobRow, BlobWalkRepository } from './ports/blob-walk-repository.js';
-export type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from './ports/drive-usage-scan.js';
-export type {
-  FileBlobAnomaly,
-  FileBlobScan,
-  FileRowAnomaly,
-  FileRowStream,
-  FileScanOptions,
-  LiveFileInTrashedFolder,
-  MissingBlob,
-} from './ports/file-blob-scan.js';
-export type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from './ports/folder-tree-scan.js';
 export type { DeletedGrant, GrantRepository } from './ports/grant-repository.js';
-export type { GrantAnomaly, GrantScan, GrantScanOptions } from './ports/grant-scan.js';
 export type {
   AudioMetadata,
   ImageMetadata,
@@ -211,6 +212,13 @@ export {
   RUN_RETENTION_JOB_NAME,
   runRetentionConfigFromEnv,
 } from './run-retention/index.js';
+export type {
+  BlobFileImpact,
+  BlobIndexRow,
+  BlobIndexScan,
+  BlobRangeQuery,
+  BlobRangeScan,
+} from './storage-consistency/blob-index-scan.js';
 export type { MimeSniff, StorageConsistencyCheckOptions } from './storage-consistency/index.js';
 export {
   BLOB_HASH_MISMATCH,

@@ -2,7 +2,6 @@ import { type ConsistencyCheck, checkJob } from '@oxicloud/consistency';
 import { backdateLocalBlob, type DatasetReport, FAULT_NAMES, generateDataset } from '@oxicloud/dataset';
 import { JobCatalog } from '@oxicloud/recoverable';
 import type { JobOutcome } from '@oxicloud/scheduler';
-import { PgBlobRowScan, PgGrantScan } from '@oxicloud/storage';
 import { createConsistencyBatchJob } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,13 +12,17 @@ import { type BlobWorld, blobWorld } from './storage-consistency-fixtures.js';
  * The seeded faults are the findings: `seed --faults all` at small scale,
  * then `consistency_batch` with `force` over every check; the union of the
  * children's findings must equal the union of the report's expected findings,
- * no more and no fewer.
+ * no more and no fewer. The checks are the catalog's: every check the
+ * server's Postgres scans and blob backend contribute, however many.
  */
 describe('consistency_batch --force over a dataset with every fault', () => {
   let db: TestDatabase;
   let h: ConsistencyHarness;
   let w: BlobWorld;
   let report: DatasetReport;
+  let checks: ConsistencyCheck[];
+  /** The catalog `consistency_batch` reads: the checks registered in the engine, by declared order. */
+  const catalog = () => new JobCatalog({ list: () => [] }, h.engine);
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -43,14 +46,7 @@ describe('consistency_batch --force over a dataset with every fault', () => {
         faultsPerKind: 2,
       },
     });
-    const checks: ConsistencyCheck[] = [
-      w.check(),
-      ...h.drives.consistencyChecks(),
-      ...h.folders.consistencyChecks(),
-      ...h.files.consistencyChecks(),
-      ...new PgBlobRowScan(h.db).consistencyChecks(),
-      ...new PgGrantScan(h.db).consistencyChecks(),
-    ];
+    checks = [w.check(), ...h.scans.flatMap((a) => a.consistencyChecks())];
     for (const check of checks) h.engine.register(checkJob(check, { findings: h.findings }));
   }, 180_000);
   afterAll(async () => {
@@ -69,24 +65,28 @@ describe('consistency_batch --force over a dataset with every fault', () => {
 
   it('reports exactly the seeded findings, no more and no fewer', async () => {
     const batch = createConsistencyBatchJob({
-      checks: () => new JobCatalog({ list: () => [] }, h.engine).checks().map((c) => c.name),
+      checks: () =>
+        catalog()
+          .checks()
+          .map((c) => c.name),
       runOrResume: (name, args) => h.engine.runOrResume(name, args),
       logger: h.logger,
     });
     const outcome = await batch.run({ force: true, deep: false }, new AbortController().signal);
-    expect(outcome).toMatchObject({ kind: 'ok', count: 6, extra: { completed: 6, failed: 0, force: true } });
+    const n = checks.length;
+    expect(outcome).toMatchObject({ kind: 'ok', count: n, extra: { completed: n, failed: 0, force: true } });
     const perCheck = (outcome.kind === 'ok' ? outcome.extra['per_check'] : {}) as Record<
       string,
       { outcome: JobOutcome; run_id?: string }
     >;
-    expect(Object.keys(perCheck)).toEqual([
-      'drives_consistency',
-      'folders_consistency',
-      'files_consistency',
-      'blobs_consistency',
-      'grants_consistency',
-      'storage_consistency',
-    ]);
+    // Every check, in its declared order (ties by name); among them every check a fault must make report.
+    const byOrder = [...checks]
+      .sort((a, b) => a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((c) => c.name);
+    expect(Object.keys(perCheck)).toEqual(byOrder);
+    expect(byOrder).toEqual(
+      expect.arrayContaining(report.faults.flatMap((f) => f.findings.map((x) => x.job))),
+    );
     const found: string[] = [];
     for (const [job, entry] of Object.entries(perCheck)) {
       const findings = await h.findings.list(entry.run_id as string, { limit: 1000 });

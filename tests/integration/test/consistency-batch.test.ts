@@ -121,6 +121,7 @@ describe('consistency_batch over the four checks on a RecoverableEngine', () => 
           subsystem: 'broken',
           order: 99,
           countMeaning: 'never counts: it fails',
+          kinds: [],
           graceWindowMs: () => 0,
           concurrentSafe: () => true,
           runResumable: async () => {

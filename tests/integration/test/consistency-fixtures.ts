@@ -4,11 +4,18 @@ import {
   type ConsistencyCheck,
   checkJob,
   PgFindingStore,
+  type StatefulAdapter,
   type StoredFinding,
 } from '@oxicloud/consistency';
 import { RecoverableEngine } from '@oxicloud/recoverable';
 import type { JobOutcome, Logger } from '@oxicloud/scheduler';
-import { PgDriveUsageScan, PgFileBlobScan, PgFolderTreeScan, type StorageDatabase } from '@oxicloud/storage';
+import {
+  PgDriveUsageScan,
+  PgFileBlobScan,
+  PgFolderTreeScan,
+  postgresScans,
+  type StorageDatabase,
+} from '@oxicloud/storage';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 
@@ -22,11 +29,22 @@ export interface ConsistencyHarness {
   readonly drives: PgDriveUsageScan;
   readonly folders: PgFolderTreeScan;
   readonly files: PgFileBlobScan;
+  /**
+   * Every Postgres scan adapter the server registers (`postgresScans` of
+   * `@oxicloud/storage`): their checks are the catalog's, but the blob
+   * backend's `storage_consistency`.
+   */
+  readonly scans: readonly StatefulAdapter[];
   readonly findings: PgFindingStore;
   readonly engine: RecoverableEngine;
   readonly lines: Array<Record<string, unknown>>;
   readonly logger: Logger;
-  /** Registers `check` (once) with the engine and runs or resumes it to its end. */
+  /**
+   * Registers `check` with the engine, once per check name (a later check
+   * object of the same name, other options included, is NOT registered: use a
+   * harness of its own), and runs or resumes it to its end. The closing step
+   * (findings across runs) is not run: call `PgFindingLedger.closeRun(runId)`.
+   */
   run(check: ConsistencyCheck, params?: Record<string, unknown>): Promise<RunResult>;
 }
 
@@ -47,12 +65,19 @@ export function consistencyHarness(pool: pg.Pool): ConsistencyHarness {
   const findings = new PgFindingStore({ pool });
   const engine = new RecoverableEngine({ pool, logger });
   const registered = new Map<string, CheckJobHandler>();
+  const scans = postgresScans(db);
+  const scan = <T extends StatefulAdapter>(kind: abstract new (...args: never[]) => T): T => {
+    const found = scans.find((a): a is T => a instanceof kind);
+    if (found === undefined) throw new Error(`postgresScans has no ${kind.name}`);
+    return found;
+  };
   return {
     pool,
     db,
-    drives: new PgDriveUsageScan(db),
-    folders: new PgFolderTreeScan(db),
-    files: new PgFileBlobScan(db),
+    drives: scan(PgDriveUsageScan),
+    folders: scan(PgFolderTreeScan),
+    files: scan(PgFileBlobScan),
+    scans,
     findings,
     engine,
     lines,

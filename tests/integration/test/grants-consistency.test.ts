@@ -122,7 +122,9 @@ describe('grants_consistency: each role grant against its resource and its expir
     // A harness of its own: the shared one keeps the check it registered first (default margin).
     const own = consistencyHarness(db.pool);
     const run = await own.run(
-      new PgGrantScan(own.db, { cleanupGraceMs: 3_600_000, ...config }).consistencyChecks()[0]!,
+      new PgGrantScan(own.db, {
+        checks: { grants_consistency: { cleanupGraceMs: 3_600_000, ...config } },
+      }).consistencyChecks()[0]!,
     );
     await own.engine.shutdown({ timeoutMs: 1000 });
     expect(kinds(run.findings)).toEqual([`${EXPIRED_GRANT_LINGERING} Drift ${g}`]);

@@ -2,7 +2,7 @@ import type { AdminClient, PageOptions } from './admin-client.js';
 import type { ApiOutcomeEnvelope, ApiRunStarted } from './api-types.js';
 import type { CliIo } from './cli-io.js';
 import { DEFAULT_WAITED_TRIGGER_TIMEOUT_SECONDS } from './cli-values.js';
-import { FINDING_KINDS } from './finding-kinds.js';
+import { requireDeclaredKind } from './declared-kinds.js';
 import { type FollowOptions, followBatch, followRun } from './follow.js';
 import {
   formatCancelAnswer,
@@ -179,13 +179,8 @@ export async function findingsCommand(
     readonly offset?: number;
   },
 ): Promise<number> {
-  const known = FINDING_KINDS[name];
-  if (filters.kind !== undefined && known !== undefined && !known.includes(filters.kind)) {
-    throw new JobsClientError(
-      'USAGE',
-      `unknown finding kind "${filters.kind}" for ${name}; allowed: ${known.join(', ')}`,
-    );
-  }
+  // The kinds the job declares, as the server lists them (never a list of the CLI's own).
+  if (filters.kind !== undefined) await requireDeclaredKind(ctx.client, filters.kind, name);
   const answer = await ctx.client.listFindings(name, runId, filters);
   if (ctx.json) {
     printRaw(ctx, answer.raw);

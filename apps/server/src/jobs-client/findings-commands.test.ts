@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { serve } from '@hono/node-server';
 import { type AdminUserRecord, createAdminApp, signAdminToken } from '@oxicloud/admin-api';
-import { PgFindingLedger, PgFindingStore } from '@oxicloud/consistency';
+import { FindingKindCatalog, PgFindingLedger, PgFindingStore } from '@oxicloud/consistency';
 import type { Logger } from '@oxicloud/scheduler';
+import { PgDriveUsageScan, type StorageDatabase } from '@oxicloud/storage';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
+import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from './admin-client.js';
 import { type CliIo, sleep } from './cli-io.js';
@@ -47,8 +49,23 @@ describe('oxijobs findings list|show|accept|false-positive|reopen', () => {
       `INSERT INTO auth.users (username, role) VALUES ('admin2', 'admin') RETURNING id::text, username, role`,
     );
     const admin = rows[0] as AdminUserRecord;
+    // The server's declaration of drives_consistency's kinds, as compose collects it.
+    const kysely = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+    const findingKinds = new FindingKindCatalog();
+    for (const check of new PgDriveUsageScan(kysely).consistencyChecks()) {
+      findingKinds.add({ name: check.name, findingKinds: check.kinds });
+    }
+    const listed = {
+      name: 'drives_consistency',
+      interval_ms: null,
+      timeout_ms: null,
+      next_run_at: null,
+      running: false,
+      last_outcome: null,
+    };
     const app = createAdminApp({
-      jobs: { list: () => [], trigger: async () => undefined },
+      jobs: { list: () => [listed], trigger: async () => undefined },
+      findingKinds,
       users: { findById: async (id) => (id === admin.id ? admin : null) },
       ledger: new PgFindingLedger({ pool: db.pool }),
       jwtSecret: SECRET,
@@ -97,11 +114,29 @@ describe('oxijobs findings list|show|accept|false-positive|reopen', () => {
     expect(JSON.parse(json.io.out())).toMatchObject({ findings: [{ id: findingId }], next_cursor: null });
   });
 
-  it('shows readable fields (bytes in MiB) and the history', async () => {
+  it("refuses a --kind no job declares (the listing's finding_kinds), naming the declared ones", async () => {
+    const unknown = await findingsListCommand(ctx(), { kind: 'nope' }).catch((e) => e);
+    expect(unknown).toBeInstanceOf(JobsClientError);
+    expect((unknown as JobsClientError).message).toBe(
+      'unknown finding kind "nope"; the jobs declare: drive_used_bytes_drift, user_used_bytes_drift (`oxijobs jobs list --json` shows each job\'s finding_kinds)',
+    );
+    const ofCheck = await findingsListCommand(ctx(), { kind: 'nope', check: 'drives_consistency' }).catch(
+      (e) => e,
+    );
+    expect((ofCheck as JobsClientError).message).toBe(
+      'unknown finding kind "nope" for drives_consistency; allowed: drive_used_bytes_drift, user_used_bytes_drift',
+    );
+    const declared = ctx();
+    expect(await findingsListCommand(declared, { kind: 'drive_used_bytes_drift' })).toBe(0);
+    expect(declared.io.out()).toContain('drive_used_bytes_drift');
+  });
+
+  it('shows readable fields (bytes in MiB, as the kind declares its magnitude) and the history', async () => {
     const c = ctx();
     await findingsShowCommand(c, findingId);
     expect(c.io.out()).toContain('magnitude:');
     expect(c.io.out()).toContain('3,145,728 B (3.0 MiB)');
+    expect(c.io.out()).toMatch(/kind:\s+drive_used_bytes_drift: the drive's used_bytes differs from the sum/);
     expect(c.io.out()).toMatch(/history:[\s\S]*new/);
   });
 

@@ -1,5 +1,6 @@
 import type { FindingDetailJson, TrackedFindingJson } from '@oxicloud/admin-api';
 import type { JobsCommandContext } from './commands.js';
+import { requireDeclaredKind } from './declared-kinds.js';
 import { compactJson, formatCount, relativeTime, renderTable } from './format.js';
 import { EXIT_CODES, JobsClientError } from './jobs-client-error.js';
 
@@ -39,6 +40,7 @@ export async function findingsListCommand(
     readonly limit?: number;
   },
 ): Promise<number> {
+  if (filters.kind !== undefined) await requireDeclaredKind(ctx.client, filters.kind, filters.check);
   const answer = await ctx.client.listTrackedFindings(filters);
   if (ctx.json) {
     printRaw(ctx, answer.raw);
@@ -81,22 +83,16 @@ export async function findingsShowCommand(ctx: JobsCommandContext, id: string): 
 
 /** A finding as `label: value` lines, then its state changes and sightings. */
 export function formatFindingDetail(f: FindingDetailJson, now: number): string {
-  const byteKinds = /drift|size|orphan_blob/;
+  // The unit its check declares for the kind (`kind_declaration`; absent from an older server: a plain number).
+  const inBytes = f.kind_declaration?.magnitude === 'bytes';
   const rows: Array<[string, string]> = [
     ['finding', f.id],
     ['state', f.state + (f.accept_until ? ` until ${f.accept_until}` : '')],
     ['check', f.check],
-    ['kind', f.kind],
+    ['kind', f.kind + (f.kind_declaration ? `: ${f.kind_declaration.meaning}` : '')],
     ['resource', f.resource_id],
     ['severity', f.severity + (f.highest_severity !== f.severity ? ` (was ${f.highest_severity})` : '')],
-    [
-      'magnitude',
-      f.magnitude === null
-        ? '-'
-        : byteKinds.test(f.kind)
-          ? formatBytes(f.magnitude)
-          : formatCount(f.magnitude),
-    ],
+    ['magnitude', f.magnitude === null ? '-' : inBytes ? formatBytes(f.magnitude) : formatCount(f.magnitude)],
     ['first seen', `${relativeTime(f.first_seen_at, now)} (run ${f.first_seen_run_id ?? 'pruned'})`],
     ['last seen', `${relativeTime(f.last_seen_at, now)} (run ${f.last_seen_run_id ?? 'pruned'})`],
     ['changed', `${relativeTime(f.state_changed_at, now)} by ${f.state_changed_by}`],

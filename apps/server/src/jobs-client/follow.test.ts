@@ -139,6 +139,7 @@ describe('following runs over HTTP', () => {
       last_outcome: null,
       supports_deep: true,
       check: { order: 30, count_meaning: 'files' },
+      finding_kinds: [],
       latest_run: null,
       overdue: null,
     };
@@ -265,6 +266,7 @@ describe('following runs over HTTP', () => {
       last_outcome: null,
       supports_deep: false,
       check: null,
+      finding_kinds: [],
       latest_run: null,
       overdue: null,
       ...extra,

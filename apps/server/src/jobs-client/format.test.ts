@@ -153,6 +153,7 @@ describe('formatJobs', () => {
     },
     supports_deep: false,
     check: null,
+    finding_kinds: [],
     latest_run: null,
     overdue: null,
   };

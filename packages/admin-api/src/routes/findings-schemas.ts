@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { FINDING_STATES } from '@oxicloud/consistency';
-import { SeveritySchema } from './schemas.js';
+import { FindingKindSchema, SeveritySchema } from './schemas.js';
 
 /** The states of a finding across runs. */
 export const FindingStateSchema = z.enum(FINDING_STATES).openapi('FindingState');
@@ -51,6 +51,10 @@ export const TrackedFindingsPageSchema = z
 
 /** A finding with its history. */
 export const FindingDetailSchema = TrackedFindingSchema.extend({
+  kind_declaration: FindingKindSchema.omit({ kind: true }).nullable().openapi({
+    description:
+      'the kind as its check declares it (severity, meaning, magnitude unit, repair); null when the check no longer declares it',
+  }),
   events: z
     .array(
       z.object({

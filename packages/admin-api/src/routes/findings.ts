@@ -8,6 +8,7 @@ import type { AdminEnv } from '../http/admin-env.js';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../http/json-input.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
 import { summariseIssues } from '../http/validation-hook.js';
+import type { FindingKindsView } from '../ports/finding-kinds.js';
 import type { FindingsLedger } from '../ports/findings-ledger.js';
 import type { PeriodicJobs } from '../ports/job-catalog.js';
 import type { RunService } from '../ports/run-service.js';
@@ -21,6 +22,7 @@ import {
   TrackedFindingSchema,
   TrackedFindingsPageSchema,
 } from './findings-schemas.js';
+import { findingKindJson } from './job-directory.js';
 import { errorResponses, paginationQuery, SeveritySchema, textQuery } from './schemas.js';
 
 /** The most findings one page of `GET /api/admin/findings` holds. */
@@ -303,10 +305,18 @@ export function registerFindingRoutes(
     readonly jobs: PeriodicJobs;
     /** The recoverable jobs (the consistency checks are among them). */
     readonly runs?: RunService | undefined;
+    /** The kinds each check declares: a finding's `kind_declaration`. */
+    readonly findingKinds?: FindingKindsView | undefined;
     readonly logger: Logger;
   },
 ): void {
   const { ledger, jobs, runs, logger } = deps;
+  const declarationOf = (check: string, kind: string) => {
+    const declared = deps.findingKinds?.kindsOf(check).find((k) => k.kind === kind);
+    if (declared === undefined) return null;
+    const { kind: _kind, ...rest } = findingKindJson(declared);
+    return rest;
+  };
 
   app.openapi(listTrackedFindings, async (c) => {
     const q = c.req.valid('query');
@@ -405,6 +415,7 @@ export function registerFindingRoutes(
     return c.json(
       {
         ...trackedFindingJson(f),
+        kind_declaration: declarationOf(f.check, f.kind),
         events: f.events.map((e) => ({
           at: e.at.toISOString(),
           run_id: e.runId,

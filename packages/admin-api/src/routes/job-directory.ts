@@ -1,8 +1,10 @@
 import type { z } from '@hono/zod-openapi';
+import type { FindingKind } from '@oxicloud/consistency';
 import { type CatalogEntry, outcomeOfRun, type RunSummary } from '@oxicloud/recoverable';
 import { type JobCapabilities, type JobOutcome, NO_CAPABILITIES } from '@oxicloud/scheduler';
 import { AdminApiError } from '../errors.js';
 import type { ClusterView, PeriodicStateView } from '../ports/cluster-view.js';
+import type { FindingKindsView } from '../ports/finding-kinds.js';
 import type { JobCatalogView, JobSummary, PeriodicJobs } from '../ports/job-catalog.js';
 import type { JobFreshness, OverdueJob } from '../ports/job-freshness.js';
 import type { RunService } from '../ports/run-service.js';
@@ -61,6 +63,17 @@ function boundedOutcome(outcome: JobOutcome): JobOutcome {
   };
 }
 
+/** The listing's `finding_kinds`: a job's declared kinds as JSON (the optional fields filled with `null`). */
+export function findingKindJson(kind: FindingKind): JobEntryJson['finding_kinds'][number] {
+  return {
+    kind: kind.kind,
+    severity: kind.severity,
+    meaning: kind.meaning,
+    magnitude: kind.magnitude ?? null,
+    repair: kind.repair ?? null,
+  };
+}
+
 /** The listing's `check`: where a consistency check runs in `consistency_batch` and what its count means. */
 function checkJson(capabilities: JobCapabilities): JobEntryJson['check'] {
   const check = capabilities.check;
@@ -70,7 +83,7 @@ function checkJson(capabilities: JobCapabilities): JobEntryJson['check'] {
 /**
  * The JSON of a listing entry: the catalog fields, `running_since`
  * defaulting to `null`, plus `kind`, the declared capabilities
- * (`supports_deep`, `check`) and `latest_run`. A
+ * (`supports_deep`, `check`), the declared `finding_kinds` and `latest_run`. A
  * recoverable job counts as running while its latest run is Running or
  * CancelRequested (a run started through the engine is not the registry's).
  */
@@ -80,6 +93,8 @@ export function jobSummaryJson(
     readonly kind?: JobKind;
     /** @defaultValue the catalog entry's own, else none */
     readonly capabilities?: JobCapabilities;
+    /** The kinds the job declared. @defaultValue none */
+    readonly finding_kinds?: readonly FindingKind[];
     readonly latest_run?: RunSummary | null;
     readonly overdue?: OverdueJob | null;
     /** The state every node shares (a periodic job in a cluster). */
@@ -117,6 +132,7 @@ export function jobSummaryJson(
       : null,
     supports_deep: capabilities.deep,
     check: checkJson(capabilities),
+    finding_kinds: (extra.finding_kinds ?? []).map(findingKindJson),
     latest_run: latest ? runListEntry(latest) : null,
     overdue: extra.overdue
       ? {
@@ -149,10 +165,12 @@ function lastOutcomeOfShared(run: NonNullable<PeriodicStateView['last_run']>) {
  * cadence, capabilities of every job, of both kinds) decides every name
  * lookup, kind and capability; the {@link PeriodicJobs} port adds a periodic
  * job's live state (next tick, running, last outcome), the {@link RunService}
- * a recoverable job's runs.
+ * a recoverable job's runs, the {@link FindingKindsView} each job's declared
+ * finding kinds.
  */
 export class JobDirectory {
   readonly #catalog: JobCatalogView;
+  readonly #findingKinds: FindingKindsView | undefined;
   readonly #jobs: PeriodicJobs;
   readonly #runs: RunService | undefined;
   readonly #freshness: JobFreshness | undefined;
@@ -164,8 +182,10 @@ export class JobDirectory {
     readonly runs?: RunService | undefined;
     readonly freshness?: JobFreshness | undefined;
     readonly cluster?: ClusterView | undefined;
+    readonly findingKinds?: FindingKindsView | undefined;
   }) {
     this.#catalog = deps.catalog;
+    this.#findingKinds = deps.findingKinds;
     this.#jobs = deps.jobs;
     this.#cluster = deps.cluster;
     this.#freshness = deps.freshness;
@@ -175,6 +195,11 @@ export class JobDirectory {
   /** The run service, when recoverable jobs are wired. */
   get runs(): RunService | undefined {
     return this.#runs;
+  }
+
+  /** The finding kinds job `name` declared (`[]` without a {@link FindingKindsView}). */
+  findingKinds(name: string): readonly FindingKind[] {
+    return this.#findingKinds?.kindsOf(name) ?? [];
   }
 
   /** Every job name, in the catalog's order. */
@@ -235,6 +260,7 @@ export class JobDirectory {
         return jobSummaryJson(live.get(entry.name) ?? recoverableOnly(entry.name), {
           kind: entry.kind,
           capabilities: entry.capabilities,
+          finding_kinds: this.findingKinds(entry.name),
           latest_run: latest,
           overdue: overdue.get(entry.name) ?? null,
           // The registry's jobs only: a recoverable job's runs are in its own table.

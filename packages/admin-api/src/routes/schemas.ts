@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { MAGNITUDE_UNITS } from '@oxicloud/consistency';
 import { SEVERITIES } from '@oxicloud/consistency/severity';
 import { RUN_STATUSES } from '@oxicloud/recoverable';
 import { ADMIN_API_ERROR_STATUS } from '../errors.js';
@@ -149,6 +150,29 @@ export const JobCheckSchema = z
   })
   .openapi('JobCheck');
 
+/** The severities of a finding, worst first. */
+export const SeveritySchema = z.enum(SEVERITIES).openapi('Severity');
+
+/** One finding kind as the job that records it declares it (the check's `kinds`). */
+export const FindingKindSchema = z
+  .object({
+    kind: z.string().openapi({ example: 'path_mismatch' }),
+    severity: SeveritySchema,
+    meaning: z.string().openapi({
+      description: 'what a finding of this kind means, in words',
+      example: "the folder's materialised path differs from its parent's path plus its name",
+    }),
+    magnitude: z.enum(MAGNITUDE_UNITS).nullable().openapi({
+      description: "what a finding's magnitude measures (bytes, count); null when the kind has none",
+    }),
+    repair: z.string().nullable().openapi({
+      description:
+        'the repair a plan proposes, naming its action; null when a plan line always needs a person',
+      example: 'recompute_folder_path: path and lpath from the parent chain, and the subtree below',
+    }),
+  })
+  .openapi('FindingKind');
+
 /** The JSON of one entry of the jobs listing. */
 export const JobSummarySchema = z
   .object({
@@ -193,6 +217,11 @@ export const JobSummarySchema = z
           "the job's consistency-check declaration; null for jobs that are not consistency checks. The checks " +
           'consistency_batch runs are exactly the entries with a check, by order',
       }),
+    finding_kinds: z.array(FindingKindSchema).openapi({
+      description:
+        "every finding kind the job records, from its declaration (a check's kinds), in its order; [] for a job " +
+        'that records none. What `oxijobs jobs findings --kind` and `oxijobs findings list --kind` accept',
+    }),
     latest_run: z.union([RunListEntrySchema, z.null()]).openapi({
       description:
         'recoverable jobs: the active run, else the newest (bounded, as in GET …/runs); null for periodic jobs',
@@ -245,9 +274,6 @@ export const CancelResultSchema = z
     status: RunStatusSchema.extract(['CancelRequested', 'Paused']),
   })
   .openapi('CancelResult');
-
-/** The severities of a finding, worst first. */
-export const SeveritySchema = z.enum(SEVERITIES).openapi('Severity');
 
 /** One finding of a consistency run. */
 export const FindingSchema = z

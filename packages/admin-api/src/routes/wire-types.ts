@@ -13,6 +13,7 @@ import type { RepairAppliedSchema, RepairPlanSchema } from './repairs.js';
 import type {
   CancelResultSchema,
   ErrorBodySchema,
+  FindingKindSchema,
   FindingSchema,
   FindingsPageSchema,
   JobCheckSchema,
@@ -58,6 +59,8 @@ export type JobKindJson = z.infer<typeof JobKindSchema>;
 export type JobCheckJson = z.infer<typeof JobCheckSchema>;
 /** One entry of `GET /api/admin/jobs`. */
 export type JobSummaryJson = z.infer<typeof JobSummarySchema>;
+/** One declared finding kind of a listed job (`finding_kinds`): kind, severity, meaning, magnitude unit, repair. */
+export type FindingKindJson = z.infer<typeof FindingKindSchema>;
 /** A finding's severity. */
 export type SeverityJson = z.infer<typeof SeveritySchema>;
 /** One finding of a run. */

@@ -4,6 +4,7 @@ import {
   type BlobRowAnomaly,
   type BlobRowScan,
   type BlobRowScanOptions,
+  type BlobsConsistencyCheckOptions,
   createBlobsConsistencyCheck,
   type ScanPage,
 } from '@oxicloud/tenants';
@@ -31,9 +32,13 @@ const toAnomaly = (r: RowJson): BlobRowAnomaly => ({
 
 /** Options of {@link PgBlobRowScan}. */
 export interface PgBlobRowScanOptions {
-  /** Grace window of `blobs_consistency` on the row's `created_at`. @defaultValue 1 h */
-  readonly graceWindowMs?: number;
+  /** The checks' batch loops log their retries, lost checkpoints and failures here. */
   readonly logger?: Logger;
+  /** Each check's own options (grace, thresholds), by check name: given to that check only. */
+  readonly checks?: {
+    /** `graceWindowMs` on the row's `created_at` (default 1 h). */
+    readonly blobs_consistency?: Omit<BlobsConsistencyCheckOptions, 'scan' | 'logger'>;
+  };
 }
 
 /**
@@ -50,13 +55,10 @@ export class PgBlobRowScan implements BlobRowScan {
 
   constructor(db: Kysely<StorageDatabase>, options: PgBlobRowScanOptions = {}) {
     this.#db = db;
-    this.#checks = [
-      createBlobsConsistencyCheck({
-        scan: this,
-        ...(options.graceWindowMs !== undefined ? { graceWindowMs: options.graceWindowMs } : {}),
-        ...(options.logger ? { logger: options.logger } : {}),
-      }),
-    ];
+    const { checks = {} } = options;
+    const logger = options.logger ? { logger: options.logger } : {};
+    // The adapter's checks, each with its own options.
+    this.#checks = [createBlobsConsistencyCheck({ ...checks.blobs_consistency, ...logger, scan: this })];
   }
 
   subsystem(): string {

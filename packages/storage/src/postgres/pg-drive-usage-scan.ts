@@ -2,6 +2,7 @@ import type { ConsistencyCheck } from '@oxicloud/consistency';
 import type { Logger } from '@oxicloud/scheduler';
 import {
   createDrivesConsistencyCheck,
+  type DrivesConsistencyCheckOptions,
   type DriveUsageDrift,
   type DriveUsageScan,
   type ScanPage,
@@ -44,8 +45,12 @@ const toUser = (r: UserJson): UserUsageDrift => ({
 
 /** Options of {@link PgDriveUsageScan}. */
 export interface PgDriveUsageScanOptions {
-  /** Debug line per batch of its check. */
+  /** The checks' batch loops log their retries, lost checkpoints and failures here. */
   readonly logger?: Logger;
+  /** Each check's own options, by check name: given to that check only. */
+  readonly checks?: {
+    readonly drives_consistency?: Omit<DrivesConsistencyCheckOptions, 'scan' | 'logger'>;
+  };
 }
 
 /**
@@ -67,9 +72,10 @@ export class PgDriveUsageScan implements DriveUsageScan {
 
   constructor(db: Kysely<StorageDatabase>, options: PgDriveUsageScanOptions = {}) {
     this.#db = db;
-    this.#checks = [
-      createDrivesConsistencyCheck({ scan: this, ...(options.logger ? { logger: options.logger } : {}) }),
-    ];
+    const { checks = {} } = options;
+    const logger = options.logger ? { logger: options.logger } : {};
+    // The adapter's checks, each with its own options.
+    this.#checks = [createDrivesConsistencyCheck({ ...checks.drives_consistency, ...logger, scan: this })];
   }
 
   subsystem(): string {

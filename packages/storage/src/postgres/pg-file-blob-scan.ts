@@ -7,6 +7,7 @@ import {
   type FileRowAnomaly,
   type FileRowStream,
   type FileScanOptions,
+  type FilesConsistencyCheckOptions,
   type LiveFileInTrashedFolder,
   type MissingBlob,
   type ScanPage,
@@ -77,9 +78,13 @@ const toInTrash = (r: InTrashJson): LiveFileInTrashedFolder => ({
 
 /** Options of {@link PgFileBlobScan}. */
 export interface PgFileBlobScanOptions {
-  /** Grace window of `files_consistency` (file age, folder trash age). @defaultValue 1 h */
-  readonly graceWindowMs?: number;
+  /** The checks' batch loops log their retries, lost checkpoints and failures here. */
   readonly logger?: Logger;
+  /** Each check's own options (grace, thresholds), by check name: given to that check only. */
+  readonly checks?: {
+    /** `graceWindowMs` on the file's age and its folder's trash age (default 1 h). */
+    readonly files_consistency?: Omit<FilesConsistencyCheckOptions, 'scan' | 'logger'>;
+  };
   /**
    * File rows phase 3 reads per statement ({@link PgFileRowStream}: only the
    * anomalies and each page's last key come back, the next segment is read
@@ -111,13 +116,10 @@ export class PgFileBlobScan implements FileBlobScan {
   constructor(db: Kysely<StorageDatabase>, options: PgFileBlobScanOptions = {}) {
     this.#db = db;
     this.#segmentRows = options.segmentRows ?? DEFAULT_SEGMENT_ROWS;
-    this.#checks = [
-      createFilesConsistencyCheck({
-        scan: this,
-        ...(options.graceWindowMs !== undefined ? { graceWindowMs: options.graceWindowMs } : {}),
-        ...(options.logger ? { logger: options.logger } : {}),
-      }),
-    ];
+    const { checks = {} } = options;
+    const logger = options.logger ? { logger: options.logger } : {};
+    // The adapter's checks, each with its own options.
+    this.#checks = [createFilesConsistencyCheck({ ...checks.files_consistency, ...logger, scan: this })];
   }
 
   subsystem(): string {

@@ -2,6 +2,7 @@ import type { ConsistencyCheck } from '@oxicloud/consistency';
 import type { Logger } from '@oxicloud/scheduler';
 import {
   createFoldersConsistencyCheck,
+  type FoldersConsistencyCheckOptions,
   type FolderTreeAnomaly,
   type FolderTreeScan,
   type FolderTreeScanOptions,
@@ -46,9 +47,16 @@ const toAnomaly = (r: FolderJson): FolderTreeAnomaly => ({
 
 /** Options of {@link PgFolderTreeScan}. */
 export interface PgFolderTreeScanOptions {
-  /** Grace window of `folders_consistency` on the parent's `trashed_at`. @defaultValue 1 h */
-  readonly graceWindowMs?: number;
+  /** The checks' batch loops log their retries, lost checkpoints and failures here. */
   readonly logger?: Logger;
+  /**
+   * Each check's own options (grace, thresholds), by check name: given to that
+   * check only, where the adapter lists its checks.
+   */
+  readonly checks?: {
+    /** `graceWindowMs` on the parent's `trashed_at` (default 1 h). */
+    readonly folders_consistency?: Omit<FoldersConsistencyCheckOptions, 'scan' | 'logger'>;
+  };
 }
 
 /**
@@ -67,13 +75,10 @@ export class PgFolderTreeScan implements FolderTreeScan {
 
   constructor(db: Kysely<StorageDatabase>, options: PgFolderTreeScanOptions = {}) {
     this.#db = db;
-    this.#checks = [
-      createFoldersConsistencyCheck({
-        scan: this,
-        ...(options.graceWindowMs !== undefined ? { graceWindowMs: options.graceWindowMs } : {}),
-        ...(options.logger ? { logger: options.logger } : {}),
-      }),
-    ];
+    const { checks = {} } = options;
+    const logger = options.logger ? { logger: options.logger } : {};
+    // The adapter's checks, each with its own options.
+    this.#checks = [createFoldersConsistencyCheck({ ...checks.folders_consistency, ...logger, scan: this })];
   }
 
   subsystem(): string {

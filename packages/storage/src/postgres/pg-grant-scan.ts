@@ -5,6 +5,7 @@ import {
   type GrantAnomaly,
   type GrantScan,
   type GrantScanOptions,
+  type GrantsConsistencyCheckOptions,
   type ScanPage,
 } from '@oxicloud/tenants';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
@@ -37,13 +38,17 @@ const toAnomaly = (r: GrantJson): GrantAnomaly => ({
 
 /** Options of {@link PgGrantScan}. */
 export interface PgGrantScanOptions {
-  /** `grant_cleanup`'s grace past `expires_at`. @defaultValue 24 h */
-  readonly cleanupGraceMs?: number;
-  /** How long past that grace an expired grant may linger. @defaultValue 7 days */
-  readonly lingerMarginMs?: number;
-  /** Grace on a grant's `created_at` for `dangling_grant`. @defaultValue 1 h */
-  readonly graceWindowMs?: number;
+  /** The checks' batch loops log their retries, lost checkpoints and failures here. */
   readonly logger?: Logger;
+  /** Each check's own options (grace, thresholds), by check name: given to that check only. */
+  readonly checks?: {
+    /**
+     * `cleanupGraceMs` (`grant_cleanup`'s grace past `expires_at`, default 24 h),
+     * `lingerMarginMs` (how long past it an expired grant may linger, default
+     * 7 days), `graceWindowMs` (on a grant's `created_at` for `dangling_grant`, default 1 h).
+     */
+    readonly grants_consistency?: Omit<GrantsConsistencyCheckOptions, 'scan' | 'logger'>;
+  };
 }
 
 /**
@@ -59,7 +64,10 @@ export class PgGrantScan implements GrantScan {
 
   constructor(db: Kysely<StorageDatabase>, options: PgGrantScanOptions = {}) {
     this.#db = db;
-    this.#checks = [createGrantsConsistencyCheck({ scan: this, ...options })];
+    const { checks = {} } = options;
+    const logger = options.logger ? { logger: options.logger } : {};
+    // The adapter's checks, each with its own options.
+    this.#checks = [createGrantsConsistencyCheck({ ...checks.grants_consistency, ...logger, scan: this })];
   }
 
   subsystem(): string {

@@ -68,7 +68,7 @@ import {
 } from '@oxicloud/consistency';
 import { hashCursor, type RunOutcome } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import type { BlobRowAnomaly, BlobRowScan, BlobRowScanOptions } from '../ports/blob-row-scan.js';
+import type { BlobRowAnomaly, BlobRowScan, BlobRowScanOptions } from './blob-row-scan.js';
 
 /** Job name of the check. */
 export const BLOBS_CONSISTENCY_CHECK_NAME = 'blobs_consistency';
@@ -137,6 +137,24 @@ export function createBlobsConsistencyCheck(options: BlobsConsistencyCheckOption
     order: 33,
     countMeaning:
       'new findings: blob rows whose ref_count or orphaned_at disagrees with the files that reference them',
+    kinds: [
+      {
+        kind: REF_COUNT_MISMATCH,
+        severity: 'Drift',
+        meaning: "the blob row's ref_count differs from the number of files that reference its hash",
+        magnitude: 'count',
+        repair:
+          'recount_blob_ref_count: under the row lock, ref_count := the files counted now, orphaned_at to match',
+      },
+      {
+        kind: ORPHANED_AT_MISMATCH,
+        severity: 'Drift',
+        meaning:
+          'orphaned_at is set while the blob is referenced, or unset on an unreferenced row (dedup_gc never collects it)',
+        repair:
+          'recount_blob_ref_count: under the row lock, ref_count := the files counted now, orphaned_at to match',
+      },
+    ],
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),
@@ -152,7 +170,7 @@ export function createBlobsConsistencyCheck(options: BlobsConsistencyCheckOption
         logger,
         key: { codec: hashCursor, bytes: 32 },
         fetch: (after, limit) => scan.scanBlobRows(after, limit, scanOptions),
-        kinds: [REF_COUNT_MISMATCH, ORPHANED_AT_MISMATCH],
+        kinds: check.kinds.map((k) => k.kind),
         resourceOf: (a) => a.hash,
         reverify: async (items) =>
           (

@@ -42,7 +42,7 @@ import {
   uuidCursor,
 } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from '../ports/drive-usage-scan.js';
+import type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from './drive-usage-scan.js';
 
 /** Job name of the check. */
 export const DRIVES_CONSISTENCY_CHECK_NAME = 'drives_consistency';
@@ -160,6 +160,23 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
     subsystem: scan.subsystem(),
     order: 10,
     countMeaning: 'new findings: drives and users whose stored used bytes drifted from their files',
+    kinds: [
+      {
+        kind: DRIVE_USED_BYTES_DRIFT,
+        severity: 'Drift',
+        meaning: "the drive's used_bytes differs from the sum of its files' sizes (trashed included)",
+        magnitude: 'bytes',
+        repair:
+          "recompute_drive_used_bytes: used_bytes := the sum of its files; the owner's envelope moves by the delta",
+      },
+      {
+        kind: USER_USED_BYTES_DRIFT,
+        severity: 'Drift',
+        meaning: "the user's storage_used_bytes differs from the sum of their drives' used_bytes",
+        magnitude: 'bytes',
+        repair: 'recompute_user_used_bytes: the envelope := the sum of the drives',
+      },
+    ],
     graceWindowMs: () => 0,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),

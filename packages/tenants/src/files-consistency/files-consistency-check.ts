@@ -95,7 +95,7 @@ import type {
   FileScanOptions,
   LiveFileInTrashedFolder,
   MissingBlob,
-} from '../ports/file-blob-scan.js';
+} from './file-blob-scan.js';
 
 /** Job name of the check. */
 export const FILES_CONSISTENCY_CHECK_NAME = 'files_consistency';
@@ -339,6 +339,43 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     order: 30,
     countMeaning:
       'new findings: files whose blob row is missing or of another size, or whose folder is trashed',
+    kinds: [
+      {
+        kind: MISSING_BLOB,
+        severity: 'DataLoss',
+        meaning: 'files reference a blob hash that has no storage.blobs row (one finding per hash)',
+        magnitude: 'count',
+        repair:
+          'insert_blob_row once the bytes hash to the key, or restore_bytes_and_row_from_<other backend>; no bytes anywhere: a person decides',
+      },
+      {
+        kind: BLOB_SIZE_MISMATCH,
+        severity: 'Drift',
+        meaning: "the file's size differs from its blob row's size",
+        magnitude: 'bytes',
+        repair: 'set_file_size_from_blob: size := the blob row size; drive and user usage move by the delta',
+      },
+      {
+        kind: PARENT_FOLDER_TRASHED,
+        severity: 'DataLoss',
+        meaning:
+          'a live file in a trashed folder: gone from the live tree, and emptying the trash deletes it',
+        repair: 'resolve_live_under_trashed_parent: a choice, restore_parent or trash_child',
+      },
+      {
+        kind: FILE_DRIVE_ID_PARENT_MISMATCH,
+        severity: 'DataLoss',
+        meaning: "the file's drive differs from its folder's drive",
+        repair: null,
+      },
+      {
+        kind: MIME_MISMATCH,
+        severity: 'Drift',
+        meaning:
+          "the file's mime_type contradicts its blob's content_type (application/octet-stream = unknown)",
+        repair: null,
+      },
+    ],
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),

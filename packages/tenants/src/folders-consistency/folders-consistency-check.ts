@@ -47,8 +47,8 @@
  *    do `drive_id_parent_mismatch` and `orphan_root`: a move is one UPDATE of
  *    `parent_id` (and `drive_id`) in one transaction, so one statement's
  *    snapshot never sees it half done. `force` makes it 0.
- * 5. Batch. 1000 rows or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
- *    between batches; only the anomalies and the last key leave Postgres;
+ * 5. Batch. 1000 rows or 30 s (`singlePhaseScan` of `@oxicloud/consistency`), checkpoint +
+ *    status poll between batches; only the anomalies and the last key leave Postgres;
  *    Pass 2 re-reads each anomalous folder and its parent before recording.
  * 6. Closing (findings across runs). A `Completed` run walked every folder;
  *    a finding it did not report again, that pass 2 did not drop, and whose
@@ -60,25 +60,16 @@
 import {
   type CheckOptions,
   type CheckStore,
-  CONSISTENCY_LOG_TARGET,
   type ConsistencyCheck,
   DEFAULT_GRACE_WINDOW_MS,
   effectiveGraceMs,
   graceBoundary,
   type Inconsistency,
-  twoPass,
+  singlePhaseScan,
 } from '@oxicloud/consistency';
-import {
-  decodePhaseCursor,
-  encodePhaseCursor,
-  type RunOutcome,
-  runBatches,
-  type ScanBatch,
-  scanBatch,
-  uuidCursor,
-} from '@oxicloud/recoverable';
+import { type RunOutcome, uuidCursor } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from '../ports/folder-tree-scan.js';
+import type { FolderTreeAnomaly, FolderTreeScan, FolderTreeScanOptions } from './folder-tree-scan.js';
 
 /** Job name of the check. */
 export const FOLDERS_CONSISTENCY_CHECK_NAME = 'folders_consistency';
@@ -88,9 +79,6 @@ export const PATH_MISMATCH = 'path_mismatch';
 export const LPATH_MISMATCH = 'lpath_mismatch';
 export const DRIVE_ID_PARENT_MISMATCH = 'drive_id_parent_mismatch';
 export const ORPHAN_ROOT = 'orphan_root';
-
-const PHASE_FOLDERS = 1;
-const KEY_LENGTHS = { [PHASE_FOLDERS]: 16 };
 
 /** Options of {@link createFoldersConsistencyCheck}. */
 export interface FoldersConsistencyCheckOptions {
@@ -165,6 +153,40 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
     subsystem: scan.subsystem(),
     order: 20,
     countMeaning: "new findings: folders whose path, lpath or trashed flag disagrees with their parent's",
+    kinds: [
+      {
+        kind: PARENT_TRASHED_MISMATCH,
+        severity: 'DataLoss',
+        meaning:
+          'a live folder under a trashed parent: gone from the live tree, and emptying the trash deletes it',
+        repair: 'resolve_live_under_trashed_parent: a choice, restore_parent or trash_child',
+      },
+      {
+        kind: PATH_MISMATCH,
+        severity: 'Drift',
+        meaning: "the folder's materialised path differs from its parent's path plus its name",
+        repair: 'recompute_folder_path: path and lpath from the parent chain, and the subtree below',
+      },
+      {
+        kind: LPATH_MISMATCH,
+        severity: 'Drift',
+        meaning: "the folder's lpath differs from its parent's lpath plus its own label",
+        repair: 'recompute_folder_path: path and lpath from the parent chain, and the subtree below',
+      },
+      {
+        kind: DRIVE_ID_PARENT_MISMATCH,
+        severity: 'DataLoss',
+        meaning: "the folder's drive differs from its parent's: it hangs in another drive's tree",
+        repair: null,
+      },
+      {
+        kind: ORPHAN_ROOT,
+        severity: 'DataLoss',
+        meaning:
+          "the folder's parent chain never reaches a top-level folder of its drive (a cycle, or a detour through another drive)",
+        repair: null,
+      },
+    ],
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),
@@ -172,55 +194,24 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
       const scanOptions: FolderTreeScanOptions = {
         trashedBefore: graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions)),
       };
-      return runBatches({
-        logTarget: CONSISTENCY_LOG_TARGET,
-        store,
-        signal,
+      return singlePhaseScan({
         name: FOLDERS_CONSISTENCY_CHECK_NAME,
+        store,
+        options: runOptions,
+        signal,
         logger,
-        batchSize: runOptions.batchSize,
-        throttleMs: runOptions.throttleMs,
-        batch: scanBatch(
-          async (cursor, limit): Promise<ScanBatch<FolderTreeAnomaly>> => {
-            const key = cursor === null ? new Uint8Array() : decodePhaseCursor(cursor, KEY_LENGTHS).key;
-            const page = await scan.scanFolderTree(
-              key.length === 0 ? null : uuidCursor.decode(key),
-              limit,
+        key: { codec: uuidCursor, bytes: 16 },
+        fetch: (after, limit) => scan.scanFolderTree(after, limit, scanOptions),
+        // Every declared kind is a candidate, so Pass 2 also drops kinds recorded before a resume that have since healed.
+        kinds: check.kinds.map((k) => k.kind),
+        resourceOf: (a) => a.folderId,
+        reverify: async (items) =>
+          (
+            await scan.reverifyFolderTree(
+              items.map((a) => a.folderId),
               scanOptions,
-            );
-            return {
-              scanned: page.scanned,
-              items: page.anomalies,
-              cursor: encodePhaseCursor(
-                PHASE_FOLDERS,
-                page.lastKey === null ? key : uuidCursor.encode(page.lastKey),
-              ),
-              done: page.scanned < limit,
-            };
-          },
-          (items: readonly FolderTreeAnomaly[]) =>
-            // Every kind a folder could have is a candidate, so Pass 2 also drops
-            // kinds recorded before a resume that have since healed.
-            twoPass(
-              store,
-              items.flatMap((a) =>
-                [
-                  PARENT_TRASHED_MISMATCH,
-                  PATH_MISMATCH,
-                  LPATH_MISMATCH,
-                  DRIVE_ID_PARENT_MISMATCH,
-                  ORPHAN_ROOT,
-                ].map((kind) => ({
-                  kind,
-                  resourceId: a.folderId,
-                })),
-              ),
-              async () => {
-                const ids = items.map((a) => a.folderId);
-                return (await scan.reverifyFolderTree(ids, scanOptions)).flatMap(folderFindings);
-              },
-            ),
-        ),
+            )
+          ).flatMap(folderFindings),
       });
     },
   };

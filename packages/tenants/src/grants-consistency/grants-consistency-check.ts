@@ -53,8 +53,8 @@ import { type RunOutcome, uuidCursor } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import { DAY_MS } from '../env.js';
 import { TenantsError } from '../errors.js';
-import type { GrantAnomaly, GrantScan, GrantScanOptions } from '../ports/grant-scan.js';
 import { GRANTS_CONSISTENCY_DEFAULTS } from './config.js';
+import type { GrantAnomaly, GrantScan, GrantScanOptions } from './grant-scan.js';
 
 /** Job name of the check. */
 export const GRANTS_CONSISTENCY_CHECK_NAME = 'grants_consistency';
@@ -128,6 +128,21 @@ export function createGrantsConsistencyCheck(options: GrantsConsistencyCheckOpti
     order: 36,
     countMeaning:
       'new findings: grants on a resource that is gone, and expired grants grant_cleanup left behind',
+    kinds: [
+      {
+        kind: DANGLING_GRANT,
+        severity: 'Reclaimable',
+        meaning: 'an unexpired role grant whose drive, folder or file is gone',
+        repair: 'delete_dangling_grant: delete the grant (the audit row keeps it)',
+      },
+      {
+        kind: EXPIRED_GRANT_LINGERING,
+        severity: 'Drift',
+        meaning:
+          "a grant expired longer than grant_cleanup's grace plus the margin: grant_cleanup is not running",
+        repair: 'delete_expired_grant: delete the grant, as grant_cleanup does',
+      },
+    ],
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),
@@ -145,7 +160,7 @@ export function createGrantsConsistencyCheck(options: GrantsConsistencyCheckOpti
         logger,
         key: { codec: uuidCursor, bytes: 16 },
         fetch: (after, limit) => scan.scanGrants(after, limit, scanOptions),
-        kinds: [DANGLING_GRANT, EXPIRED_GRANT_LINGERING],
+        kinds: check.kinds.map((k) => k.kind),
         resourceOf: (a) => a.grantId,
         reverify: async (items) =>
           (

@@ -79,8 +79,8 @@ import {
 import type { Logger } from '@oxicloud/scheduler';
 import { TenantsError } from '../errors.js';
 import type { BlobHasher, StoredBlobDigest } from '../ports/blob-hasher.js';
-import type { BlobIndexRow, BlobIndexScan } from '../ports/blob-index-scan.js';
 import type { BlobEntry, BlobStorage } from '../ports/blob-storage.js';
+import type { BlobIndexRow, BlobIndexScan } from './blob-index-scan.js';
 import { mapLimit } from './map-limit.js';
 import { type MimeSniff, mimeContradicts, sniffMime } from './mime-sniff.js';
 
@@ -491,6 +491,35 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     order: 40,
     countMeaning:
       'new findings: blobs missing their bytes, orphaned bytes, and (deep) hash or mime mismatches',
+    kinds: [
+      {
+        kind: ORPHAN_BLOB,
+        severity: 'Reclaimable',
+        meaning: 'bytes on the backend with no storage.blobs row',
+        magnitude: 'bytes',
+        repair:
+          'insert_blob_row when files reference the hash and the bytes hash to it, else delete_orphan_bytes (the deletion protocol)',
+      },
+      {
+        kind: MISSING_BLOB_BYTES,
+        severity: 'DataLoss',
+        meaning: 'a storage.blobs row whose bytes are not on the backend',
+        magnitude: 'count',
+        repair: 'restore_bytes_from_<other backend>: its copy, BLAKE3-verified; no copy: a person decides',
+      },
+      {
+        kind: BLOB_HASH_MISMATCH,
+        severity: 'DataLoss',
+        meaning: 'deep runs: the stored bytes do not hash (BLAKE3) to their key',
+        repair: 'restore_bytes_from_<other backend>: its copy, BLAKE3-verified; no copy: a person decides',
+      },
+      {
+        kind: BLOB_MIME_MISMATCH,
+        severity: 'Drift',
+        meaning: "deep runs: the bytes' sniffed type contradicts the blob row's content_type",
+        repair: null,
+      },
+    ],
     deep: true,
     graceWindowMs: () => graceMs,
     // Hash and mime mismatches are examined by deep runs only, with the deep grace.

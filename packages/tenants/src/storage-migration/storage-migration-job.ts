@@ -1,4 +1,9 @@
-import { FindingBatch, type FindingWriter, type Inconsistency } from '@oxicloud/consistency';
+import {
+  FindingBatch,
+  type FindingKind,
+  type FindingWriter,
+  type Inconsistency,
+} from '@oxicloud/consistency';
 import {
   type BatchTally,
   type CursorCodec,
@@ -87,6 +92,8 @@ export interface StorageMigrationJobOptions {
 /** The `storage_migration` handler. */
 export interface StorageMigrationJob extends RecoverableJobHandler {
   readonly name: typeof STORAGE_MIGRATION_JOB_NAME;
+  /** The one finding kind it records, `migration_failed` (what the admin API lists and `--kind` accepts). */
+  readonly findingKinds: readonly FindingKind[];
   /** Validates trigger params; refuses a target equal to the source or not configured here. */
   validateParams(raw: unknown): ParamsValidation;
   /** Number of `storage.blobs` rows: what a full run walks. */
@@ -124,6 +131,14 @@ const catchUpCursor: CursorCodec = {
 
 /** Severity of a failed copy; see {@link createStorageMigrationJob}. */
 const FAILURE_SEVERITY = 'DataLoss' as const;
+
+const FINDING_KINDS: readonly FindingKind[] = [
+  {
+    kind: MIGRATION_FAILED_KIND,
+    severity: FAILURE_SEVERITY,
+    meaning: 'a blob the run could not copy to the target (why in its detail); a later run retries it',
+  },
+];
 
 interface CopyFailure {
   readonly reason: MigrationFailureReason;
@@ -413,6 +428,7 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
 
   return {
     name: STORAGE_MIGRATION_JOB_NAME,
+    findingKinds: FINDING_KINDS,
     validateParams: (raw) => validate(raw),
     estimateTotal: () => blobs.countBlobs(),
     runResumable: run,

@@ -240,11 +240,13 @@ export async function showFinding(id: string): Promise<void> {
           f.highest_severity !== f.severity ? `${f.severity} (was ${f.highest_severity})` : f.severity,
         ),
         field('Resource', h('code', { text: f.resource_id })),
+        // What the kind means and the unit of its magnitude, as its check declares them.
+        f.kind_declaration ? field('Kind', f.kind_declaration.meaning) : [],
         field(
           'Magnitude',
           f.magnitude === null
             ? '-'
-            : /drift|size|orphan_blob/.test(f.kind)
+            : f.kind_declaration?.magnitude === 'bytes'
               ? bytes(f.magnitude)
               : fmt(f.magnitude),
         ),

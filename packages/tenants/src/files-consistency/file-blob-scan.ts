@@ -1,5 +1,5 @@
 import type { StatefulAdapter } from '@oxicloud/consistency';
-import type { ScanPage } from './scan-page.js';
+import type { ScanPage } from '../ports/scan-page.js';
 
 /** A file whose blob row is missing (`blobSize === null`) or has another size. */
 export interface FileBlobAnomaly {

@@ -1,5 +1,5 @@
 import type { StatefulAdapter } from '@oxicloud/consistency';
-import type { ScanPage } from './scan-page.js';
+import type { ScanPage } from '../ports/scan-page.js';
 
 /** A role grant that points at nothing, or that `grant_cleanup` should have deleted long ago. */
 export interface GrantAnomaly {

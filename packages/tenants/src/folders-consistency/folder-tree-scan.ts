@@ -1,5 +1,5 @@
 import type { StatefulAdapter } from '@oxicloud/consistency';
-import type { ScanPage } from './scan-page.js';
+import type { ScanPage } from '../ports/scan-page.js';
 
 /** A folder whose row disagrees with its parent row. */
 export interface FolderTreeAnomaly {

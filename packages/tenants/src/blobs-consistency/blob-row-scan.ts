@@ -1,5 +1,5 @@
 import type { StatefulAdapter } from '@oxicloud/consistency';
-import type { ScanPage } from './scan-page.js';
+import type { ScanPage } from '../ports/scan-page.js';
 
 /** A blob row whose counter or orphan mark disagrees with the files (or with itself). */
 export interface BlobRowAnomaly {

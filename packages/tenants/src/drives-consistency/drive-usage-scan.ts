@@ -1,5 +1,5 @@
 import type { StatefulAdapter } from '@oxicloud/consistency';
-import type { ScanPage } from './scan-page.js';
+import type { ScanPage } from '../ports/scan-page.js';
 
 /** A drive whose `used_bytes` differs from `SUM(size)` of its files (trashed included). */
 export interface DriveUsageDrift {
