@@ -27,7 +27,7 @@ const folders = workspaceDirs()
   .flatMap(biomeFolders);
 // One type check of every workspace at once (each shared file once; the packages' lint checks them one by one),
 // and the admin page's browser script, which has its own (DOM) program.
-const programs = ['tsconfig.quick.json', 'packages/admin-api/src/page/script/tsconfig.json'];
+const programs = ['tsconfig.all.json', 'packages/admin-api/src/page/script/tsconfig.json'];
 
 function run(label, command, args, env = process.env) {
   const started = Date.now();

@@ -161,8 +161,10 @@ if (skipContainers === undefined) {
     started.on('exit', (code) => resolve({ status: code ?? 1, stdout: out, stderr: err }));
   });
 }
+let typecheckChild;
 const onSignal = (signal) => {
   child?.kill(signal);
+  typecheckChild?.kill(signal);
   stopRuntime();
   process.exit(1);
 };
@@ -175,8 +177,19 @@ if (only !== 'containers') {
   const what = hasUrl ? 'TEST_DATABASE_URL' : 'embedded Postgres 18';
   console.log(`\ntest: pass 1 — build, lint and every test file; database tests on ${what}\n`);
   const started = Date.now();
+  // One type check of every workspace at once (tsconfig.all.json: each shared file once; the
+  // packages' lint tasks are biome and publint), beside the first turbo stage.
+  const typecheck = new Promise((resolve) => {
+    const tsc = spawn('pnpm', ['--silent', 'run', 'typecheck:all'], { cwd: root, stdio: 'inherit', env });
+    typecheckChild = tsc;
+    tsc.on('exit', (c) => resolve(c ?? 1));
+  });
   const code = await turboInStages(['build', 'lint', 'test'], turboArgs, env);
-  if (code !== 0) status = code;
+  const typed = await typecheck;
+  if (typed !== 0) {
+    console.log('\ntest: the type check of every workspace (pnpm typecheck:all) failed (lines above)');
+  }
+  if (code !== 0 || typed !== 0) status = code || typed;
   const t = totals();
   add(t);
   const seconds = Math.round((Date.now() - started) / 1000);

@@ -295,8 +295,8 @@ describe('oxijobs jobs (against a running server)', () => {
         'trigger',
         'folders_consistency',
         '--params',
-        // About a dozen batches of 0.4 s: the run outlives the three CLI processes started while it goes on.
-        '{"batch_size":25,"throttle_ms":400}',
+        // Some 25 batches of 0.4 s: the run outlives the three CLI processes started while it goes on.
+        '{"batch_size":100,"throttle_ms":400}',
         '--follow',
         '--interval',
         '0.2',
