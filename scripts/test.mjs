@@ -28,7 +28,6 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const runtimeScript = join(root, 'scripts', 'test-container-runtime.sh');
 const SERVER = '@oxicloud/server';
 const workspaces = workspaceDirs();
-const reportOf = (dir) => reportPath(dir);
 
 // The packages whose vitest config starts the test-support global setup (a Postgres server).
 const databasePackages = workspaces
@@ -59,7 +58,7 @@ if (!/^[1-9]\d?$/.test(concurrency)) {
 function totals() {
   const t = { passed: 0, failed: 0, skipped: 0 };
   for (const dir of workspaces) {
-    const report = reportOf(dir);
+    const report = reportPath(dir);
     if (!existsSync(report)) continue;
     const r = JSON.parse(readFileSync(report, 'utf8'));
     t.passed += r.numPassedTests ?? 0;
@@ -69,7 +68,7 @@ function totals() {
   return t;
 }
 const clearReports = () => {
-  for (const dir of workspaces) rmSync(reportOf(dir), { force: true });
+  for (const dir of workspaces) rmSync(reportPath(dir), { force: true });
 };
 /** Keeps a pass's reports (the next pass overwrites them) for its timing table and `test-timings.mjs --dir`. */
 function saveReports(pass) {
@@ -77,7 +76,7 @@ function saveReports(pass) {
   rmSync(saved, { recursive: true, force: true });
   mkdirSync(saved, { recursive: true });
   for (const dir of workspaces) {
-    if (existsSync(reportOf(dir))) copyFileSync(reportOf(dir), reportPath(dir, saved));
+    if (existsSync(reportPath(dir))) copyFileSync(reportPath(dir), reportPath(dir, saved));
   }
   return saved;
 }
