@@ -11,7 +11,7 @@
 // the test Postgres and the template database) to the end of its last file;
 // a file's time is its own (what vitest reports as the file's start to end).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -113,7 +113,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     return i >= 0 ? args[i + 1] : undefined;
   };
   const dir = value('--dir');
-  const packages = collectTimings(dir ? join(process.cwd(), dir) : undefined);
+  const packages = collectTimings(dir ? resolve(dir) : undefined);
   if (packages.length === 0) {
     console.error(`test-timings: no vitest report found${dir ? ` in ${dir}` : ''}; run the tests first`);
     process.exit(1);

@@ -1,20 +1,26 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { alertsTestCommand } from './commands/alerts-test.js';
 import { parseDurationSeconds } from './commands/duration.js';
 import { registerFindingsCommands } from './commands/findings.js';
 import { registerJobsCommands } from './commands/jobs.js';
-import { migrateCommand } from './commands/migrate.js';
 import { registerClusterCommands } from './commands/nodes.js';
 import { registerRepairCommands } from './commands/repair.js';
-import { addSeedFlags, seedCommand, seedOptionsFromCli } from './commands/seed.js';
-import { serveCommand } from './commands/serve.js';
-import { tokenCommand } from './commands/token.js';
-import { setEmailCommand } from './commands/users.js';
+import { addSeedFlags, seedOptionsFromCli } from './commands/seed-flags.js';
 import { DATABASE_VAR_NAMES, envVarsHelp, JOB_VARS_HELP, SMTP_VARS } from './config/env-vars.js';
-import { loadConfig } from './config/server-config.js';
+import type { ServerConfig } from './config/server-config.js';
 import { ServerError } from './server-error.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The configuration, loaded on first use: the commands that talk to the
+ * admin API (jobs, findings, repair, nodes) never load the server's modules,
+ * so `oxijobs jobs list` or `--help` starts in a fraction of the time `serve`
+ * takes (each command below imports its implementation when it runs).
+ */
+async function config(env: Env): Promise<ServerConfig> {
+  const { loadConfig } = await import('./config/server-config.js');
+  return loadConfig(env);
+}
 
 function duration(value: string): number {
   const seconds = parseDurationSeconds(value);
@@ -48,7 +54,8 @@ export function createProgram(env: Env = process.env): Command {
     )
     .addHelpText('after', envVarsHelp(undefined, JOB_VARS_HELP))
     .action(async () => {
-      await serveCommand(loadConfig(env), env);
+      const { serveCommand } = await import('./commands/serve.js');
+      await serveCommand(await config(env), env);
     });
 
   program
@@ -56,7 +63,8 @@ export function createProgram(env: Env = process.env): Command {
     .description('apply the pending SQL migrations (to the running server’s embedded Postgres when it is up)')
     .addHelpText('after', envVarsHelp(DATABASE_VAR_NAMES))
     .action(async () => {
-      await migrateCommand(loadConfig(env));
+      const { migrateCommand } = await import('./commands/migrate.js');
+      await migrateCommand(await config(env));
     });
 
   addSeedFlags(
@@ -81,7 +89,8 @@ export function createProgram(env: Env = process.env): Command {
     )
     .action(async (options: Record<string, unknown>) => {
       const datasetOptions = seedOptionsFromCli(options);
-      await seedCommand(loadConfig(env), datasetOptions, {
+      const { seedCommand } = await import('./commands/seed.js');
+      await seedCommand(await config(env), datasetOptions, {
         listResources: options['listResources'] === true,
       });
     });
@@ -97,7 +106,8 @@ export function createProgram(env: Env = process.env): Command {
     )
     .addHelpText('after', envVarsHelp([...DATABASE_VAR_NAMES, 'OXICLOUD_JWT_SECRET', 'OXICLOUD_ENV']))
     .action(async (options: { user: string; expiresIn: number }) => {
-      await tokenCommand(loadConfig(env), { user: options.user, expiresInSeconds: options.expiresIn });
+      const { tokenCommand } = await import('./commands/token.js');
+      await tokenCommand(await config(env), { user: options.user, expiresInSeconds: options.expiresIn });
     });
 
   const users = program
@@ -111,7 +121,8 @@ export function createProgram(env: Env = process.env): Command {
     .addHelpText('after', '\nExample: oxijobs users set-email admin ops@example.org')
     .addHelpText('after', envVarsHelp(DATABASE_VAR_NAMES))
     .action(async (username: string, email: string) => {
-      await setEmailCommand(loadConfig(env), { username, email });
+      const { setEmailCommand } = await import('./commands/users.js');
+      await setEmailCommand(await config(env), { username, email });
     });
 
   const alerts = program.command('alerts').description('e-mail alerts');
@@ -125,7 +136,8 @@ export function createProgram(env: Env = process.env): Command {
       envVarsHelp([...DATABASE_VAR_NAMES, ...SMTP_VARS.map((v) => v.name), 'OXICLOUD_PUBLIC_BASE_URL']),
     )
     .action(async () => {
-      await alertsTestCommand(loadConfig(env), env);
+      const { alertsTestCommand } = await import('./commands/alerts-test.js');
+      await alertsTestCommand(await config(env), env);
     });
 
   registerJobsCommands(program, env);

@@ -15,7 +15,7 @@ import type {
   SeverityJson,
   TriggerAcceptedJson,
 } from '@oxicloud/admin-api';
-import { TERMINAL_STATUSES } from '@oxicloud/recoverable';
+import { TERMINAL_STATUSES } from '@oxicloud/recoverable/run-status';
 
 /**
  * The JSON the admin API answers (docs/admin-api.md), named as this client

@@ -1,4 +1,4 @@
-import { ACTIVE_STATUSES } from '@oxicloud/recoverable';
+import { ACTIVE_STATUSES } from '@oxicloud/recoverable/run-status';
 import type {
   ApiCancelled,
   ApiFindingsPage,
