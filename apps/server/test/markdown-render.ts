@@ -1,24 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Lexer, type Token, type Tokens } from 'marked';
-import { describe, expect, it } from 'vitest';
 
 /**
- * Every README and docs file (every tracked `.md`, so README.md, docs/*.md and
- * packages/*\/README.md among them) rendered by a maintained Markdown parser
- * (`marked`, GitHub-flavoured) the way a reader sees it: no fence left open,
- * no fence that swallows prose or a heading, and no `<id>`-like text that the
- * renderer passes through as an HTML tag (a browser or GitHub hides it).
+ * What a reader sees wrong in a Markdown file once a maintained parser
+ * (`marked`, GitHub-flavoured) renders it: a fence left open, a fence that
+ * swallows prose or a heading, and `<id>`-like text passed through as an HTML
+ * tag (a browser or GitHub hides it). docs-links.test.ts runs it on every doc.
  */
-const root = fileURLToPath(new URL('../../..', import.meta.url));
-
-function markdownFiles(): string[] {
-  return execFileSync('git', ['ls-files', '*.md'], { cwd: root, encoding: 'utf8' })
-    .split('\n')
-    .filter((f) => f !== '' && !f.includes('node_modules/'));
-}
 
 /** Languages whose comments start with `#`: a `# word` line in them is a comment, not a heading. */
 const HASH_COMMENT_LANGUAGES = new Set([
@@ -125,62 +112,3 @@ export function renderProblems(source: string): string[] {
   }
   return problems;
 }
-
-describe('README and docs render as written', () => {
-  const files = markdownFiles();
-
-  it('finds the docs to check', () => {
-    expect(files).toEqual(
-      expect.arrayContaining([
-        'README.md',
-        'docs/architecture.md',
-        'docs/testing.md',
-        'packages/alerts/README.md',
-      ]),
-    );
-  });
-
-  it('every doc renders with closed fences, no swallowed prose or heading, no raw tags', () => {
-    const found: string[] = [];
-    for (const file of files) {
-      for (const problem of renderProblems(readFileSync(join(root, file), 'utf8'))) {
-        found.push(`${file}: ${problem}`);
-      }
-    }
-    expect(found).toEqual([]);
-  });
-
-  it('the check itself flags an unclosed fence, a swallowed paragraph and heading, and a raw tag', () => {
-    expect(renderProblems('text\n\n```sh\npnpm start\n')).toEqual([
-      'line 3: a code fence is never closed (it runs to the end of the file)',
-    ]);
-    const swallowed = [
-      '```',
-      'oxijobs jobs list',
-      '```',
-      'oxijobs findings show <id>',
-      '```',
-      '`oxijobs repair` (`/api/admin/repairs`) repairs after review: `plan` writes nothing',
-      '',
-      '## The admin page',
-      '',
-      '```sh',
-      'pnpm oxijobs jobs list',
-      '```',
-      '',
-    ].join('\n');
-    expect(renderProblems(swallowed)).toEqual([
-      'line 4: <id> is rendered as raw HTML (put it in backticks or write &lt;…&gt;)',
-      'line 6: prose swallowed by a code block: `oxijobs repair` (`/api/admin/repairs`) repairs after review',
-      'line 8: a heading (## The admin page) swallowed by a code block',
-      'line 10: a fence opener (```sh) inside a code block: the fences are out of step',
-    ]);
-    expect(renderProblems('| a | b |\n|---|---|\n| node <id> lost | x |\n')).toHaveLength(1);
-    // Code, backticks, comments and shell comments are fine.
-    expect(
-      renderProblems(
-        '<!-- marker -->\n\nrun `show <id>`\n\n```sh\n# a comment\noxijobs findings show <id>\n```\n\n- `<id>` in a list\n',
-      ),
-    ).toEqual([]);
-  });
-});
