@@ -1,6 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { createAdminApp } from '@oxicloud/admin-api';
-import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv, validateAlertEnv } from '@oxicloud/alerts';
+import {
+  type AlertsStatus,
+  alertsStatus,
+  JobAlerts,
+  SmtpEmailSender,
+  smtpConfigFromEnv,
+  validateAlertEnv,
+} from '@oxicloud/alerts';
 import { NodeMembership, PgOwnedRuns, PgPeriodicHistory, PgTickCoordinator } from '@oxicloud/cluster';
 import {
   ConsistencyRegistry,
@@ -95,6 +102,8 @@ export interface ComposedServer {
   readonly freshness: FreshnessMonitor;
   /** This process's row in `jobs.nodes` (its id, heartbeat, deregistration). */
   readonly node: NodeMembership;
+  /** Whether this process mails alerts (its `OXICLOUD_SMTP_*`) and to how many admins now: the boot line and `GET /api/admin/alerts`. */
+  alertsStatus(): Promise<AlertsStatus>;
   /** Registers the node, runs the engine's start (boot sweep of dead processes of this host, then the run janitor), then the scheduler loop. */
   start(): Promise<void>;
   /**
@@ -380,25 +389,30 @@ function alertOnRunFinished(
 
 /**
  * Email alerts (`@oxicloud/alerts`): SMTP from `OXICLOUD_SMTP_*` (unset → a
- * silent no-op), recipients = every admin, read at send time.
+ * no mail; the boot line says alerts are off), recipients = every admin, read at send time.
  */
 export function createAlerts(deps: {
   readonly pool: pg.Pool;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly publicBaseUrl: string;
   readonly logger: Logger;
-}): { readonly alerts: JobAlerts; close(): void } {
+}): { readonly alerts: JobAlerts; status(): Promise<AlertsStatus>; close(): void } {
   validateAlertEnv(deps.env);
   const smtp = smtpConfigFromEnv(deps.env);
   const sender = smtp === null ? null : new SmtpEmailSender(smtp);
+  const recipients = new PgAdminRecipients(deps.pool);
   const alerts = new JobAlerts({
     sender,
-    recipients: new PgAdminRecipients(deps.pool),
+    recipients,
     logger: deps.logger,
     publicBaseUrl: deps.publicBaseUrl,
     env: deps.env,
   });
-  return { alerts, close: () => sender?.close() };
+  return {
+    alerts,
+    status: async () => alertsStatus(smtp, (await recipients.adminEmails()).length),
+    close: () => sender?.close(),
+  };
 }
 
 /**
@@ -422,7 +436,11 @@ export function composeServer(input: ComposeInput): ComposedServer {
     logger,
     onBytesHashed: (bytes) => metrics.jobs.onBytesHashed(bytes),
   });
-  const { alerts, close: closeAlerts } = createAlerts({
+  const {
+    alerts,
+    status: alertsStatusNow,
+    close: closeAlerts,
+  } = createAlerts({
     pool,
     env: input.env,
     publicBaseUrl: config.publicBaseUrl,
@@ -538,6 +556,14 @@ export function composeServer(input: ComposeInput): ComposedServer {
       history: new PgPeriodicHistory({ pool }),
       ownedRuns: new PgOwnedRuns({ pool }),
     }),
+    alerts: {
+      state: async () => {
+        const status = await alertsStatusNow();
+        return status.enabled
+          ? { enabled: true, smtp: status.smtp, missing: null, admin_recipients: status.adminRecipients }
+          : { enabled: false, smtp: null, missing: status.missing, admin_recipients: status.adminRecipients };
+      },
+    },
   });
   return {
     app,
@@ -547,6 +573,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     metrics,
     freshness,
     node,
+    alertsStatus: alertsStatusNow,
     async start() {
       // Registered first: the heartbeat measures the database clock the ticks align with.
       await node.start();

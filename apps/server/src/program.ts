@@ -129,15 +129,34 @@ export function createProgram(env: Env = process.env): Command {
   alerts
     .command('test')
     .description(
-      'send a test alert to every admin with an address through OXICLOUD_SMTP_*, print what the SMTP server answered (exit 1 on failure)',
+      'say whether the running server (--url) has alerts on, then send a test alert to every admin with an address through OXICLOUD_SMTP_*, print what the SMTP server answered (exit 1 on failure)',
+    )
+    .option(
+      '--url <url>',
+      'the running server to ask (env OXICLOUD_ADMIN_URL, default http://127.0.0.1:8086)',
+    )
+    .option(
+      '--token <token>',
+      'admin token for it (env OXICLOUD_ADMIN_TOKEN; default: one minted for "admin")',
     )
     .addHelpText(
       'after',
-      envVarsHelp([...DATABASE_VAR_NAMES, ...SMTP_VARS.map((v) => v.name), 'OXICLOUD_PUBLIC_BASE_URL']),
+      envVarsHelp([
+        ...DATABASE_VAR_NAMES,
+        ...SMTP_VARS.map((v) => v.name),
+        'OXICLOUD_PUBLIC_BASE_URL',
+        'OXICLOUD_JWT_SECRET',
+        'OXICLOUD_ADMIN_URL',
+        'OXICLOUD_ADMIN_TOKEN',
+      ]),
     )
-    .action(async () => {
+    .addHelpText(
+      'after',
+      '\nThe OXICLOUD_SMTP_* set for this command reach only it: the server needs them in its own environment to send alerts.',
+    )
+    .action(async (options: { url?: string; token?: string }) => {
       const { alertsTestCommand } = await import('./commands/alerts-test.js');
-      await alertsTestCommand(await config(env), env);
+      await alertsTestCommand(await config(env), env, options);
     });
 
   registerJobsCommands(program, env);

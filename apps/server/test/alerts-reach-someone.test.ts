@@ -128,10 +128,13 @@ describe('OXICLOUD_ADMIN_EMAIL at the first boot', () => {
     dir.remove();
   });
 
+  let base: string;
+  let env: Record<string, string>;
+
   it('gives the first admin its address, so a failed job mails it', async () => {
     const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const env = cleanEnv({
+    base = `http://127.0.0.1:${port}`;
+    env = cleanEnv({
       DATABASE_URL: db.url,
       OXICLOUD_DATA_DIR: dir.path,
       OXICLOUD_HTTP_PORT: String(port),
@@ -148,6 +151,28 @@ describe('OXICLOUD_ADMIN_EMAIL at the first boot', () => {
     expect(rows).toEqual([{ email: 'ops@example.org' }]);
     const lines = jsonLines(server.stdout());
     expect(lines.filter((l) => String(l['event']).endsWith('no_recipients'))).toEqual([]);
+    // The one boot line: alerts on, the SMTP host and port, how many admins have an address.
+    const boot = lines.filter((l) => l['event'] === 'alerts.on' || l['event'] === 'alerts.off');
+    expect(boot).toHaveLength(1);
+    expect(boot[0]).toMatchObject({
+      level: 'info',
+      event: 'alerts.on',
+      smtp_host: '127.0.0.1',
+      smtp_port: smtp.port,
+      admin_recipients: 1,
+    });
+    expect(boot[0]?.['msg']).toBe(
+      `alerts on: SMTP 127.0.0.1:${smtp.port} (OXICLOUD_SMTP_SECURE=none), 1 admin with an e-mail address`,
+    );
+  });
+
+  it('alerts test says the server it talks to has alerts on', async () => {
+    const result = await runCli(['alerts', 'test', '--url', base], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(
+      `the server at ${base} has alerts on (SMTP 127.0.0.1:${smtp.port} (OXICLOUD_SMTP_SECURE=none), 1 admin with an e-mail address)`,
+    );
+    expect(result.stdout).toMatch(/sent to ops@example\.org /);
   });
 });
 
@@ -182,31 +207,51 @@ describe('SMTP set up but no admin has an address', () => {
       jsonLines(server!.stdout()).find((l) => l['event'] === 'alert.no_recipients'),
     );
     expect(skipped).toMatchObject({ level: 'warn', job: 'storage_migration', kind: 'job_failed' });
-    const boot = jsonLines(server.stdout()).find((l) => l['event'] === 'alerts.no_recipients');
-    expect(boot).toMatchObject({ level: 'warn' });
+    const boot = jsonLines(server.stdout()).find((l) => l['event'] === 'alerts.on');
+    expect(boot).toMatchObject({ level: 'warn', smtp_port: smtp.port, admin_recipients: 0 });
+    expect(String(boot?.['msg'])).toContain('no admin has an e-mail address, so none is sent');
     expect(String(boot?.['msg'])).toContain('oxijobs users set-email admin');
     expect(smtp.mails).toEqual([]);
   });
 });
 
-describe('addresses and the test alert from the command line', () => {
+describe('addresses and the test alert from the command line, beside a server without SMTP', () => {
   let db: TestDatabase;
   let plain: Listener;
   let tlsRequired: Listener;
   const dir = scratchDir('alerts-cli');
   let base: Record<string, string>;
+  let server: CliProcess | undefined;
+  let serverUrl: string;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     plain = await startListener('plain');
     tlsRequired = await startListener('tls-required');
-    base = { DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path };
+    const port = await freePort();
+    serverUrl = `http://127.0.0.1:${port}`;
+    base = { DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path, OXICLOUD_ADMIN_URL: serverUrl };
+    // What plain `pnpm start` runs: no OXICLOUD_SMTP_* in the server's environment.
+    server = startCli(['serve'], cleanEnv({ ...base, OXICLOUD_HTTP_PORT: String(port) }));
+    await waitForStatus(`${serverUrl}/healthz`, 200, { process: server, timeoutMs: 60_000 });
   });
   afterAll(async () => {
+    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
     await plain?.close();
     await tlsRequired?.close();
     await db?.drop();
     dir.remove();
+  });
+
+  it('the server without SMTP says at boot, in one line, that alerts are off and which variable is missing', () => {
+    const boot = jsonLines(server!.stdout()).filter(
+      (l) => l['event'] === 'alerts.on' || l['event'] === 'alerts.off',
+    );
+    expect(boot).toHaveLength(1);
+    expect(boot[0]).toMatchObject({ level: 'info', event: 'alerts.off', missing: 'OXICLOUD_SMTP_HOST' });
+    expect(String(boot[0]?.['msg'])).toMatch(
+      /^alerts off: OXICLOUD_SMTP_HOST is not set, so failed runs and findings are mailed to nobody/,
+    );
   });
 
   it('alerts test says nobody would be mailed while no admin has an address', async () => {
@@ -258,6 +303,10 @@ describe('addresses and the test alert from the command line', () => {
     const result = await runCli(['alerts', 'test'], cleanEnv({ ...base, ...smtpEnv(plain.port, 'none') }));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/sent to ops@example\.org .*the server answered: 250 /);
+    // SMTP set for this command only: the mail goes, and it says the running server has alerts off.
+    expect(result.stdout).toContain(
+      `the server at ${serverUrl} has alerts off (OXICLOUD_SMTP_HOST is not set in its environment): it mails nothing`,
+    );
     expect(plain.mails.at(-1)?.rcptTo).toEqual(['ops@example.org']);
     expect(plain.mails.at(-1)?.raw).toContain('[OxiCloud] Test alert');
   });
@@ -285,8 +334,12 @@ describe('addresses and the test alert from the command line', () => {
 
   it('alerts test against a port nobody listens on says the connection was refused', async () => {
     const closed = await freePort();
-    const result = await runCli(['alerts', 'test'], cleanEnv({ ...base, ...smtpEnv(closed, 'none') }));
+    const result = await runCli(
+      ['alerts', 'test'],
+      cleanEnv({ ...base, ...smtpEnv(closed, 'none'), OXICLOUD_ADMIN_URL: `http://127.0.0.1:${closed}` }),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`connection refused by 127.0.0.1:${closed}`);
+    expect(result.stdout).toContain(`no server answered at http://127.0.0.1:${closed} (connection refused)`);
   });
 });

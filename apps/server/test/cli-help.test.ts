@@ -50,7 +50,10 @@ describe('per-command help', () => {
       expect(text, args.join(' ')).toContain('OXICLOUD_EMBEDDED_POSTGRES_PORT');
     }
     expect(await help('token')).toContain('OXICLOUD_JWT_SECRET');
-    expect(await help('alerts', 'test')).toContain('OXICLOUD_SMTP_SECURE');
+    const alertsTest = await help('alerts', 'test');
+    expect(alertsTest).toContain('OXICLOUD_SMTP_SECURE');
+    expect(alertsTest).toContain('OXICLOUD_ADMIN_URL');
+    expect(alertsTest).toContain('the server needs them in its own environment');
     expect(await help('seed')).toContain('--list-resources');
   });
 });

@@ -3,12 +3,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { renderProblems } from './markdown-render.js';
 
 /**
  * Every README and docs file (every tracked `.md`): each link and each
  * repository path it names in backticks resolves inside the repository, so
  * a reader following the docs never lands on a file that is not there (or
- * on someone's machine outside the repository).
+ * on someone's machine outside the repository); and rendered by `marked`
+ * (markdown-render.ts) it shows what was written: fences closed, no prose or
+ * heading swallowed by one, no `<id>` passed through as an HTML tag.
  */
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -121,5 +124,64 @@ describe('README and docs references', () => {
       'docs/architecture.md',
       'https://x.org',
     ]);
+  });
+});
+
+describe('README and docs render as written', () => {
+  const files = markdownFiles();
+
+  it('renders README.md, every docs/*.md and every packages/*/README.md', () => {
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'docs/architecture.md',
+        'docs/testing.md',
+        'packages/alerts/README.md',
+      ]),
+    );
+  });
+
+  it('every doc renders with closed fences, no swallowed prose or heading, no raw tags', () => {
+    const found: string[] = [];
+    for (const file of files) {
+      for (const problem of renderProblems(readFileSync(join(root, file), 'utf8'))) {
+        found.push(`${file}: ${problem}`);
+      }
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('the check itself flags an unclosed fence, a swallowed paragraph and heading, and a raw tag', () => {
+    expect(renderProblems('text\n\n```sh\npnpm start\n')).toEqual([
+      'line 3: a code fence is never closed (it runs to the end of the file)',
+    ]);
+    const swallowed = [
+      '```',
+      'oxijobs jobs list',
+      '```',
+      'oxijobs findings show <id>',
+      '```',
+      '`oxijobs repair` (`/api/admin/repairs`) repairs after review: `plan` writes nothing',
+      '',
+      '## The admin page',
+      '',
+      '```sh',
+      'pnpm oxijobs jobs list',
+      '```',
+      '',
+    ].join('\n');
+    expect(renderProblems(swallowed)).toEqual([
+      'line 4: <id> is rendered as raw HTML (put it in backticks or write &lt;…&gt;)',
+      'line 6: prose swallowed by a code block: `oxijobs repair` (`/api/admin/repairs`) repairs after review',
+      'line 8: a heading (## The admin page) swallowed by a code block',
+      'line 10: a fence opener (```sh) inside a code block: the fences are out of step',
+    ]);
+    expect(renderProblems('| a | b |\n|---|---|\n| node <id> lost | x |\n')).toHaveLength(1);
+    // Code, backticks, comments and shell comments are fine.
+    expect(
+      renderProblems(
+        '<!-- marker -->\n\nrun `show <id>`\n\n```sh\n# a comment\noxijobs findings show <id>\n```\n\n- `<id>` in a list\n',
+      ),
+    ).toEqual([]);
   });
 });

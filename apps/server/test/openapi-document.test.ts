@@ -72,7 +72,9 @@ describe('the served OpenAPI document', () => {
     const ids = Object.values(paths).flatMap((methods) => Object.values(methods).map((op) => op.operationId));
     expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(ids).toEqual(expect.arrayContaining(['listJobs', 'triggerJob', 'getRun', 'listFindings']));
+    expect(ids).toEqual(
+      expect.arrayContaining(['listJobs', 'triggerJob', 'getRun', 'listFindings', 'getAlerts']),
+    );
   });
 
   it('generates a client (openapi-typescript) whose shapes type-check against the CLI types', async () => {
@@ -82,7 +84,7 @@ describe('the served OpenAPI document', () => {
     writeFileSync(
       join(OUT, 'check.ts'),
       `import type { components, operations } from './admin-api.d.ts';
-import type { ApiCancelled, ApiFindingsPage, ApiJob, ApiOutcomeEnvelope, ApiRunDetail, ApiRunListEntry, ApiRunStarted } from ${JSON.stringify(cliTypes)};
+import type { ApiAlertsState, ApiCancelled, ApiFindingsPage, ApiJob, ApiOutcomeEnvelope, ApiRunDetail, ApiRunListEntry, ApiRunStarted } from ${JSON.stringify(cliTypes)};
 
 type S = components['schemas'];
 type Json<O extends keyof operations, C extends keyof operations[O]['responses']> = operations[O]['responses'][C] extends {
@@ -105,6 +107,7 @@ export type Checks = [
   Reads<S['OutcomeEnvelope'], ApiOutcomeEnvelope>,
   Reads<S['TriggerAccepted'], ApiOutcomeEnvelope>,
   Reads<Json<'listFindings', 200>, ApiFindingsPage>,
+  Reads<Json<'getAlerts', 200>, ApiAlertsState>,
 ];
 `,
     );

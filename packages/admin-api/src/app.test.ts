@@ -183,6 +183,28 @@ describe('createAdminApp', () => {
     });
   });
 
+  it("GET /api/admin/alerts answers the server's alert state to an admin, and 401 without a token", async () => {
+    const state = {
+      enabled: true,
+      smtp: { host: 'mail.example.org', port: 2525, secure: 'none' as const },
+      missing: null,
+      admin_recipients: 2,
+    };
+    const withAlerts = createAdminApp({
+      jobs: fake.periodic,
+      users: pgLookup(db),
+      jwtSecret: SECRET,
+      logger: capturingLogger([]),
+      alerts: { state: async () => state },
+    });
+    const res = await withAlerts.request('/api/admin/alerts', { headers: bearer(adminToken) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(state);
+    expect((await withAlerts.request('/api/admin/alerts')).status).toBe(401);
+    // Without the port the route is absent.
+    expect((await app.request('/api/admin/alerts', { headers: bearer(adminToken) })).status).toBe(404);
+  });
+
   it('lists the jobs for an admin', async () => {
     const res = await app.request('/api/admin/jobs', { headers: bearer(adminToken) });
     expect(res.status).toBe(200);

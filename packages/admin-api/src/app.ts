@@ -12,6 +12,7 @@ import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_RANGE, requestBodyLimit } from '
 import { validationHook } from './http/validation-hook.js';
 import { registerAdminPageRoutes } from './page/page-routes.js';
 import type { AdminUserLookup } from './ports/admin-user-lookup.js';
+import type { AlertsView } from './ports/alerts-view.js';
 import type { ClusterView } from './ports/cluster-view.js';
 import type { FindingKindsView } from './ports/finding-kinds.js';
 import type { FindingsLedger } from './ports/findings-ledger.js';
@@ -22,6 +23,7 @@ import type { JobFreshness } from './ports/job-freshness.js';
 import type { ReadinessProbe } from './ports/readiness-probe.js';
 import type { RepairService } from './ports/repair-service.js';
 import type { RunService } from './ports/run-service.js';
+import { registerAlertsRoutes } from './routes/alerts.js';
 import { registerFindingRoutes } from './routes/findings.js';
 import { registerHealthRoute } from './routes/health.js';
 import { JobDirectory } from './routes/job-directory.js';
@@ -90,6 +92,8 @@ export interface AdminAppDeps {
    * outcome, `missed_slots` and `last_slot_at`. Absent: those routes are too.
    */
   readonly cluster?: ClusterView;
+  /** The server's e-mail alerts: `GET /api/admin/alerts`; absent: that route is too. */
+  readonly alerts?: AlertsView;
   /** The `info.version` of the OpenAPI document. @defaultValue '0.1.0' */
   readonly version?: string;
 }
@@ -184,6 +188,12 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
   registerJobRoutes(app, { directory, jobs: deps.jobs, logger });
   registerRunRoutes(app, { directory, findings: deps.findings, logger });
   if (deps.cluster) registerClusterRoutes(app, { cluster: deps.cluster, directory });
+  if (deps.alerts) {
+    app.use('/api/admin/alerts', auditAdminPosts(logger));
+    app.use('/api/admin/alerts', adminAuth({ users: deps.users, secret }));
+    app.use('/api/admin/alerts', requestBodyLimit(maxBodyBytes));
+    registerAlertsRoutes(app, deps.alerts);
+  }
   if (deps.ledger) {
     for (const path of ['/api/admin/findings', '/api/admin/findings/*']) {
       app.use(path, auditAdminPosts(logger));

@@ -20,6 +20,7 @@ export { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_RANGE } from './http/request-bod
 export { ADMIN_PAGE_PATH, adminPageSize, registerAdminPageRoutes } from './page/index.js';
 export type { AdminUserLookup, AdminUserRecord, UserRole } from './ports/admin-user-lookup.js';
 export { USER_ROLES } from './ports/admin-user-lookup.js';
+export type { AlertsView } from './ports/alerts-view.js';
 export type {
   ClusterNodeView,
   ClusterView,
@@ -48,6 +49,7 @@ export type { RunListEntryJson } from './routes/run-list-entry.js';
 export { RUN_LIST_ENTRY_BUDGET, runListEntry } from './routes/run-list-entry.js';
 export { MAX_FINDINGS_LIMIT, MAX_RUNS_LIMIT } from './routes/runs.js';
 export type {
+  AlertsStateJson,
   CancelResultJson,
   ClusterNodeJson,
   ErrorBodyJson,

@@ -10,6 +10,8 @@ export type { AdminRecipients } from './admin-recipients.js';
 export { alertOnFailVariable, alertsEnabledFor, validateAlertEnv } from './alert-env.js';
 export type { AlertsErrorCode } from './alerts-error.js';
 export { AlertsError } from './alerts-error.js';
+export type { AlertsSmtpTarget, AlertsStatus } from './alerts-status.js';
+export { alertsStatus, describeAlertsStatus } from './alerts-status.js';
 export type { EmailMessage, EmailSender } from './email-sender.js';
 export { escapeHtml } from './html.js';
 export type {

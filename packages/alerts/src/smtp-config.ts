@@ -44,7 +44,7 @@ function invalid(message: string): AlertsError {
  * | `OXICLOUD_SMTP_FROM` | an address (`alerts@example.org` or `Name <alerts@example.org>`); required with a host | — |
  *
  * @returns `null` when `OXICLOUD_SMTP_HOST` is unset or empty: SMTP is not
- *   configured and alerts are a silent no-op.
+ *   configured and alerts are off (no mail, no error; `alertsStatus` says so).
  * @throws AlertsError `INVALID_CONFIG` naming the variable and what is allowed.
  */
 export function smtpConfigFromEnv(env: Env): SmtpConfig | null {

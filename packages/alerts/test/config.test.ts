@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import {
   AlertsError,
   alertsEnabledFor,
+  alertsStatus,
+  describeAlertsStatus,
   JobAlerts,
   smtpConfigFromEnv,
   validateAlertEnv,
@@ -108,5 +110,36 @@ describe('OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL', () => {
     expect(configError(() => new JobAlerts({ ...common, env: {}, dedupWindowMs: -1 })).message).toMatch(
       /dedupWindowMs/,
     );
+  });
+});
+
+describe('alertsStatus', () => {
+  const smtp = smtpConfigFromEnv({
+    OXICLOUD_SMTP_HOST: 'mail.example.org',
+    OXICLOUD_SMTP_PORT: '2525',
+    OXICLOUD_SMTP_SECURE: 'none',
+    OXICLOUD_SMTP_FROM: 'alerts@example.org',
+  });
+
+  it('is off without OXICLOUD_SMTP_HOST, naming the variable', () => {
+    const status = alertsStatus(smtpConfigFromEnv({}), 2);
+    expect(status).toEqual({ enabled: false, missing: 'OXICLOUD_SMTP_HOST', adminRecipients: 2 });
+    expect(describeAlertsStatus(status)).toBe('OXICLOUD_SMTP_HOST is not set');
+  });
+
+  it('is on with the SMTP host, port and security, and counts the admins with an address', () => {
+    expect(describeAlertsStatus(alertsStatus(smtp, 1))).toBe(
+      'SMTP mail.example.org:2525 (OXICLOUD_SMTP_SECURE=none), 1 admin with an e-mail address',
+    );
+    expect(describeAlertsStatus(alertsStatus(smtp, 3))).toBe(
+      'SMTP mail.example.org:2525 (OXICLOUD_SMTP_SECURE=none), 3 admins with an e-mail address',
+    );
+    const status = alertsStatus(smtp, 0);
+    expect(status).toEqual({
+      enabled: true,
+      smtp: { host: 'mail.example.org', port: 2525, secure: 'none' },
+      adminRecipients: 0,
+    });
+    expect(describeAlertsStatus(status)).toContain('no admin has an e-mail address, so none is sent');
   });
 });

@@ -1,7 +1,3 @@
-import { smtpConfigFromEnv } from '@oxicloud/alerts';
-import type { Logger } from '@oxicloud/scheduler';
-import { PgAdminRecipients } from '@oxicloud/storage';
-import type pg from 'pg';
 import { resolveJwtSecret } from '../auth/jwt-secret.js';
 import { composeServer } from '../compose.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -12,22 +8,8 @@ import { listen } from '../http-listener.js';
 import { createLogger, SERVER_TARGET } from '../logger.js';
 import { metricsConfigFromEnv } from '../metrics/metrics-config.js';
 import { startMetricsListener } from '../metrics/start-metrics-listener.js';
+import { logAlertsStatus } from './alerts-boot-line.js';
 import { nextStopRequest } from './shutdown-signals.js';
-
-/** SMTP is set up but no admin has an address: every alert would be skipped. Say so at boot. */
-async function warnWhenAlertsReachNobody(
-  pool: pg.Pool,
-  env: Readonly<Record<string, string | undefined>>,
-  logger: Logger,
-): Promise<void> {
-  if (smtpConfigFromEnv(env) === null) return;
-  if ((await new PgAdminRecipients(pool).adminEmails()).length > 0) return;
-  logger.warn(
-    { target: SERVER_TARGET, event: 'alerts.no_recipients' },
-    'OXICLOUD_SMTP_HOST is set but no admin has an e-mail address: alerts will not be sent. ' +
-      'Set OXICLOUD_ADMIN_EMAIL (used for the user "admin" at the next boot) or run `pnpm oxijobs users set-email admin you@example.org`',
-  );
-}
 
 /**
  * `oxijobs serve`: opens the database (DATABASE_URL, else the embedded
@@ -65,7 +47,7 @@ export async function serveCommand(
     await composed.start();
     metrics = await startMetricsListener(composed.metrics, metricsConfig, logger);
     http = await listen(composed.app.fetch, config.http);
-    await warnWhenAlertsReachNobody(db.pool, env, logger);
+    logAlertsStatus(await composed.alertsStatus(), logger);
   } catch (error) {
     await metrics?.close().catch(() => undefined);
     await composed?.stop().catch(() => undefined);

@@ -171,8 +171,22 @@ export const SMTP_VARS: readonly EnvVarDoc[] = [
   },
 ];
 
+/** The variables a client of the running server reads (`oxijobs alerts test` asks it). */
+export const CLIENT_VARS: readonly EnvVarDoc[] = [
+  {
+    name: 'OXICLOUD_ADMIN_URL',
+    default: 'http://127.0.0.1:8086',
+    meaning: 'the running server (asked whether it has alerts on); --url overrides',
+  },
+  {
+    name: 'OXICLOUD_ADMIN_TOKEN',
+    default: '(one minted for "admin")',
+    meaning: 'admin bearer token for it; --token overrides',
+  },
+];
+
 /** Every documented variable by name. */
-const BY_NAME = new Map([...ENV_VARS, ...SMTP_VARS].map((v) => [v.name, v]));
+const BY_NAME = new Map([...ENV_VARS, ...SMTP_VARS, ...CLIENT_VARS].map((v) => [v.name, v]));
 
 /** The variables every command that opens the server's database reads. */
 export const DATABASE_VAR_NAMES = [

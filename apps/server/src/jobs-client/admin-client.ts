@@ -5,6 +5,7 @@ import type {
   TrackedFindingsPageJson,
 } from '@oxicloud/admin-api';
 import type {
+  ApiAlertsState,
   ApiCancelled,
   ApiFindingsPage,
   ApiJob,
@@ -106,6 +107,11 @@ export class AdminClient {
       ...(options.params !== undefined ? { body: options.params } : {}),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     });
+  }
+
+  /** `GET /api/admin/alerts`: whether the server mails alerts (its SMTP server, or what is missing). */
+  alertsState(): Promise<ApiAnswer<ApiAlertsState>> {
+    return this.#request('GET', '/api/admin/alerts');
   }
 
   /** `GET /api/admin/nodes`: the server processes on the database. */

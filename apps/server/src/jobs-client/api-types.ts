@@ -1,4 +1,5 @@
 import type {
+  AlertsStateJson,
   CancelResultJson,
   ClusterNodeJson,
   FindingJson,
@@ -78,6 +79,9 @@ export function isFinalStatus(status: string): boolean {
 
 /** One entry of `GET /api/admin/nodes`. */
 export type ApiNode = ClusterNodeJson;
+
+/** `GET /api/admin/alerts`: whether the answering server mails alerts. */
+export type ApiAlertsState = AlertsStateJson;
 
 /** One entry of `GET /api/admin/jobs/{name}/periodic-runs`. */
 export type ApiPeriodicRun = PeriodicRunJson;

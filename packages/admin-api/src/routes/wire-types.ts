@@ -1,4 +1,5 @@
 import type { z } from '@hono/zod-openapi';
+import type { AlertsStateSchema } from './alerts.js';
 import type { ClusterNodeSchema, PeriodicRunSchema } from './cluster-schemas.js';
 import type {
   FindingDecisionBodySchema,
@@ -69,6 +70,8 @@ export type FindingJson = z.infer<typeof FindingSchema>;
 export type FindingsPageJson = z.infer<typeof FindingsPageSchema>;
 /** One entry of `GET /api/admin/nodes`. */
 export type ClusterNodeJson = z.infer<typeof ClusterNodeSchema>;
+/** `GET /api/admin/alerts`: the answering server's alerts (on with its SMTP server, or off and why). */
+export type AlertsStateJson = z.infer<typeof AlertsStateSchema>;
 /** One entry of `GET /api/admin/jobs/{name}/periodic-runs`. */
 export type PeriodicRunJson = z.infer<typeof PeriodicRunSchema>;
 /** The state of a finding across runs. */
