@@ -49,6 +49,7 @@ describe('a database migrated before the packages owned their schemas', () => {
       '@oxicloud/consistency@1',
       '@oxicloud/consistency@2',
       '@oxicloud/consistency@3',
+      '@oxicloud/consistency@4',
       '@oxicloud/cluster@1',
     ]);
 
@@ -62,6 +63,7 @@ describe('a database migrated before the packages owned their schemas', () => {
       '@oxicloud/consistency/001_run_findings.sql',
       '@oxicloud/consistency/002_findings.sql',
       '@oxicloud/consistency/003_repairs.sql',
+      '@oxicloud/consistency/004_repair_already_consistent.sql',
       '@oxicloud/cluster/001_cluster.sql',
     ]);
     expect(await snapshot(db)).toEqual(before);
@@ -88,7 +90,7 @@ describe('a fresh database', () => {
     const result = await migrate(db.pool);
     expect(result.error).toBeUndefined();
     expect(result.applied).not.toContain('0005_jobs.sql');
-    expect(result.applied.slice(-8)).toEqual([
+    expect(result.applied.slice(-9)).toEqual([
       '@oxicloud/recoverable/001_recoverable_runs.sql',
       '@oxicloud/recoverable/002_run_history.sql',
       '@oxicloud/recoverable/003_run_attempts.sql',
@@ -96,6 +98,7 @@ describe('a fresh database', () => {
       '@oxicloud/consistency/001_run_findings.sql',
       '@oxicloud/consistency/002_findings.sql',
       '@oxicloud/consistency/003_repairs.sql',
+      '@oxicloud/consistency/004_repair_already_consistent.sql',
       '@oxicloud/cluster/001_cluster.sql',
     ]);
     const { rows } = await db.pool.query(

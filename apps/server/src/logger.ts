@@ -1,6 +1,6 @@
 import type { Logger } from '@oxicloud/scheduler';
 import { pino } from 'pino';
-import pinoPretty from 'pino-pretty';
+import pinoPretty, { prettyFactory } from 'pino-pretty';
 import type { LogFormat, LogLevel } from './config/server-config.js';
 
 /** The `target` of the server's own lines (boot, shutdown, database). */
@@ -29,22 +29,34 @@ export function createLogger(options: {
   destination: 'stdout' | 'stderr';
   /** @defaultValue auto: pretty at a terminal, JSON otherwise */
   format?: LogFormat | undefined;
+  /**
+   * Where each formatted line goes instead of the destination itself (which
+   * still decides the format and colours): `oxijobs seed` prints the lines
+   * above its progress bar this way. Called synchronously, one line a call.
+   */
+  sink?: ((line: string) => void) | undefined;
 }): Logger & {
   flush(): void;
 } {
   const fd = options.destination === 'stdout' ? 1 : 2;
   const format = resolveLogFormat(options.format, fd);
-  const stream =
-    format === 'pretty'
-      ? pinoPretty({
-          destination: fd,
-          sync: true,
-          colorize: (fd === 1 ? process.stdout : process.stderr).isTTY === true,
-          translateTime: 'SYS:HH:MM:ss.l',
-          ignore: 'pid,hostname,service,target',
-          singleLine: true,
-        })
-      : pino.destination({ dest: fd, sync: true });
+  const prettyOptions = {
+    colorize: (fd === 1 ? process.stdout : process.stderr).isTTY === true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,service,target',
+    singleLine: true,
+  };
+  const sink = options.sink;
+  let stream: pino.DestinationStream;
+  if (sink !== undefined) {
+    const pretty = format === 'pretty' ? prettyFactory(prettyOptions) : undefined;
+    stream = { write: (line: string) => sink(pretty ? pretty(line) : line) };
+  } else {
+    stream =
+      format === 'pretty'
+        ? pinoPretty({ destination: fd, sync: true, ...prettyOptions })
+        : pino.destination({ dest: fd, sync: true });
+  }
   return pino(
     {
       level: options.level,

@@ -5,6 +5,7 @@ import { registerJobsCommands } from './commands/jobs.js';
 import { registerClusterCommands } from './commands/nodes.js';
 import { registerRepairCommands } from './commands/repair.js';
 import { addSeedFlags, seedOptionsFromCli } from './commands/seed-flags.js';
+import { applyUsageErrors, commandExitCodesHelp, USAGE_EXIT_CODE } from './commands/usage-errors.js';
 import { DATABASE_VAR_NAMES, envVarsHelp, JOB_VARS_HELP, SMTP_VARS } from './config/env-vars.js';
 import type { ServerConfig } from './config/server-config.js';
 import { ServerError } from './server-error.js';
@@ -44,7 +45,9 @@ export function createProgram(env: Env = process.env): Command {
     .showSuggestionAfterError()
     .addHelpText(
       'after',
-      `${envVarsHelp(undefined, JOB_VARS_HELP)}\nEach command's --help lists the variables it reads.\n`,
+      `${envVarsHelp(undefined, JOB_VARS_HELP)}\nEach command's --help lists the variables it reads.\n` +
+        '\nExit codes: 0 success, 1 the command failed, 2 a bad command line (nothing was done);\n' +
+        "each command's --help lists its own.\n",
     );
 
   program
@@ -53,6 +56,12 @@ export function createProgram(env: Env = process.env): Command {
       'run the HTTP server (admin API, /healthz) and the scheduler; stops cleanly on SIGTERM/SIGINT',
     )
     .addHelpText('after', envVarsHelp(undefined, JOB_VARS_HELP))
+    .addHelpText(
+      'after',
+      commandExitCodesHelp(
+        'the server could not start (bad configuration, no database, port taken) or stopped on an error',
+      ),
+    )
     .action(async () => {
       const { serveCommand } = await import('./commands/serve.js');
       await serveCommand(await config(env), env);
@@ -62,6 +71,10 @@ export function createProgram(env: Env = process.env): Command {
     .command('migrate')
     .description('apply the pending SQL migrations (to the running server’s embedded Postgres when it is up)')
     .addHelpText('after', envVarsHelp(DATABASE_VAR_NAMES))
+    .addHelpText(
+      'after',
+      commandExitCodesHelp('a migration failed (nothing of it applied) or the database is unreachable'),
+    )
     .action(async () => {
       const { migrateCommand } = await import('./commands/migrate.js');
       await migrateCommand(await config(env));
@@ -87,6 +100,12 @@ export function createProgram(env: Env = process.env): Command {
         ['OXICLOUD_S3_* (with OXICLOUD_STORAGE_BACKEND=s3: where the blobs are written)'],
       ),
     )
+    .addHelpText(
+      'after',
+      commandExitCodesHelp(
+        'generation failed (rows rolled back, new blob folders removed), the seed is already in the database, or it is unreachable',
+      ),
+    )
     .action(async (options: Record<string, unknown>) => {
       const datasetOptions = seedOptionsFromCli(options);
       const { seedCommand } = await import('./commands/seed.js');
@@ -97,7 +116,9 @@ export function createProgram(env: Env = process.env): Command {
 
   program
     .command('token')
-    .description('print a bearer token for an ADMIN user as the last line of stdout')
+    .description(
+      'print a bearer token for an ADMIN user on stdout (its only line; logs: warnings only unless OXICLOUD_LOG_LEVEL is set)',
+    )
     .requiredOption('--user <username>', 'username of an admin (the first boot creates "admin")')
     .addOption(
       new Option('--expires-in <duration>', 'lifetime: a number followed by s, m, h or d')
@@ -105,9 +126,17 @@ export function createProgram(env: Env = process.env): Command {
         .argParser(duration),
     )
     .addHelpText('after', envVarsHelp([...DATABASE_VAR_NAMES, 'OXICLOUD_JWT_SECRET', 'OXICLOUD_ENV']))
+    .addHelpText(
+      'after',
+      commandExitCodesHelp('no such user, the user is not an admin, or the database is unreachable'),
+    )
     .action(async (options: { user: string; expiresIn: number }) => {
       const { tokenCommand } = await import('./commands/token.js');
-      await tokenCommand(await config(env), { user: options.user, expiresInSeconds: options.expiresIn });
+      await tokenCommand(await config(env), {
+        user: options.user,
+        expiresInSeconds: options.expiresIn,
+        logLevelSet: (env['OXICLOUD_LOG_LEVEL'] ?? '') !== '',
+      });
     });
 
   const users = program
@@ -120,6 +149,10 @@ export function createProgram(env: Env = process.env): Command {
     .argument('<email>', 'the address, e.g. ops@example.org')
     .addHelpText('after', '\nExample: oxijobs users set-email admin ops@example.org')
     .addHelpText('after', envVarsHelp(DATABASE_VAR_NAMES))
+    .addHelpText(
+      'after',
+      commandExitCodesHelp('no such user, or the database is unreachable (a malformed address exits 2)'),
+    )
     .action(async (username: string, email: string) => {
       const { setEmailCommand } = await import('./commands/users.js');
       await setEmailCommand(await config(env), { username, email });
@@ -154,6 +187,10 @@ export function createProgram(env: Env = process.env): Command {
       'after',
       '\nThe OXICLOUD_SMTP_* set for this command reach only it: the server needs them in its own environment to send alerts.',
     )
+    .addHelpText(
+      'after',
+      commandExitCodesHelp('the mail was not delivered (the message says why and what to set)'),
+    )
     .action(async (options: { url?: string; token?: string }) => {
       const { alertsTestCommand } = await import('./commands/alerts-test.js');
       await alertsTestCommand(await config(env), env, options);
@@ -163,12 +200,15 @@ export function createProgram(env: Env = process.env): Command {
   registerClusterCommands(program, env);
   registerFindingsCommands(program, env);
   registerRepairCommands(program, env);
+  applyUsageErrors(program);
   return program;
 }
 
 /**
  * Runs the CLI: a {@link ServerError} (bad config, unknown user, database
- * unreachable, …) prints `oxijobs: <message>` on stderr, no stack, and exits 1.
+ * unreachable, …) prints `oxijobs: <message>` on stderr, no stack, and exits
+ * 1; a `BAD_ARGUMENT` one (a command-line value) exits 2, like commander's
+ * own usage errors.
  */
 export async function runCli(argv: readonly string[], env: Env = process.env): Promise<never> {
   try {
@@ -177,6 +217,7 @@ export async function runCli(argv: readonly string[], env: Env = process.env): P
   } catch (error) {
     if (error instanceof ServerError) {
       process.stderr.write(`oxijobs: ${error.message}\n`);
+      if (error.code === 'BAD_ARGUMENT') process.exit(USAGE_EXIT_CODE);
     } else {
       process.stderr.write(`oxijobs: unexpected error: ${(error as Error)?.message ?? String(error)}\n`);
       if (env['OXICLOUD_LOG_LEVEL'] === 'debug' || env['OXICLOUD_LOG_LEVEL'] === 'trace') {

@@ -9,6 +9,7 @@
  * - `HTTP_LISTEN_FAILED`: the HTTP port could not be bound.
  * - `NOT_AVAILABLE`: a command whose implementation has not landed yet.
  * - `ALERT_SEND_FAILED`: `oxijobs alerts test` could not deliver (the message says why and what to set).
+ * - `SEED_FAILED`: `oxijobs seed` could not generate (the seed is already in the database, or a write failed).
  */
 export type ServerErrorCode =
   | 'BAD_CONFIG'
@@ -19,7 +20,8 @@ export type ServerErrorCode =
   | 'NOT_ADMIN'
   | 'HTTP_LISTEN_FAILED'
   | 'NOT_AVAILABLE'
-  | 'ALERT_SEND_FAILED';
+  | 'ALERT_SEND_FAILED'
+  | 'SEED_FAILED';
 
 /** The one error class of the server; the CLI prints its message (no stack) and exits non-zero. */
 export class ServerError extends Error {

@@ -295,7 +295,7 @@ describe('addresses and the test alert from the command line, beside a server wi
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no user named "nobody"');
     const invalid = await runCli(['users', 'set-email', 'admin', 'not-an-address'], env);
-    expect(invalid.code).toBe(1);
+    expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain('"not-an-address" is not an e-mail address');
   });
 

@@ -1,8 +1,112 @@
+import { readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, runCli } from './cli-process.js';
+import { CLI, cleanEnv, runCli } from './cli-process.js';
 import { scratchDir } from './fault-support.js';
+import { shellQuote, Terminal } from './terminal.js';
+
+/** Every command that runs something (`jobs list`, `serve`, …), from the root's and each group's --help. */
+const COMMANDS = [
+  ['serve'],
+  ['migrate'],
+  ['seed'],
+  ['token'],
+  ['users', 'set-email'],
+  ['alerts', 'test'],
+  ['jobs', 'list'],
+  ['jobs', 'trigger'],
+  ['jobs', 'cancel'],
+  ['jobs', 'runs'],
+  ['jobs', 'run'],
+  ['jobs', 'findings'],
+  ['jobs', 'history'],
+  ['nodes'],
+  ['findings', 'list'],
+  ['findings', 'show'],
+  ['findings', 'accept'],
+  ['findings', 'false-positive'],
+  ['findings', 'reopen'],
+  ['repair', 'plan'],
+  ['repair', 'show'],
+  ['repair', 'choose'],
+  ['repair', 'apply'],
+];
+
+/** The folders under a blob root, two levels deep. */
+function blobFolders(root: string): string[] {
+  const out: string[] = [];
+  for (const first of readdirSync(root)) {
+    out.push(first);
+    for (const second of readdirSync(join(root, first))) out.push(`${first}/${second}`);
+  }
+  return out.sort();
+}
+
+describe('a bad command line', () => {
+  const env = cleanEnv({ OXICLOUD_ADMIN_TOKEN: 'not-sent', OXICLOUD_ADMIN_URL: 'http://127.0.0.1:9' });
+
+  it('an unknown command says so and lists the commands there are (exit 2)', async () => {
+    const top = await runCli(['frobnicate'], env);
+    expect(top.code).toBe(2);
+    expect(top.stderr).toContain("oxijobs: unknown command 'frobnicate'");
+    expect(top.stderr).toContain(
+      'the commands of oxijobs are: serve, migrate, seed, token, users, alerts, jobs, nodes, findings, repair',
+    );
+    const sub = await runCli(['jobs', 'frobnicate'], env);
+    expect(sub.code).toBe(2);
+    expect(sub.stderr).toContain(
+      'the commands of oxijobs jobs are: list, trigger, cancel, runs, run, findings, history',
+    );
+  });
+
+  it('every command exits 2 on an unknown option, and on a bad value', async () => {
+    for (const command of COMMANDS) {
+      const result = await runCli([...command, '--no-such-flag'], env);
+      expect(result.code, `${command.join(' ')}: ${result.stderr}`).toBe(2);
+      // A command with a required option (token --user, repair apply --hash) names the missing one first.
+      expect(result.stderr, command.join(' ')).toMatch(
+        /^oxijobs: (unknown option '--no-such-flag'|required option '--\w+ <\w+>' not specified)/,
+      );
+    }
+    const bad: [string[], string][] = [
+      [['users', 'set-email', 'admin', 'not-an-email'], '"not-an-email" is not an e-mail address'],
+      [['token', '--user', 'admin', '--expires-in', 'forever'], "argument 'forever' is invalid"],
+      [['seed', '--users', 'many', '--files-per-user', '2'], '--users="many" is not allowed'],
+      [['seed', '--users', '1', '--files-per-user', '1', '--faults', 'gremlins'], 'gremlins'],
+      [['migrate', 'extra'], "too many arguments for 'migrate'"],
+      [['jobs', 'runs', 'repair', '--limit', '0'], "'--limit <n>' argument '0' is invalid"],
+      [['nodes', '--timeout', 'soon'], "'--timeout <seconds>' argument 'soon' is invalid"],
+      [['findings', 'list', '--state', 'sleepy'], "argument 'sleepy' is invalid"],
+    ];
+    for (const [args, message] of bad) {
+      const result = await runCli(args, env);
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(2);
+      expect(result.stderr, args.join(' ')).toContain(message);
+      expect(result.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+    }
+  });
+
+  it('repair apply --hash abc says the hash must be 64 hex characters, sending nothing', async () => {
+    const result = await runCli(['repair', 'apply', 'some-plan', '--hash', 'abc'], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('the hash must be 64 hex characters (got 3)');
+    expect(result.stderr).toContain('oxijobs repair show <id>');
+    expect(result.stderr).not.toMatch(/MALFORMED_JSON|json\.hash|not reachable/);
+  });
+
+  it('every command documents its exit codes in --help, 2 for a bad command line', async () => {
+    const root = await runCli(['--help'], env);
+    expect(root.stdout).toContain('Exit codes: 0 success, 1 the command failed, 2 a bad command line');
+    for (const command of COMMANDS) {
+      const help = await runCli([...command, '--help'], env);
+      expect(help.code).toBe(0);
+      expect(help.stdout, command.join(' ')).toMatch(/Exit codes:\n {2}0 {4}success[^\n]*\n {2}1 {4}\S/);
+      expect(help.stdout, command.join(' ')).toMatch(/\n {2}2 {4}a bad command-line value/);
+    }
+  });
+});
 
 /** Each command's help says what applies to it: its flags, exit codes and the variables it reads. */
 describe('per-command help', () => {
@@ -119,7 +223,10 @@ describe('oxijobs seed output', () => {
     );
   });
 
-  it('--faults all with few blobs per file says which ratio it needs', async () => {
+  it('--faults all with few blobs per file says which ratio it needs (exit 2), leaving no new blob folders', async () => {
+    const blobs = join(dir.path, 'blobs');
+    const before = blobFolders(blobs);
+    expect(before.length).toBeGreaterThan(0); // the seed above wrote some
     const result = await runCli(
       [
         'seed',
@@ -136,12 +243,61 @@ describe('oxijobs seed output', () => {
       ],
       cleanEnv({ DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path }),
     );
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain('fault blob_bytes_missing needs 2 candidates');
     expect(result.stderr).toContain(
       'each blob is shared by about 10.0 files (users x files-per-user / blobs-on-disk = 20 x 10 / 20)',
     );
     expect(result.stderr).toContain('blobs-on-disk >= 100');
+    // The fault failed after the 20 blobs were written (in shard folders of their own, seed 7): all gone again.
+    expect(blobFolders(blobs)).toEqual(before);
+  });
+
+  it('a seed whose database fails midway removes the blob folders it made (and its bytes)', async () => {
+    const fresh = scratchDir('seed-fails');
+    try {
+      // The bytes are written, then the rows: a user that already exists with the seed's first username breaks the insert.
+      await db.pool.query("INSERT INTO auth.users (username, role) VALUES ('s11-u0000002', 'user')");
+      const result = await runCli(
+        ['seed', '--users', '3', '--files-per-user', '4', '--blobs-on-disk', '8', '--seed', '11'],
+        cleanEnv({ DATABASE_URL: db.url, OXICLOUD_DATA_DIR: fresh.path }),
+      );
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toContain('dataset generation failed in phase users');
+      expect(readdirSync(fresh.path)).not.toContain('blobs');
+    } finally {
+      fresh.remove();
+    }
+  });
+
+  it('at a terminal, the progress bar and the log lines never share a line', async () => {
+    const screenDir = scratchDir('seed-tty');
+    const terminal = new Terminal(screenDir.path, 'seed-tty');
+    try {
+      const vars = `DATABASE_URL=${shellQuote(db.url)} OXICLOUD_DATA_DIR=${shellQuote(screenDir.path)}`;
+      terminal.type(
+        `env -u OXICLOUD_LOG_FORMAT -u OXICLOUD_LOG_LEVEL ${vars} ${shellQuote(process.execPath)} ${shellQuote(CLI)} ` +
+          'seed --users 30 --files-per-user 40 --blobs-on-disk 400 --seed 21; echo "SEED-EXIT=$?"',
+      );
+      const deadline = Date.now() + 120_000;
+      while (!/SEED-EXIT=\d/.test(terminal.output()) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const screen = terminal.screen();
+      expect(screen).toContain('SEED-EXIT=0');
+      const lines = screen.split('\n');
+      const logLines = lines.filter((l) => /\] (INFO|WARN)/.test(l));
+      const barLines = lines.filter((l) => /\|[█░]+\| +\d+% [\d,]+\/[\d,]+/.test(l));
+      expect(logLines.some((l) => l.includes('dataset phase blob_bytes done'))).toBe(true);
+      expect(barLines.length).toBeGreaterThan(0);
+      for (const line of logLines) {
+        expect(line).not.toMatch(/[█░]|\b[a-z_]+: \d+\/\d+/);
+        expect(line.match(/\] (INFO|WARN)/g)).toHaveLength(1);
+      }
+    } finally {
+      terminal.close();
+      screenDir.remove();
+    }
   });
 });
 
@@ -152,6 +308,37 @@ describe('log format', () => {
   });
   afterAll(async () => {
     await db?.drop();
+  });
+
+  it('token prints only the token on stdout and no info lines at the default level; warnings still show', async () => {
+    const quiet = await runCli(['token', '--user', 'admin'], cleanEnv({ DATABASE_URL: db.url }));
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    expect(quiet.stderr).not.toContain('"level":"info"');
+    expect(quiet.stderr.trim().split('\n')).toEqual([
+      expect.stringContaining(
+        'token for admin "admin", valid 43200 s; use it as: Authorization: Bearer <token>',
+      ),
+    ]);
+    const loud = await runCli(
+      ['token', '--user', 'admin'],
+      cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_LEVEL: 'info' }),
+    );
+    expect(loud.code, loud.stderr).toBe(0);
+    expect(loud.stderr).toContain('"level":"info"');
+    await db.pool.query("UPDATE auth.users SET username = 'root' WHERE username = 'admin'");
+    try {
+      const warned = await runCli(
+        ['token', '--user', 'root'],
+        cleanEnv({ DATABASE_URL: db.url, OXICLOUD_ADMIN_EMAIL: 'ops@example.org' }),
+      );
+      expect(warned.code, warned.stderr).toBe(0);
+      expect(warned.stderr).toContain('"level":"warn"');
+      expect(warned.stderr).toContain('OXICLOUD_ADMIN_EMAIL is set but there is no user');
+      expect(warned.stderr).not.toContain('"level":"info"');
+    } finally {
+      await db.pool.query("UPDATE auth.users SET username = 'admin' WHERE username = 'root'");
+    }
   });
 
   it('writes JSON lines to a pipe, readable lines with OXICLOUD_LOG_FORMAT=pretty', async () => {

@@ -108,19 +108,19 @@ describe('oxijobs serve (DATABASE_URL)', () => {
     expect(nobody.stderr).toContain('oxijobs: no user named "nobody"');
   });
 
-  it('refuses bad command-line values with one line and a non-zero exit', async () => {
+  it('refuses bad command-line values with one line and exit 2', async () => {
     const result = await runCli(['token', '--user', 'admin', '--expires-in', 'forever'], env);
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toContain("'--expires-in <duration>' argument 'forever' is invalid");
     const seed = await runCli(['seed', '--users', 'many', '--files-per-user', '2'], env);
-    expect(seed.code).toBe(1);
+    expect(seed.code).toBe(2);
     expect(seed.stderr).toBe('oxijobs: --users="many" is not allowed: expected a whole number\n');
     const unknownFault = await runCli(
       ['seed', '--users', '1', '--files-per-user', '1', '--faults', 'gremlins'],
       env,
     );
-    expect(unknownFault.code).toBe(1);
+    expect(unknownFault.code).toBe(2);
     expect(unknownFault.stderr).toMatch(/^oxijobs: .*gremlins/);
   });
 

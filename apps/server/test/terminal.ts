@@ -94,6 +94,13 @@ export class Terminal {
     return readFileSync(this.logPath, 'utf8');
   }
 
+  /** The pane as a person sees it (the scrollback too): lines rendered, redraws resolved, no escapes. */
+  screen(): string {
+    return execFileSync('tmux', ['capture-pane', '-p', '-J', '-t', this.name, '-S', '-'], {
+      encoding: 'utf8',
+    });
+  }
+
   close(): void {
     try {
       execFileSync('tmux', ['kill-session', '-t', this.name], { stdio: 'ignore' });

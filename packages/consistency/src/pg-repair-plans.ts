@@ -23,7 +23,11 @@ export interface StoredPlanItem {
   readonly position: number;
   readonly findingId: string | null;
   readonly line: Readonly<Record<string, unknown>>;
-  readonly status: 'pending' | 'applied' | 'skipped' | 'needs_person';
+  /**
+   * `already_consistent`: the run found the resource already right (its
+   * re-check passed before anything was written); nothing was changed.
+   */
+  readonly status: 'pending' | 'applied' | 'already_consistent' | 'skipped' | 'needs_person';
   readonly reason: string | null;
   readonly doneAt: Date | null;
   /** After the run: `passed`, or why the re-check still fails; `null` before. */
@@ -380,7 +384,7 @@ export class PgRepairPlans {
 export interface PlanItemRecord {
   readonly planId: string;
   readonly position: number;
-  readonly status: 'applied' | 'skipped';
+  readonly status: 'applied' | 'already_consistent' | 'skipped';
   readonly reason?: string | null;
   /** For an applied item: the audit row. */
   readonly audit?: {

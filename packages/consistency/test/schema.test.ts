@@ -38,8 +38,13 @@ describe('the package-owned schema of jobs.run_findings', () => {
     expect(await migrate(db.pool)).toEqual({
       package: '@oxicloud/consistency',
       from: 0,
-      to: 3,
-      applied: ['001_run_findings.sql', '002_findings.sql', '003_repairs.sql'],
+      to: 4,
+      applied: [
+        '001_run_findings.sql',
+        '002_findings.sql',
+        '003_repairs.sql',
+        '004_repair_already_consistent.sql',
+      ],
     });
     expect((await migrate(db.pool)).applied).toEqual([]);
     const runId = '0190a000-0000-7000-8000-000000000001';

@@ -10,8 +10,8 @@
  *   requested fault (for example no user with two drives); the message says
  *   which option to raise.
  * - `GENERATION_FAILED`: a database or blob-storage call failed; the original
- *   error is the `cause`. Rows are rolled back; blob bytes already written
- *   stay (a rerun with the same seed rewrites the same bytes).
+ *   error is the `cause`. Rows are rolled back, and the blob bytes this
+ *   call wrote that no row describes are deleted again.
  */
 export type DatasetErrorCode =
   | 'INVALID_OPTIONS'

@@ -131,9 +131,16 @@ export async function generateDataset(input: GenerateDatasetInput): Promise<Data
     const blake3 = await Blake3.create();
     progress('plan', 1, 1);
 
-    const hashes = await writeBlobBytes(input.blobs, options, plan, blake3, (done) =>
-      progress('blob_bytes', done, plan.blobs.length),
-    );
+    const hashes: string[] = new Array(plan.blobs.length);
+    try {
+      await writeBlobBytes(input.blobs, options, plan, blake3, hashes, (done) =>
+        progress('blob_bytes', done, plan.blobs.length),
+      );
+    } catch (err) {
+      // A write failed: the bytes already written have no row (none are inserted yet). Remove them.
+      await removeBytesWithoutRows(client, input.blobs, hashes).catch(() => undefined);
+      throw err;
+    }
 
     let faults: FaultRecord[] = [];
     let storageActions: StorageFaultAction[] = [];
@@ -242,15 +249,19 @@ async function removeBytesWithoutRows(
   }
 }
 
-/** Generates, hashes and writes every blob's bytes, `writeConcurrency` at a time; returns the hashes by blob number. */
+/**
+ * Generates, hashes and writes every blob's bytes, `writeConcurrency` at a
+ * time, filling `hashes` by blob number (before each write: on a failure it
+ * names every blob that may have been written).
+ */
 async function writeBlobBytes(
   storage: BlobStorage,
   options: ResolvedDatasetOptions,
   plan: DatasetPlan,
   blake3: Blake3,
+  hashes: string[],
   onProgress: (done: number) => void,
-): Promise<string[]> {
-  const hashes: string[] = new Array(plan.blobs.length);
+): Promise<void> {
   const inFlight = new Set<Promise<void>>();
   const step = Math.max(1, Math.floor(plan.blobs.length / 100));
   let done = 0;
@@ -284,7 +295,6 @@ async function writeBlobBytes(
     });
   }
   onProgress(plan.blobs.length);
-  return hashes;
 }
 
 async function createScratchTables(client: SqlClient): Promise<void> {

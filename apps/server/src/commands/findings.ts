@@ -1,6 +1,5 @@
-import { type Command, type CommanderError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import {
-  EXIT_CODES,
   FINDING_STATES,
   findingsDecideCommand,
   findingsListCommand,
@@ -24,13 +23,7 @@ export function registerFindingsCommands(program: Command, env: Env = process.en
   const findings = program
     .command('findings')
     .description('findings across runs: list, show, accept, false-positive, reopen')
-    .addHelpText('after', exitCodesHelp())
-    .configureOutput({
-      outputError: (text, write) => write(`oxijobs: ${text.replace(/^error: /, '')}`),
-    })
-    .exitOverride((error: CommanderError) => {
-      process.exit(error.exitCode === 0 ? 0 : EXIT_CODES.usage);
-    });
+    .addHelpText('after', exitCodesHelp());
 
   addCommonOptions(
     findings

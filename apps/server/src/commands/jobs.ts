@@ -1,4 +1,4 @@
-import { type Command, type CommanderError, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import {
   AdminClient,
   cancelCommand,
@@ -171,13 +171,7 @@ export function registerJobsCommands(program: Command, env: Env = process.env): 
   const jobs = program
     .command('jobs')
     .description("client of a running server's admin API: list, trigger, cancel, runs, findings")
-    .addHelpText('after', exitCodesHelp({ follow: true, trigger: true }))
-    .configureOutput({
-      outputError: (text, write) => write(`oxijobs: ${text.replace(/^error: /, '')}`),
-    })
-    .exitOverride((error: CommanderError) => {
-      process.exit(error.exitCode === 0 ? 0 : EXIT_CODES.usage);
-    });
+    .addHelpText('after', exitCodesHelp({ follow: true, trigger: true }));
 
   addCommonOptions(
     jobs.command('list').description('list the registered jobs: schedule, state, last outcome'),

@@ -1,6 +1,5 @@
-import { type Command, type CommanderError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import {
-  EXIT_CODES,
   JobsClientError,
   parseChoices,
   repairApplyCommand,
@@ -9,9 +8,20 @@ import {
   repairShowCommand,
   SEVERITIES,
 } from '../jobs-client/index.js';
-import { action, addCommonOptions, exitCodesHelp } from './jobs.js';
+import { action, addCommonOptions, exitCodesHelp, parser } from './jobs.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/** A plan's hash: the sha256 `repair show` prints, 64 hex characters. */
+export const hashParser = parser((value: string) => {
+  const hash = value.trim();
+  if (!/^[0-9a-f]{64}$/i.test(hash)) {
+    throw new Error(
+      `the hash must be 64 hex characters (got ${hash.length}): copy the \`hash\` line \`oxijobs repair show <id>\` prints`,
+    );
+  }
+  return hash.toLowerCase();
+});
 
 /**
  * The `oxijobs repair …` command group over `/api/admin/repairs`: plan
@@ -22,13 +32,7 @@ export function registerRepairCommands(program: Command, env: Env = process.env)
   const repair = program
     .command('repair')
     .description('repair after review: plan, show, choose, apply (with the plan hash)')
-    .addHelpText('after', exitCodesHelp())
-    .configureOutput({
-      outputError: (text, write) => write(`oxijobs: ${text.replace(/^error: /, '')}`),
-    })
-    .exitOverride((error: CommanderError) => {
-      process.exit(error.exitCode === 0 ? 0 : EXIT_CODES.usage);
-    });
+    .addHelpText('after', exitCodesHelp());
 
   addCommonOptions(
     repair
@@ -65,7 +69,7 @@ export function registerRepairCommands(program: Command, env: Env = process.env)
   addCommonOptions(
     repair
       .command('show')
-      .description('a repair plan, its lines and their status')
+      .description('a repair plan, its lines, their status and re-verification')
       .argument('<id>', 'plan id'),
   )
     .addHelpText('after', exitCodesHelp())
@@ -90,7 +94,11 @@ export function registerRepairCommands(program: Command, env: Env = process.env)
       .command('apply')
       .description('approve the plan with its hash and start the repair run')
       .argument('<id>', 'plan id')
-      .requiredOption('--hash <hash>', 'the hash `repair show` printed: approves exactly what you read'),
+      .addOption(
+        new Option('--hash <hash>', 'the hash `repair show` printed (64 hex): approves exactly what you read')
+          .makeOptionMandatory()
+          .argParser(hashParser),
+      ),
   )
     .addHelpText('after', exitCodesHelp())
     .action(action(env, (ctx, flags, id: string) => repairApplyCommand(ctx, id, String(flags['hash']))));

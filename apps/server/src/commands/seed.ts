@@ -1,6 +1,7 @@
 import {
   backdateLocalBlob,
   type DatasetOptions,
+  type DatasetReport,
   describeDatasetReport,
   describeExpectedFindings,
   describeFaultResources,
@@ -14,48 +15,63 @@ import { openDatabase } from '../database/open-database.js';
 import { applyMigrations } from '../database/prepare-database.js';
 import { createLogger } from '../logger.js';
 import { ServerError } from '../server-error.js';
+import { recordBlobDirs } from './new-blob-dirs.js';
+import { terminalSeedProgress } from './seed-progress.js';
 
 /**
  * `oxijobs seed`: fills the database and the configured blob backend with a
  * generated dataset (`generateDataset` from `@oxicloud/dataset`), with the
  * named faults injected; prints the report's summary on stdout, and with
  * `--list-resources` every resource each fault touched.
+ *
+ * At a terminal, stderr shows one progress bar and the log lines above it
+ * (never on the bar's line). A failed generation rolls its rows back, deletes
+ * the bytes no row describes and (local backend) removes the blob folders it
+ * made that are then empty.
  */
 export async function seedCommand(
   config: ServerConfig,
   options: DatasetOptions,
   output: { readonly listResources?: boolean } = {},
 ): Promise<void> {
-  const logger = createLogger({ level: config.logLevel, destination: 'stderr', format: config.logFormat });
-  const blobs = createBlobStorage(config.storage);
-  const db = await openDatabase(config, logger, { max: 4 });
+  const progress = process.stderr.isTTY === true ? terminalSeedProgress(process.stderr) : undefined;
+  const logger = createLogger({
+    level: config.logLevel,
+    destination: 'stderr',
+    format: config.logFormat,
+    sink: progress === undefined ? undefined : (line) => progress.log(line),
+  });
+  const madeDirs = config.storage.backend === 'local' ? await recordBlobDirs(config.storage.root) : undefined;
+  let report: DatasetReport;
   try {
-    await applyMigrations(db.pool, logger);
-    const showProgress = process.stderr.isTTY === true;
-    const report = await generateDataset({
-      pool: db.pool,
-      blobs,
-      options,
-      logger,
-      ...(blobs instanceof LocalFsBlobStorage
-        ? { backdateBlob: backdateLocalBlob((h) => blobs.pathOf(h)) }
-        : {}),
-      ...(showProgress
-        ? {
-            onProgress: (p) => {
-              process.stderr.write(`\r${p.phase}: ${p.done}/${p.total}   `);
-            },
-          }
-        : {}),
-    });
-    if (showProgress) process.stderr.write('\n');
-    process.stdout.write(`${describeDatasetReport(report)}\n`);
-    if (output.listResources) process.stdout.write(`${describeFaultResources(report)}\n`);
-    if (report.faults.length > 0) process.stdout.write(`${describeExpectedFindings(report)}\n`);
+    const blobs = createBlobStorage(config.storage);
+    const db = await openDatabase(config, logger, { max: 4 });
+    try {
+      await applyMigrations(db.pool, logger);
+      report = await generateDataset({
+        pool: db.pool,
+        blobs,
+        options,
+        logger,
+        ...(blobs instanceof LocalFsBlobStorage
+          ? { backdateBlob: backdateLocalBlob((h) => blobs.pathOf(h)) }
+          : {}),
+        ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
+      });
+    } finally {
+      progress?.stop();
+      await db.close();
+    }
   } catch (error) {
-    if (isDatasetError(error)) throw new ServerError('BAD_ARGUMENT', error.message, { cause: error });
+    progress?.stop();
+    await madeDirs?.removeEmpty().catch(() => undefined);
+    if (isDatasetError(error, 'INVALID_OPTIONS') || isDatasetError(error, 'FAULT_NOT_APPLICABLE')) {
+      throw new ServerError('BAD_ARGUMENT', error.message, { cause: error });
+    }
+    if (isDatasetError(error)) throw new ServerError('SEED_FAILED', error.message, { cause: error });
     throw error;
-  } finally {
-    await db.close();
   }
+  process.stdout.write(`${describeDatasetReport(report)}\n`);
+  if (output.listResources) process.stdout.write(`${describeFaultResources(report)}\n`);
+  if (report.faults.length > 0) process.stdout.write(`${describeExpectedFindings(report)}\n`);
 }

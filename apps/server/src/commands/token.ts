@@ -11,12 +11,20 @@ import { ServerError } from '../server-error.js';
  * `oxijobs token --user <username>`: mints a bearer token for an ADMIN user
  * and prints it as the last line of stdout (logs go to stderr). Refuses an
  * unknown or non-admin user. Uses the same database and JWT secret as `serve`.
+ *
+ * Its log lines (the database opening, the migrations) are warnings and
+ * errors only unless `OXICLOUD_LOG_LEVEL` is set (`logLevelSet`): stderr
+ * holds one line saying how to use the token, stdout the token.
  */
 export async function tokenCommand(
   config: ServerConfig,
-  options: { readonly user: string; readonly expiresInSeconds: number },
+  options: { readonly user: string; readonly expiresInSeconds: number; readonly logLevelSet?: boolean },
 ): Promise<void> {
-  const logger = createLogger({ level: config.logLevel, destination: 'stderr', format: config.logFormat });
+  const logger = createLogger({
+    level: options.logLevelSet === true ? config.logLevel : 'warn',
+    destination: 'stderr',
+    format: config.logFormat,
+  });
   const db = await openDatabase(config, logger, { max: 2 });
   let token: string;
   try {

@@ -113,13 +113,64 @@ describe('oxijobs repair plan|show|apply', () => {
 
     const applied = captureIo();
     expect(await repairApplyCommand(ctx(applied), id as string, hash as string)).toBe(0);
-    expect(applied.out()).toMatch(/started run \S+/);
+    const [, runId] =
+      /started run (\S+) \(follow: oxijobs jobs run repair (\S+) --follow\)/.exec(applied.out()) ?? [];
+    expect(runId).toBeDefined();
+    expect(applied.out()).toContain(`oxijobs jobs run repair ${runId} --follow`);
     await engine.whenIdle();
     const shown = captureIo();
     await repairShowCommand(ctx(shown), id as string);
-    expect(shown.out()).toMatch(/applied/);
+    expect(shown.out()).toMatch(/#\s+FINDING\s+KIND\s+STATUS\s+VERIFIED\s+WHAT\s+NOTE/);
+    expect(shown.out()).toMatch(/drive_used_bytes_drift\s+applied\s+yes\s+drive/);
+    expect(shown.out()).toContain(`run ${runId} (follow: oxijobs jobs run repair ${runId} --follow)`);
     const usage = await db.pool.query('SELECT used_bytes FROM storage.drives WHERE id = $1', [drive]);
     expect(Number(usage.rows[0].used_bytes)).toBe(0);
+  });
+
+  it('a line whose resource was put right since the plan is "already consistent": nothing written, the finding fixed', async () => {
+    const admin = (await db.pool.query("SELECT id FROM auth.users WHERE username = 'admin3'")).rows[0].id;
+    const other = (
+      await db.pool.query(
+        `INSERT INTO storage.drives (owner_id, name, used_bytes) VALUES ($1, 'second', 4096) RETURNING id`,
+        [admin],
+      )
+    ).rows[0].id;
+    const findingId = randomUUID();
+    await db.pool.query(
+      `INSERT INTO jobs.findings (id, check_name, kind, resource_id, severity, severity_rank, highest_severity,
+                                 first_seen_at, last_seen_at, last_seen_boundary)
+       VALUES ($1, 'drives_consistency', 'drive_used_bytes_drift', $2, 'Drift', $3, 'Drift', now(), now(), now())`,
+      [findingId, other, severityRank('Drift')],
+    );
+    const planned = captureIo();
+    await repairPlanCommand(ctx(planned, true), { findingIds: [findingId], filter: {}, choices: {} });
+    const plan = JSON.parse(planned.out());
+    // What storage_reconcile does between the plan and its apply: the drive's usage is right again.
+    await db.pool.query('UPDATE storage.drives SET used_bytes = 0 WHERE id = $1', [other]);
+    const audits = async () =>
+      (await db.pool.query('SELECT count(*)::int AS n FROM jobs.repair_audit WHERE plan_id = $1', [plan.id]))
+        .rows[0].n;
+    expect(await repairApplyCommand(ctx(captureIo()), plan.id, plan.hash)).toBe(0);
+    await engine.whenIdle();
+
+    const shown = captureIo();
+    await repairShowCommand(ctx(shown), plan.id);
+    expect(shown.out()).toMatch(/drive_used_bytes_drift\s+already consistent\s+yes\s+drive/);
+    expect(shown.out()).not.toMatch(/\sapplied\s+yes/);
+    const json = captureIo();
+    await repairShowCommand(ctx(json, true), plan.id);
+    expect(JSON.parse(json.out()).lines[0]).toMatchObject({
+      status: 'already_consistent',
+      verified: 'passed',
+    });
+    expect(await audits()).toBe(0);
+    const finding = await db.pool.query('SELECT state FROM jobs.findings WHERE id = $1', [findingId]);
+    expect(finding.rows[0].state).toBe('fixed');
+    const run = await db.pool.query(
+      `SELECT stats FROM jobs.recoverable_runs WHERE id = (SELECT run_id FROM jobs.repair_plans WHERE id = $1)`,
+      [plan.id],
+    );
+    expect(run.rows[0].stats).toMatchObject({ applied_items: 0, already_consistent_items: 1 });
   });
 
   it('a stale hash is refused with the API message; a malformed choice is a usage error', async () => {

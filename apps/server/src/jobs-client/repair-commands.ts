@@ -43,29 +43,56 @@ function what(line: RepairLineJson): string {
   return `${line.summary ?? line.action ?? ''}${derived}${choice}`;
 }
 
+/** The STATUS cell: the item's status in words (`already consistent`). */
+function statusText(line: RepairLineJson): string {
+  return line.status.replaceAll('_', ' ');
+}
+
+/**
+ * The VERIFIED cell: after the run, whether the line's resource passed the
+ * re-check of the check that found it (`yes`: the finding is fixed; `no`: the
+ * NOTE says why); `-` before the run or for a line that was not applied.
+ */
+function verifiedText(line: RepairLineJson): string {
+  if (line.verified === undefined || line.verified === null) return '-';
+  return line.verified === 'passed' ? 'yes' : 'no';
+}
+
+function note(line: RepairLineJson): string {
+  if (line.skip_reason) return line.skip_reason;
+  if (line.verified && line.verified !== 'passed') return `re-check: ${line.verified}`;
+  return '';
+}
+
 /** A plan as a table: one row per line, then the hash and how to apply it. */
 export function formatRepairPlan(plan: RepairPlanJson): string {
   const rows = plan.lines.map((l, i) => [
     String(i),
     l.findingId,
     l.fingerprint.kind,
-    l.status,
+    statusText(l),
+    verifiedText(l),
     what(l),
-    l.skip_reason ?? (l.verified && l.verified !== 'passed' ? `re-check: ${l.verified}` : ''),
+    note(l),
   ]);
   let out = `plan ${plan.id} (${plan.state}, by ${plan.created_by}${plan.approved_by ? `, approved by ${plan.approved_by}` : ''})\n`;
   out +=
     rows.length === 0
       ? 'no open findings match\n'
-      : renderTable(['#', 'FINDING', 'KIND', 'STATUS', 'WHAT', 'NOTE'], rows);
+      : renderTable(['#', 'FINDING', 'KIND', 'STATUS', 'VERIFIED', 'WHAT', 'NOTE'], rows);
   out += `hash ${plan.hash}\n`;
-  if (plan.run_id) out += `run ${plan.run_id} (oxijobs jobs show repair ${plan.run_id})\n`;
+  if (plan.run_id) out += `run ${plan.run_id} (${followHint(plan.run_id)})\n`;
   if (plan.state === 'planned') {
     if (plan.unchosen > 0)
       out += `${plan.unchosen} line(s) need a choice: oxijobs repair choose ${plan.id} <finding>=<choice>\n`;
     out += `apply: oxijobs repair apply ${plan.id} --hash ${plan.hash}\n`;
   }
   return out;
+}
+
+/** How to follow a repair run. */
+function followHint(runId: string): string {
+  return `follow: oxijobs jobs run repair ${runId} --follow`;
 }
 
 function print(ctx: JobsCommandContext, answer: { raw: string; body: RepairPlanJson }): number {
@@ -108,10 +135,7 @@ export async function repairChooseCommand(
 export async function repairApplyCommand(ctx: JobsCommandContext, id: string, hash: string): Promise<number> {
   const answer = await ctx.client.applyRepair(id, hash);
   if (ctx.json) ctx.io.stdout.write(`${answer.raw.trimEnd()}\n`);
-  else
-    ctx.io.stdout.write(
-      `started run ${answer.body.run_id} (follow: oxijobs jobs show repair ${answer.body.run_id})\n`,
-    );
+  else ctx.io.stdout.write(`started run ${answer.body.run_id} (${followHint(answer.body.run_id)})\n`);
   return EXIT_CODES.ok;
 }
 

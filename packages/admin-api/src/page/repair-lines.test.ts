@@ -98,6 +98,18 @@ describe('the repair panel words', () => {
       tone: 'err',
       note: 'applied, but the re-check fails: used_bytes 12 ≠ 10',
     });
+    expect(lineOutcome(line({ status: 'already_consistent', verified: 'passed' }))).toEqual({
+      key: 'already_consistent',
+      label: 'already consistent',
+      tone: 'ok',
+      note: 'already right when the run reached it: nothing written',
+    });
+    expect(lineOutcome(line({ status: 'already_consistent', verified: 'used_bytes 12 ≠ 10' }))).toMatchObject(
+      {
+        key: 'still_open',
+        tone: 'err',
+      },
+    );
     expect(
       lineOutcome(line({ type: 'needs_person', status: 'needs_person', reason: 'no bytes anywhere' })),
     ).toMatchObject({ key: 'needs_person', note: 'no bytes anywhere' });
@@ -110,11 +122,12 @@ describe('the repair panel words', () => {
         plan([
           line({ status: 'applied', verified: 'passed' }),
           line({ status: 'applied', verified: 'still wrong' }),
+          line({ status: 'already_consistent', verified: 'passed' }),
           line({ status: 'skipped', skip_reason: 'changed' }),
           line({ type: 'needs_person', status: 'needs_person' }),
         ]),
       ),
-    ).toBe('4 lines: 2 applied (1 fixed, 1 still open), 1 skipped, 1 need a person');
+    ).toBe('5 lines: 2 applied (1 fixed, 1 still open), 1 already consistent, 1 skipped, 1 need a person');
     expect(planTally(plan([line()]))).toBe('1 line: 1 pending');
   });
 

@@ -39,8 +39,8 @@ const PlanBodySchema = z
 const RepairLineSchema = z.record(z.string(), z.unknown()).openapi('RepairLine', {
   description:
     'One line: `type` = `action` (action, resource, summary, before, after, derived rows, choices, choice) ' +
-    'or `needs_person` (reason, affected files and owners); `status` pending | applied | skipped | needs_person, ' +
-    '`skip_reason` when skipped, `verified` after the run (`passed`: the finding is fixed; else why it still fails).',
+    'or `needs_person` (reason, affected files and owners); `status` pending | applied | already_consistent (the resource was already right when the run reached it: ' +
+    'nothing written) | skipped | needs_person, `skip_reason` when skipped, `verified` after the run (`passed`: the finding is fixed; else why it still fails).',
 });
 
 /** A repair plan as `/api/admin/repairs` answers it (`wire-types.ts` names its lines' fields). */

@@ -124,7 +124,11 @@ export interface RepairLineJson {
   readonly reason?: string;
   /** What a person needs to decide: affected files, their owners, … */
   readonly affected?: readonly Readonly<Record<string, unknown>>[];
-  readonly status: 'pending' | 'applied' | 'skipped' | 'needs_person';
+  /**
+   * `already_consistent`: the run found the resource already right (its
+   * re-check passed before anything was written); nothing was changed.
+   */
+  readonly status: 'pending' | 'applied' | 'already_consistent' | 'skipped' | 'needs_person';
   /** Why apply skipped it. */
   readonly skip_reason: string | null;
   /** After the run: `passed` (the finding is fixed), or why the re-check still fails. */

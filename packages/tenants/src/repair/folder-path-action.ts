@@ -14,6 +14,22 @@ function rowsState(rows: readonly FolderPathRow[]) {
 }
 
 /**
+ * What the line changes, for its summary: `path /a → /b`; for an
+ * `lpath_mismatch` (or a path that is already right) the lpath,
+ * `lpath /a/b → /a/c`; both when both change.
+ */
+function changeText(kind: string, head: FolderPathRow): string {
+  const path = `path ${head.path} → ${head.expectedPath}`;
+  const lpath = `lpath ${head.lpath} → ${head.expectedLpath}`;
+  const pathChanges = head.path !== head.expectedPath;
+  const lpathChanges = head.lpath !== head.expectedLpath;
+  if (pathChanges && lpathChanges) return `${path}, ${lpath}`;
+  if (pathChanges) return path;
+  if (lpathChanges || kind === LPATH_MISMATCH) return lpath;
+  return path;
+}
+
+/**
  * `path_mismatch` / `lpath_mismatch` → write the folder's `path` and `lpath`
  * as its parent chain from the root gives them, and those of the folders
  * below it that differ (the derived rows).
@@ -37,7 +53,7 @@ export const recomputeFolderPath: RepairAction = {
       ...lineBase(finding),
       action: 'recompute_folder_path',
       resource: { type: 'folder', id },
-      summary: `folder ${short(id)} path ${head.path} → ${head.expectedPath}${below.length > 0 ? ` (+${below.length} below)` : ''}`,
+      summary: `folder ${short(id)} ${changeText(finding.kind, head)}${below.length > 0 ? ` (+${below.length} below)` : ''}`,
       before: { ...rowState(head), subtree: rowsState(below) },
       after: { path: head.expectedPath, lpath: head.expectedLpath },
       derived: below.map((r) => ({

@@ -8,6 +8,7 @@ import { needsPersonKinds } from './needs-person-kinds.js';
 import type { RepairAction } from './repair-action.js';
 import {
   type ActionLine,
+  type AlreadyConsistent,
   needsPerson,
   type RepairFinding,
   type RepairLine,
@@ -32,6 +33,7 @@ export interface RepairActionsOptions {
 /** What applying one line did, after its transaction and any post-commit step. */
 export type AppliedLine =
   | { readonly status: 'applied'; readonly before: RepairState; readonly after: RepairState }
+  | AlreadyConsistent
   | { readonly status: 'skipped'; readonly reason: string };
 
 /** The actions by finding kind, and the two steps over a {@link RepairStore}. */
@@ -42,8 +44,10 @@ export interface RepairActions {
   plan(finding: RepairFinding): Promise<RepairLine>;
   /**
    * Applies one line inside `tx` (the caller's transaction, where it writes
-   * its audit row too). Returns the outcome; `afterCommit` must run after
-   * `tx` commits.
+   * its audit row too). First re-checks the resource with the predicate of
+   * the check that found it: when that passes already, nothing is written and
+   * the outcome is `already_consistent`. Returns the outcome; `afterCommit`
+   * must run after `tx` commits.
    */
   applyIn(line: ActionLine, tx: RepairTx): ReturnType<RepairAction['apply']>;
   /** `applyIn` in a transaction of its own, then the post-commit step. */
@@ -82,6 +86,7 @@ export function createRepairActions(options: RepairActionsOptions): RepairAction
     const action = actionFor(line.fingerprint.kind);
     if (action === undefined)
       return { status: 'skipped' as const, reason: `no repair action for kind ${line.fingerprint.kind}` };
+    if ((await action.verify(line, tx)) === null) return { status: 'already_consistent' as const };
     return action.apply(line, tx);
   }
 
@@ -106,10 +111,9 @@ export function createRepairActions(options: RepairActionsOptions): RepairAction
     },
     async apply(line) {
       const outcome = await store.write((tx) => applyIn(line, tx));
-      if (outcome.status === 'skipped' || outcome.afterCommit === undefined) {
-        return outcome.status === 'skipped'
-          ? outcome
-          : { status: 'applied', before: outcome.before, after: outcome.after };
+      if (outcome.status !== 'applied') return outcome;
+      if (outcome.afterCommit === undefined) {
+        return { status: 'applied', before: outcome.before, after: outcome.after };
       }
       const finished = await outcome.afterCommit();
       return { status: 'applied', before: outcome.before, after: { ...outcome.after, ...finished } };

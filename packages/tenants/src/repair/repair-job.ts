@@ -30,10 +30,18 @@ import type { ActionLine, RepairLine } from './repair-line.js';
 /** Job name of the repair run. */
 export const REPAIR_JOB_NAME = 'repair';
 /** Counters of a repair run. */
-export const REPAIR_COUNTERS = ['applied_items', 'skipped_items', 'needs_person_items'] as const;
+export const REPAIR_COUNTERS = [
+  'applied_items',
+  'already_consistent_items',
+  'skipped_items',
+  'needs_person_items',
+] as const;
 
 const LOG_TARGET = 'oxicloud::repair';
 const DELETING_ACTIONS = new Set(['delete_orphan_bytes', 'delete_orphan_blob']);
+const APPLIED: ReadonlySet<StoredPlanItem['status']> = new Set(['applied']);
+/** The items the run re-checks after its last batch. */
+const VERIFIED: ReadonlySet<StoredPlanItem['status']> = new Set(['applied', 'already_consistent']);
 
 /** The run's params: the approved plan. */
 export const repairParamsSchema = z
@@ -106,7 +114,9 @@ export interface RepairJob extends RecoverableJobHandler {
  * or not at all, under the run's fence. Each item runs under a savepoint and
  * first locks its plan row: an item already done (a batch replayed after a
  * resume) is never applied twice. An item whose resource changed since the
- * plan is `skipped` with the reason; one that throws is rolled back to its
+ * plan is `skipped` with the reason; one whose resource re-verifies as
+ * already right is `already_consistent` (nothing written, no audit row; its
+ * finding is fixed by the run); one that throws is rolled back to its
  * savepoint and `skipped` with the error. After the last batch, the bytes of
  * orphan blobs whose rows were marked for deletion are deleted (the deletion
  * protocol's last step; idempotent, and `dedup_gc` finishes any left).
@@ -126,7 +136,12 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
     runTx: RunTransaction,
   ) {
     const tx = store.inTransaction(runTx);
-    const counters = { applied_items: 0, skipped_items: 0, needs_person_items: 0 };
+    const counters = {
+      applied_items: 0,
+      already_consistent_items: 0,
+      skipped_items: 0,
+      needs_person_items: 0,
+    };
     for (const item of items) {
       const line = item.line as unknown as RepairLine;
       if (item.status === 'needs_person') {
@@ -160,6 +175,15 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
         });
         continue;
       }
+      if (outcome.status === 'already_consistent') {
+        counters.already_consistent_items += 1;
+        await recordPlanItem(runTx, {
+          planId: plan.id,
+          position: item.position,
+          status: 'already_consistent',
+        });
+        continue;
+      }
       counters.applied_items += 1;
       await recordPlanItem(runTx, {
         planId: plan.id,
@@ -181,10 +205,11 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
     return { count: counters.applied_items, counters };
   }
 
-  /** Each applied item, in plan order. */
+  /** Each item with one of `statuses` (default: applied), in plan order. */
   async function forEachApplied(
     planId: string,
     fn: (item: StoredPlanItem, line: ActionLine) => Promise<void>,
+    statuses: ReadonlySet<StoredPlanItem['status']> = APPLIED,
   ) {
     let after: number | null = null;
     for (;;) {
@@ -192,7 +217,7 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
       if (page.length === 0) return;
       for (const item of page) {
         const line = item.line as unknown as RepairLine;
-        if (item.status === 'applied' && line.type === 'action') await fn(item, line);
+        if (statuses.has(item.status) && line.type === 'action') await fn(item, line);
       }
       after = (page.at(-1) as StoredPlanItem).position;
     }
@@ -211,8 +236,8 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
 
   /**
    * Re-checks each repaired resource (just those, with the predicate of the
-   * check that found it): a pass fixes the finding by this run, a failure
-   * stays open with the reason on the item.
+   * check that found it; the already consistent ones too): a pass fixes the
+   * finding by this run, a failure stays open with the reason on the item.
    */
   async function verifyRepaired(
     plan: StoredRepairPlan,
@@ -220,17 +245,21 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
   ): Promise<{ passed: number; failed: number }> {
     const tally = { passed: 0, failed: 0 };
     const actor = `repair:${plan.approvedBy ?? 'unknown'}`;
-    await forEachApplied(plan.id, async (item, line) => {
-      if (item.verified === 'passed') return;
-      const failure = await actions.verify(line);
-      if (failure === null) tally.passed += 1;
-      else tally.failed += 1;
-      await plans.recordVerification(plan.id, item.position, failure, {
-        findingId: item.findingId,
-        runId,
-        actor,
-      });
-    });
+    await forEachApplied(
+      plan.id,
+      async (item, line) => {
+        if (item.verified === 'passed') return;
+        const failure = await actions.verify(line);
+        if (failure === null) tally.passed += 1;
+        else tally.failed += 1;
+        await plans.recordVerification(plan.id, item.position, failure, {
+          findingId: item.findingId,
+          runId,
+          actor,
+        });
+      },
+      VERIFIED,
+    );
     return tally;
   }
 

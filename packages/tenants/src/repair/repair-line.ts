@@ -95,7 +95,18 @@ export type ApplyOutcome =
        */
       readonly afterCommit?: () => Promise<RepairState>;
     }
+  | AlreadyConsistent
   | { readonly status: 'skipped'; readonly reason: string };
+
+/**
+ * The outcome of a line whose resource re-verified as already right when the
+ * run reached it (another job, such as `storage_reconcile`, or a person fixed
+ * it since the plan): nothing is written, and its finding is fixed like an
+ * applied line's.
+ */
+export interface AlreadyConsistent {
+  readonly status: 'already_consistent';
+}
 
 /** The shared fields of a line for `finding`. */
 export function lineBase(finding: RepairFinding) {

@@ -1,7 +1,8 @@
 /**
  * The words of the repair panel, without the DOM: what a plan line will do,
  * what it changes beyond its resource, and what became of it (applied,
- * skipped with the reason, re-verified fixed or still open with the reason).
+ * already consistent, skipped with the reason, re-verified fixed or still
+ * open with the reason).
  * Pure functions over the admin API's JSON, unit-tested in
  * `../repair-lines.test.ts`.
  */
@@ -12,7 +13,10 @@ export type Tone = 'ok' | 'err' | 'amber' | 'none';
 
 /** A line's outcome as the panel shows it: a badge and, where there is one, the reason. */
 export interface LineOutcome {
-  /** `pending`, `applied`, `skipped`, `needs_person`, `fixed`, `still_open`: for tests and styling. */
+  /**
+   * `pending`, `applied`, `already_consistent`, `skipped`, `needs_person`,
+   * `fixed`, `still_open`: for tests and styling.
+   */
   readonly key: string;
   readonly label: string;
   readonly tone: Tone;
@@ -82,6 +86,21 @@ export function lineOutcome(line: RepairLineJson): LineOutcome {
       return { key: 'needs_person', label: 'needs a person', tone: 'amber', note: line.reason ?? '' };
     case 'skipped':
       return { key: 'skipped', label: 'skipped', tone: 'amber', note: line.skip_reason ?? '' };
+    case 'already_consistent':
+      if (line.verified && line.verified !== 'passed') {
+        return {
+          key: 'still_open',
+          label: 'still open',
+          tone: 'err',
+          note: `already consistent when applied, but the re-check fails: ${line.verified}`,
+        };
+      }
+      return {
+        key: 'already_consistent',
+        label: 'already consistent',
+        tone: 'ok',
+        note: 'already right when the run reached it: nothing written',
+      };
     case 'applied':
       if (line.verified === 'passed') {
         return { key: 'fixed', label: 'fixed', tone: 'ok', note: 'applied, re-verified' };
@@ -107,7 +126,7 @@ export function lineOutcome(line: RepairLineJson): LineOutcome {
   }
 }
 
-/** The plan's tally in words: `2 applied (2 fixed), 1 skipped, 1 needs a person`. */
+/** The plan's tally in words: `2 applied (2 fixed), 1 already consistent, 1 skipped, 1 needs a person`. */
 export function planTally(plan: RepairPlanJson): string {
   const lines = planLines(plan);
   const count = (p: (l: RepairLineJson) => boolean) => lines.filter(p).length;
@@ -117,6 +136,7 @@ export function planTally(plan: RepairPlanJson): string {
   const parts = [
     [count((l) => l.status === 'pending'), 'pending'],
     [applied, `applied${applied ? ` (${fixed} fixed${open ? `, ${open} still open` : ''})` : ''}`],
+    [count((l) => l.status === 'already_consistent'), 'already consistent'],
     [count((l) => l.status === 'skipped'), 'skipped'],
     [count((l) => l.status === 'needs_person'), 'need a person'],
   ] as const;
