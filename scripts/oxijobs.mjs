@@ -2,17 +2,22 @@
 // `pnpm oxijobs <command>` and `pnpm start` from the repo root: builds the
 // server and what it depends on (a turbo cache hit when nothing changed),
 // then runs the CLI as a child and stands in for it:
+// - pnpm runs this script with `exec` (package.json), so there is no `sh`
+//   between pnpm and this process: pnpm forwards SIGTERM/SIGHUP here, and a
+//   clean stop exits 0 (no `[ELIFECYCLE] Command failed.`);
 // - the child runs in its own session, so a Ctrl-C on the terminal reaches it
-//   exactly once, through this wrapper (a second Ctrl-C is a second signal:
-//   the server then exits at once);
-// - SIGINT, SIGTERM and SIGHUP are forwarded (SIGHUP as SIGTERM); when pnpm
-//   itself is stopped (it kills the `sh` between us, it does not forward),
-//   this process is orphaned, notices, and asks the child to stop (SIGTERM);
-// - if this wrapper dies outright, the child sees its IPC channel close and
-//   shuts down cleanly;
+//   through this wrapper only; SIGINT and SIGTERM are forwarded as they come
+//   (the server takes copies of one request within 1 s as that request; a
+//   later second signal makes it exit at once);
+// - SIGHUP (the terminal went away) is forwarded as SIGTERM, unless the
+//   hangup was meant to be ignored: `nohup`/`trap '' HUP` in a non-Node
+//   parent (pnpm), or output that goes to no terminal (what `nohup` does;
+//   Node resets an ignored SIGHUP at startup, so that is all it can see);
+// - if this wrapper dies outright (even SIGKILL), the child sees its IPC
+//   channel close and shuts down cleanly;
 // - it exits with the child's exit code.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -69,30 +74,44 @@ async function build() {
   if (announced) log(`built in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
+/**
+ * Whether a hangup should leave the server running: the parent ignores
+ * SIGHUP (Linux: /proc; pnpm keeps an ignore `nohup` set), or neither stdout
+ * nor stderr is a terminal, so the terminal hanging up takes nothing from us
+ * (`nohup` redirects them; Node itself has already reset the ignored SIGHUP).
+ */
+function hangupIgnored() {
+  if (!process.stdout.isTTY && !process.stderr.isTTY) return true;
+  try {
+    const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${process.ppid}/status`, 'utf8'))?.[1];
+    return mask !== undefined && (BigInt(`0x${mask}`) & 1n) === 1n;
+  } catch {
+    return false;
+  }
+}
+const ignoreHangup = hangupIgnored();
+/** The CLI child, once built and started. */
+let cli;
+const forward = (signal) => {
+  if (cli.exitCode === null && cli.signalCode === null) cli.kill(signal);
+};
+process.on('SIGHUP', () => {
+  if (ignoreHangup) return;
+  if (cli) forward('SIGTERM');
+  else process.exit(129);
+});
+
 await build();
 
-const cli = spawn(process.execPath, [`${root}/apps/server/bin/oxijobs.js`, ...process.argv.slice(2)], {
+cli = spawn(process.execPath, [`${root}/apps/server/bin/oxijobs.js`, ...process.argv.slice(2)], {
   stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
   detached: true,
 });
 
-const forward = (signal) => {
-  if (cli.exitCode === null && cli.signalCode === null) cli.kill(signal);
-};
 process.on('SIGINT', () => forward('SIGINT'));
 process.on('SIGTERM', () => forward('SIGTERM'));
-process.on('SIGHUP', () => forward('SIGTERM'));
-
-const parent = process.ppid;
-const orphaned = setInterval(() => {
-  if (process.ppid !== parent) {
-    clearInterval(orphaned);
-    forward('SIGTERM');
-  }
-}, 250);
 
 cli.on('exit', (code, signal) => {
-  clearInterval(orphaned);
   if (code !== null) process.exit(code);
   const numbers = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1, SIGKILL: 9 };
   process.exit(128 + (numbers[signal] ?? 1));

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
+import { finishReadingBody } from './finish-reading-body.js';
 import { ServerError } from './server-error.js';
 
 /** A listening HTTP server and how to close it. */
@@ -9,12 +10,16 @@ export interface HttpListener {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Serves `fetch` on `host:port`; a port in use becomes `HTTP_LISTEN_FAILED` naming the variable. */
+/**
+ * Serves `fetch` on `host:port` (an answer given before the request body was
+ * read still reaches the client: {@link finishReadingBody}); a port in use
+ * becomes `HTTP_LISTEN_FAILED` naming the variable.
+ */
 export async function listen(
   fetch: (request: Request, env?: unknown) => Response | Promise<Response>,
   options: { readonly host: string; readonly port: number },
 ): Promise<HttpListener> {
-  const server = createAdaptorServer({ fetch }) as Server;
+  const server = createAdaptorServer({ fetch: finishReadingBody(fetch) }) as Server;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       reject(

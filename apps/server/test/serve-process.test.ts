@@ -1,8 +1,10 @@
 import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DUPLICATE_SIGNAL_WINDOW_MS } from '../src/commands/shutdown-signals.js';
 import { type CliProcess, cleanEnv, jsonLines, runCli, startCli, waitForStatus } from './cli-process.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
@@ -37,7 +39,7 @@ describe('oxijobs serve (DATABASE_URL)', () => {
 
   afterAll(async () => {
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
-    await proxy.close();
+    await proxy?.close();
     await db.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -155,12 +157,70 @@ describe('oxijobs serve (DATABASE_URL)', () => {
     expect(server.child.exitCode).toBeNull();
   });
 
-  it('shuts down cleanly on SIGTERM with exit code 0', async () => {
+  it('answers a 10 MB body with a 413 a client that sends it all before reading can read', async () => {
+    const token = (await runCli(['token', '--user', 'admin'], env)).stdout.trim().split('\n').at(-1)!;
+    const body = Buffer.alloc(10 * 1024 * 1024, 0x20);
+    // As Python's urllib or a plain socket client does: the whole request first, then the answer.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(base).port), '127.0.0.1');
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString('latin1');
+      });
+      socket.on('error', reject);
+      socket.on('end', () => resolve(text));
+      socket.write(
+        `POST /api/admin/jobs/files_consistency/trigger HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+          `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+      );
+      socket.end(body);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain('PAYLOAD_TOO_LARGE');
+    // And with fetch, which reads as it sends.
+    const res = await fetch(`${base}/api/admin/jobs/files_consistency/trigger`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body,
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: { code: 'PAYLOAD_TOO_LARGE' } });
+  });
+
+  it('shuts down cleanly on SIGTERM with exit code 0, also when the signal comes twice at once', async () => {
+    // A process manager signalling every process of the service: the same request, twice within ms.
+    server.child.kill('SIGTERM');
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     const events = jsonLines(server.stdout()).map((l) => l['event']);
     expect(events).toContain('server.stopping');
+    expect(events).not.toContain('server.forced_exit');
     expect(events.at(-1)).toBe('server.stopped');
+  });
+
+  it(`a second Ctrl-C (SIGINT) more than ${DUPLICATE_SIGNAL_WINDOW_MS} ms after the first exits at once, 1`, async () => {
+    server = startCli(['serve'], env);
+    await waitForStatus(`${base}/healthz`, 200, { process: server, timeoutMs: 60_000 });
+    // A request whose headers never finish holds the HTTP close (up to its 5 s grace).
+    const holder = connect(Number(new URL(base).port), '127.0.0.1');
+    holder.on('error', () => undefined);
+    await new Promise((resolve) => holder.once('connect', resolve));
+    holder.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    try {
+      server.child.kill('SIGINT');
+      while (!server.stdout().includes('"server.stopping"')) await new Promise((r) => setTimeout(r, 20));
+      // The one clock wait: a person's second Ctrl-C, after the window for copies of the first.
+      await new Promise((r) => setTimeout(r, DUPLICATE_SIGNAL_WINDOW_MS + 300));
+      expect(server.child.exitCode).toBeNull();
+      server.child.kill('SIGINT');
+      expect(await server.exited).toBe(1);
+    } finally {
+      holder.destroy();
+    }
+    const forced = jsonLines(server.stdout()).find((l) => l['event'] === 'server.forced_exit');
+    expect(String(forced?.['msg'])).toContain('SIGINT again during shutdown: exiting now');
+    expect(jsonLines(server.stdout()).some((l) => l['event'] === 'server.stopped')).toBe(false);
   });
 });
 

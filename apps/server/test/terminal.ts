@@ -6,6 +6,8 @@ import { join } from 'node:path';
 export interface ProcInfo {
   readonly pid: number;
   readonly ppid: number;
+  /** Its process group. */
+  readonly pgid: number;
   readonly state: string;
   readonly command: string;
 }
@@ -16,7 +18,7 @@ function procInfo(pid: number): ProcInfo | undefined {
     // "pid (comm) state ppid …": comm may hold spaces, so split after the last ')'.
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
-    return { pid, ppid: Number(rest[1]), state: rest[0] ?? '?', command };
+    return { pid, ppid: Number(rest[1]), pgid: Number(rest[2]), state: rest[0] ?? '?', command };
   } catch {
     return undefined;
   }

@@ -72,7 +72,7 @@ export interface JobStore {
    * (`withConnectionRetry`'s `retryForMs`) before the run lands `Paused`
    * ('database unreachable'). `undefined` = the default (60 s).
    */
-  readonly connectionRetryMs?: number;
+  readonly connectionRetryMs?: number | undefined;
   /** Reads the current status; `CancelRequested` means: return `paused` at the next safe boundary. */
   status(): Promise<RunStatus>;
   /** The last persisted cursor, or `null` on a fresh run. */

@@ -92,7 +92,7 @@ beforeAll(() => {
         types: ['node'],
         outDir: 'dist',
         noEmitOnError: true,
-        skipLibCheck: true,
+        skipLibCheck: false,
       },
       include: ['examples/*.ts', 'consumer/*.ts'],
     }),

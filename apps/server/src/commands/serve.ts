@@ -15,7 +15,8 @@ import { nextStopRequest } from './shutdown-signals.js';
  * `oxijobs serve`: opens the database (DATABASE_URL, else the embedded
  * Postgres it starts), migrates, creates the first admin, serves HTTP, starts
  * the scheduler, and on SIGTERM/SIGINT shuts down in order: HTTP, scheduler
- * and engine, pool, embedded Postgres. Resolves when shut down.
+ * and engine, pool, then logs "shut down cleanly" and stops the embedded
+ * Postgres. Resolves when shut down.
  */
 export async function serveCommand(
   config: ServerConfig,
@@ -76,6 +77,9 @@ export async function serveCommand(
   await http.close();
   await metrics?.close();
   await composed.stop();
-  await db.close();
+  await db.closePool();
+  // The server's part is done (runs landed, pool closed): say so, then stop
+  // the embedded Postgres it started ("embedded Postgres stopped" comes last).
   logger.info({ target: SERVER_TARGET, event: 'server.stopped' }, 'shut down cleanly');
+  await db.close();
 }

@@ -13,7 +13,12 @@ export interface OpenDatabase {
   readonly pool: pg.Pool;
   readonly url: string;
   readonly source: DatabaseSource;
-  /** Closes the pool, then stops the embedded Postgres when this process started it. */
+  /**
+   * Closes the pool and waits (up to 2 s) for its sockets to close; the
+   * embedded Postgres keeps running. Idempotent.
+   */
+  closePool(): Promise<void>;
+  /** {@link closePool}, then stops the embedded Postgres when this process started it. */
   close(): Promise<void>;
   /** For a forced exit: asks an embedded Postgres this process started to stop, without waiting. */
   stopNow(): void;
@@ -96,19 +101,24 @@ export async function openDatabase(
     { target: SERVER_TARGET, event: 'database.connected', source, url: redact(url) },
     `database: ${source} (${redact(url)})`,
   );
-  let closed = false;
-  return {
-    pool,
-    url,
-    source,
-    async close() {
-      if (closed) return;
-      closed = true;
+  let poolClosed: Promise<void> | undefined;
+  const closePool = () => {
+    poolClosed ??= (async () => {
       await pool.end().catch(() => undefined);
       // pool.end() resolves once it has asked each client to close, not when the
       // sockets are closed: wait (briefly) so stopping Postgres cuts no connection.
       const deadline = Date.now() + 2_000;
       while (open.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    })();
+    return poolClosed;
+  };
+  return {
+    pool,
+    url,
+    source,
+    closePool,
+    async close() {
+      await closePool();
       await stopEmbedded();
     },
     stopNow: () => stopEmbeddedNow(),
