@@ -1,3 +1,4 @@
+import { SEVERITIES, severityRank } from '@oxicloud/consistency/severity';
 import type { JobSummaryJson, RunProgressJson } from '../../routes/wire-types.ts';
 import { h } from './dom.ts';
 
@@ -11,6 +12,32 @@ export function fmt(n: unknown): string {
 /** The first 8 characters of a run id. */
 export function shortId(id: unknown): string {
   return typeof id === 'string' ? id.slice(0, 8) : '—';
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * An id by the part that tells it apart: a UUID by its last 12 digits,
+ * `…8000000000a1` (UUIDv7s made close together share their leading
+ * digits, the time); anything else as it is.
+ */
+export function idEnd(id: string): string {
+  return UUID.test(id) ? `…${id.slice(-12)}` : id;
+}
+
+/** Who did something: the user name the API resolved, else the id (`system`) or a user id's end. */
+export function userLabel(id: string | null | undefined, name?: string | null): string {
+  return id ? (name ?? idEnd(id)) : '—';
+}
+
+/** A severity badge, coloured by its rank in `SEVERITIES` (`sev-0` = worst, red). */
+export function severityBadge(severity: string, text = severity): HTMLElement {
+  const rank = severityRank(severity);
+  return h('span', {
+    class: `badge ${rank < SEVERITIES.length ? `sev-${rank}` : 'none'}`,
+    'data-severity': severity,
+    text,
+  });
 }
 
 /** "every 6 h", "on demand", … */

@@ -3,7 +3,7 @@
  * status badge, "Overdue", and which status and last-run time a job has
  * (a recoverable job follows its latest run, a periodic one its last outcome).
  */
-import type { JobSummaryJson, RunStatusJson } from '../../routes/wire-types.ts';
+import type { JobOutcomeJson, JobSummaryJson, RunStatusJson } from '../../routes/wire-types.ts';
 import { h } from './dom.ts';
 
 /** Statuses the page polls a run's details for. */
@@ -43,11 +43,21 @@ export function isRecoverable(job: JobSummaryJson | undefined): boolean {
   return job?.kind === 'recoverable';
 }
 
+/**
+ * What a last outcome says: `err`; `Paused` for a run that stopped with its
+ * cursor saved (cancelled, or out of time), not done; `skipped`; else `ok`.
+ */
+export function outcomeStatus(outcome: JobOutcomeJson): string {
+  if (outcome.kind === 'err') return 'err';
+  if (outcome.extra['paused'] === true) return 'Paused';
+  return outcome.extra['skipped'] ? 'skipped' : 'ok';
+}
+
 /** The status the table shows: recoverable jobs follow their latest run, others their last outcome. */
 export function jobStatus(job: JobSummaryJson): string | null {
   if (isRecoverable(job) && job.latest_run) return job.latest_run.status;
   if (job.running) return 'Running';
-  if (job.last_outcome?.outcome) return job.last_outcome.outcome.kind;
+  if (job.last_outcome?.outcome) return outcomeStatus(job.last_outcome.outcome);
   return null;
 }
 
