@@ -264,7 +264,7 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     await expect.poll(() => row('files_consistency').getAttribute('data-status')).toBe('Paused');
     // The job's last outcome is the cancelled run: Paused (amber), not a green "ok".
     const outcomeBadge = page.locator('#outcome .badge').first();
-    await expect.poll(() => outcomeBadge.getAttribute('data-status')).toBe('Paused');
+    await expect.poll(() => outcomeBadge.getAttribute('data-status'), { timeout: UI_TIMEOUT }).toBe('Paused');
     expect(await outcomeBadge.textContent()).toBe('Paused');
     await shot('04-paused');
 
@@ -275,7 +275,11 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     expect(done).toMatchObject({ run_id: runId, status: 'Completed' });
     expect(await page.locator('#runs tbody tr').count()).toBe(1);
     // What the count means, as the check declares it: the findings the run found (not only the new ones).
-    await expect.poll(() => page.locator('#outcome .badge').first().getAttribute('data-status')).toBe('ok');
+    await expect
+      .poll(() => page.locator('#outcome .badge').first().getAttribute('data-status'), {
+        timeout: UI_TIMEOUT,
+      })
+      .toBe('ok');
     const meanings = await page.locator('#outcome dl.fields').textContent();
     expect(meanings).toContain('findings this run found:');
     expect(meanings).not.toContain('new findings');
@@ -376,7 +380,10 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     const resources = await list
       .locator('td.resource code')
       .evaluateAll((codes) => codes.map((c) => [c.getAttribute('title') ?? '', c.textContent ?? '']));
-    for (const [id, text] of resources) expect(text).toBe(`…${id.slice(-12)}`);
+    for (const [id, text] of resources) {
+      // A UUID by its last 12 digits; a blob hash (64 hex digits) by its first 12.
+      expect(text).toBe(/^[0-9a-f-]{36}$/.test(id) ? `…${id.slice(-12)}` : `${id.slice(0, 12)}…`);
+    }
     const ids = new Set(resources.map(([id]) => id));
     expect(new Set(resources.map(([, text]) => text)).size).toBe(ids.size);
     await rows.first().click();
@@ -437,10 +444,14 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     expect(started.status).toBe(202);
     const second = ((await started.json()) as { run_id: string }).run_id;
     await page.getByRole('tab', { name: 'Overview' }).click();
-    await expect.poll(() => row('files_consistency').getAttribute('data-status')).toBe('Running');
+    await expect
+      .poll(() => row('files_consistency').getAttribute('data-status'), { timeout: UI_TIMEOUT })
+      .toBe('Running');
     const outcome = page.locator('#outcome');
     // The earlier run's outcome is persisted: the drawer shows it, never "no outcome".
-    await expect.poll(() => outcome.locator('pre.json').textContent()).toContain(runId);
+    await expect
+      .poll(() => outcome.locator('pre.json').textContent(), { timeout: UI_TIMEOUT })
+      .toContain(runId);
     expect(await outcome.locator('.badge').first().getAttribute('data-status')).toBe('ok');
     expect(await outcome.textContent()).not.toMatch(/No outcome|No run of this job has ended/);
     expect(

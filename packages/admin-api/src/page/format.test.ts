@@ -11,7 +11,8 @@ describe('the page words for ids and users', () => {
     expect(idEnd(FIRST)).toBe('…2b9c4d1e0a71');
     expect(idEnd(SECOND)).toBe('…77e1a0c3f5b9');
     expect(idEnd(FIRST)).not.toBe(idEnd(SECOND));
-    // Not a UUID (a blob hash, a short id): as it is.
+    // A blob hash by its first 12 digits; a short id as it is.
+    expect(idEnd('c552d26e924e129f336ff5b8452ec71f4ae21ad7e30540c8db46c871d26085a7')).toBe('c552d26e924e…');
     expect(idEnd('sha256:abc')).toBe('sha256:abc');
   });
 

@@ -19,10 +19,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * An id by the part that tells it apart: a UUID by its last 12 digits,
  * `…8000000000a1` (UUIDv7s made close together share their leading
- * digits, the time); anything else as it is.
+ * digits, the time); a long one (a blob's hash) by its first 12; a short
+ * one as it is.
  */
 export function idEnd(id: string): string {
-  return UUID.test(id) ? `…${id.slice(-12)}` : id;
+  if (UUID.test(id)) return `…${id.slice(-12)}`;
+  return id.length > 24 ? `${id.slice(0, 12)}…` : id;
 }
 
 /** Who did something: the user name the API resolved, else the id (`system`) or a user id's end. */
