@@ -12,8 +12,9 @@ import type {
   TrackedFindingsPageJson,
 } from '../../routes/wire-types.ts';
 import { byId as $, h } from './dom.ts';
-import { fmt, idEnd, relative, severityBadge, shortId, timeEl, userLabel } from './format.ts';
+import { fmt, relative, severityBadge, shortId, timeEl } from './format.ts';
 import { refreshHealth } from './health-view.ts';
+import { idEnd, userLabel } from './labels.ts';
 import { planRepair } from './repair-view.ts';
 
 /** The page's one request function (its auth handling included), on `/api/admin/findings`. */

@@ -14,24 +14,6 @@ export function shortId(id: unknown): string {
   return typeof id === 'string' ? id.slice(0, 8) : '—';
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * An id by the part that tells it apart: a UUID by its last 12 digits,
- * `…8000000000a1` (UUIDv7s made close together share their leading
- * digits, the time); a long one (a blob's hash) by its first 12; a short
- * one as it is.
- */
-export function idEnd(id: string): string {
-  if (UUID.test(id)) return `…${id.slice(-12)}`;
-  return id.length > 24 ? `${id.slice(0, 12)}…` : id;
-}
-
-/** Who did something: the user name the API resolved, else the id (`system`) or a user id's end. */
-export function userLabel(id: string | null | undefined, name?: string | null): string {
-  return id ? (name ?? idEnd(id)) : '—';
-}
-
 /** A severity badge, coloured by its rank in `SEVERITIES` (`sev-0` = worst, red). */
 export function severityBadge(severity: string, text = severity): HTMLElement {
   const rank = severityRank(severity);

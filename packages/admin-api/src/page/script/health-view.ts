@@ -99,15 +99,16 @@ export async function refreshHealth(): Promise<void> {
                   : h('span', { class: 'badge none', text: 'not checked yet' }),
               c.accepted > 0 ? h('span', { class: 'badge', text: `${fmt(c.accepted)} accepted` }) : null,
             ),
-            h('p', {
-              class: 'meta',
-              text:
-                `${fmt(c.new_since_previous)} new, ${fmt(c.fixed_since_previous)} fixed since the previous run` +
-                // Open findings leave without a run when repaired, accepted or marked false positive.
-                (open.length === 0 && c.new_since_previous > 0
-                  ? ' (none open now: repaired or decided since)'
-                  : ''),
-            }),
+            c.last_completed_run &&
+              h('p', {
+                class: 'meta',
+                text:
+                  `${fmt(c.new_since_previous)} new, ${fmt(c.fixed_since_previous)} fixed since the previous run` +
+                  // Open findings leave without a run when repaired, accepted or marked false positive.
+                  (open.length === 0 && c.new_since_previous > 0
+                    ? ' (none open now: repaired or decided since)'
+                    : ''),
+              }),
             c.trend.length > 0 ? [trendSvg(c.trend), legend] : null,
           );
         }),

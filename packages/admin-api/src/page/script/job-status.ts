@@ -3,8 +3,9 @@
  * status badge, "Overdue", and which status and last-run time a job has
  * (a recoverable job follows its latest run, a periodic one its last outcome).
  */
-import type { JobOutcomeJson, JobSummaryJson, RunStatusJson } from '../../routes/wire-types.ts';
+import type { JobSummaryJson, RunStatusJson } from '../../routes/wire-types.ts';
 import { h } from './dom.ts';
+import { outcomeStatus } from './labels.ts';
 
 /** Statuses the page polls a run's details for. */
 export const ACTIVE: ReadonlySet<string> = new Set<RunStatusJson>(['Running', 'CancelRequested']);
@@ -41,16 +42,6 @@ export function overdueBadge(overdue: NonNullable<JobSummaryJson['overdue']>): H
 
 export function isRecoverable(job: JobSummaryJson | undefined): boolean {
   return job?.kind === 'recoverable';
-}
-
-/**
- * What a last outcome says: `err`; `Paused` for a run that stopped with its
- * cursor saved (cancelled, or out of time), not done; `skipped`; else `ok`.
- */
-export function outcomeStatus(outcome: JobOutcomeJson): string {
-  if (outcome.kind === 'err') return 'err';
-  if (outcome.extra['paused'] === true) return 'Paused';
-  return outcome.extra['skipped'] ? 'skipped' : 'ok';
 }
 
 /** The status the table shows: recoverable jobs follow their latest run, others their last outcome. */

@@ -17,7 +17,8 @@ import type {
   RunSummaryJson,
 } from '../../routes/wire-types.ts';
 import { byId as $, h } from './dom.ts';
-import { progressBar, progressText, shortId, timeEl, userLabel } from './format.ts';
+import { progressBar, progressText, shortId, timeEl } from './format.ts';
+import { userLabel } from './labels.ts';
 import {
   derivedRowText,
   derivedText,

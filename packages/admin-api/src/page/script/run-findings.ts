@@ -8,8 +8,9 @@ import type { FindingsPageJson } from '../../routes/wire-types.ts';
 import { api, describe } from './api.ts';
 import { byId as $, h } from './dom.ts';
 import { renderKeyed } from './drawer-parts.ts';
-import { severityBadge as badgeSeverity, fmt, idEnd, shortId } from './format.ts';
+import { severityBadge as badgeSeverity, fmt, shortId } from './format.ts';
 import { ACTIVE } from './job-status.ts';
+import { idEnd } from './labels.ts';
 import { type Drawer, state } from './page-state.ts';
 
 /** How many findings the tab shows at first, and how many more "Show more" adds. */
