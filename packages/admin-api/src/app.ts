@@ -205,6 +205,7 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
       jobs: deps.jobs,
       runs: deps.runs,
       findingKinds: deps.findingKinds,
+      users: deps.users,
       logger,
     });
   }
@@ -214,7 +215,7 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
       app.use(path, adminAuth({ users: deps.users, secret }));
       app.use(path, requestBodyLimit(maxBodyBytes));
     }
-    registerRepairRoutes(app, { repairs: deps.repairs, logger });
+    registerRepairRoutes(app, { repairs: deps.repairs, users: deps.users, logger });
   }
 
   app.doc31(OPENAPI_PATH, {

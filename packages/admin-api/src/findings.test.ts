@@ -48,7 +48,10 @@ describe('/api/admin/findings', () => {
         users: {
           findById: async (id) =>
             ((
-              await db.pool.query('SELECT id::text, username, role FROM auth.users WHERE id::text = $1', [id])
+              await db.pool.query(
+                'SELECT id::text, username, role, email FROM auth.users WHERE id::text = $1',
+                [id],
+              )
             ).rows[0] as AdminUserRecord | undefined) ?? null,
         },
         ledger,
@@ -210,6 +213,44 @@ describe('/api/admin/findings', () => {
     const reopened = await call('POST', `/api/admin/findings/${a.id}/reopen`, { comment: 'it was real' });
     expect(reopened.body).toMatchObject({ state: 'open' });
     expect((await call('GET', `/api/admin/findings/${a.id}/accept`)).status).toBe(405);
+  });
+
+  it("names the admins of a finding's history by username, and a user that is gone by nothing (the page shows the id's end)", async () => {
+    const a = await byResource('a');
+    const detail = await call('GET', `/api/admin/findings/${a.id}`);
+    const events = detail.body['events'] as Array<{
+      event: string;
+      actor: string;
+      actor_name: string | null;
+    }>;
+    const root = events.find((e) => e.event === 'accept')!;
+    expect(root.actor).toMatch(/^[0-9a-f-]{36}$/);
+    expect(root.actor_name).toBe('root');
+    expect(events.find((e) => e.event === 'new')).toMatchObject({ actor: 'system', actor_name: null });
+    expect(detail.body).toMatchObject({ state_changed_by: root.actor, state_changed_by_name: 'root' });
+
+    const { rows } = await db.pool.query(
+      `INSERT INTO auth.users (username, role) VALUES ('leaver', 'admin') RETURNING id::text, username, role`,
+    );
+    const leaver = rows[0] as AdminUserRecord;
+    const leaverToken = await signAdminToken({ secret: SECRET, user: leaver, expiresInSeconds: 3600 });
+    const decided = await app.request(`/api/admin/findings/${a.id}/accept`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${leaverToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ comment: 'accepted by someone who then left' }),
+    });
+    expect(decided.status).toBe(200);
+    await db.pool.query('DELETE FROM auth.users WHERE id = $1', [leaver.id]);
+    const after = await call('GET', `/api/admin/findings/${a.id}`);
+    expect(after.status).toBe(200);
+    expect(after.body).toMatchObject({ state_changed_by: leaver.id, state_changed_by_name: null });
+    const last = (after.body['events'] as Array<{ actor: string; actor_name: string | null }>).at(-1);
+    expect(last).toEqual(expect.objectContaining({ actor: leaver.id, actor_name: null }));
+    expect(
+      await call('POST', `/api/admin/findings/${a.id}/reopen`, { comment: 'back to open' }),
+    ).toMatchObject({
+      status: 200,
+    });
   });
 
   it('says what a run found new and what it fixed', async () => {

@@ -386,6 +386,33 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
       expect(upper.status).toBe(200);
     });
 
+    it('while a run is active the last outcome is the run before it; a cancelled run is a paused outcome, not done', async () => {
+      const listed = async () =>
+        (await json<JobSummaryJson[]>(await get('/api/admin/jobs'))).find((j) => j.name === 'slow_walk')!;
+      const before = (await engine.listRuns('slow_walk', { limit: 1 }))[0]!;
+      expect(before.status).toBe('Completed');
+      const third = await json<{ run_id: string }>(
+        await post('/api/admin/jobs/slow_walk/trigger', { step: 1 }),
+      );
+      await waitForStatus('slow_walk', third.run_id, 'Running');
+      const running = await listed();
+      expect(running.latest_run).toMatchObject({ run_id: third.run_id, status: 'Running' });
+      expect(running.last_outcome).toMatchObject({
+        at: before.completed_at,
+        outcome: { kind: 'ok', extra: { completed: true, run_id: before.run_id } },
+      });
+
+      expect((await post('/api/admin/jobs/slow_walk/cancel')).status).toBe(200);
+      await waitForStatus('slow_walk', third.run_id, 'Paused');
+      // The bridge says ok (the run did not fail) with paused: true; the page and the CLI show it as paused.
+      expect((await listed()).last_outcome?.outcome).toMatchObject({
+        kind: 'ok',
+        extra: { paused: true, run_id: third.run_id },
+      });
+      await post('/api/admin/jobs/slow_walk/trigger');
+      await waitForStatus('slow_walk', third.run_id, 'Completed');
+    });
+
     it('cancel with nothing active is 409 NO_ACTIVE_RUN, audited allowed then refused', async () => {
       const res = await post('/api/admin/jobs/slow_walk/cancel');
       expect(res.status).toBe(409);

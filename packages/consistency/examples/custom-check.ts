@@ -26,7 +26,7 @@ const ordersCheck: ConsistencyCheck = {
   name: 'orders_consistency',
   subsystem: 'orders',
   order: 100, // its place in a batch of checks
-  countMeaning: 'new findings: orders whose customer is gone',
+  countMeaning: 'findings this run found: orders whose customer is gone',
   // Every kind it records, with its severity and meaning: the one list of them (API, CLI, page).
   kinds: [{ kind: 'order_without_customer', severity: 'Drift', meaning: "the order's customer is gone" }],
   graceWindowMs: () => 0,

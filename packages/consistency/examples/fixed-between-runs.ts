@@ -26,7 +26,7 @@ const invoicesCheck: ConsistencyCheck = {
   name: 'invoices_consistency',
   subsystem: 'billing',
   order: 100,
-  countMeaning: 'new findings: invoices whose customer is gone',
+  countMeaning: 'findings this run found: invoices whose customer is gone',
   // Every kind the check records, with its severity: a finding of another kind fails the run.
   kinds: [{ kind: 'invoice_without_customer', severity: 'Drift', meaning: "the invoice's customer is gone" }],
   graceWindowMs: () => 0, // no grace: a run examines every invoice, however young

@@ -95,7 +95,12 @@ export interface ConsistencyCheck {
    * accounting checks first, the blob backend last.
    */
   readonly order: number;
-  /** What a run's `count` means, in words: shown by the admin API (`check.count_meaning`) and the docs. */
+  /**
+   * What a run's `count` means, in words: shown by the admin API
+   * (`check.count_meaning`) and the docs. The count is the findings the run
+   * found (each once), not only those new since the previous run: say
+   * "findings this run found: …".
+   */
   readonly countMeaning: string;
   /** `true` when `deep: true` changes what the check does (re-hash bytes, sniff mime types). @defaultValue false */
   readonly deep?: boolean;

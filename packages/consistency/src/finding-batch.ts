@@ -22,7 +22,8 @@ export interface FindingBatchOptions {
   /** Receives the audit and `oxicloud::consistency` lines. @defaultValue silentLogger */
   readonly logger?: Logger | undefined;
   /**
-   * `true` for a consistency check: new findings are the run's count, and the
+   * `true` for a consistency check: the findings the run found (each once, a
+   * replayed batch not again) are the run's count, and the
    * counters `findings`, `findings_dropped`, `findings_<kind>` are added.
    * `false` (a job that records findings on the side): only `countIfNew` counters.
    */

@@ -18,7 +18,7 @@ function completedCheck(name: string, broken: ReadonlySet<string>): ConsistencyC
     name,
     subsystem: 'demo',
     order: 1,
-    countMeaning: 'new findings: broken things',
+    countMeaning: 'findings this run found: broken things',
     kinds: [{ kind: 'thing_broken', severity: 'Drift', meaning: 'the thing is broken' }],
     graceWindowMs: () => 0,
     concurrentSafe: () => true,

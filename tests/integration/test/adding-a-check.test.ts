@@ -115,7 +115,7 @@ function createFolderNamesConsistencyCheck(options: FolderNamesConsistencyCheckO
     name: FOLDER_NAMES_CONSISTENCY_CHECK_NAME,
     subsystem: scan.subsystem(),
     order: 25,
-    countMeaning: 'new findings: live folders with an older live sibling of the same name',
+    countMeaning: 'findings this run found: live folders with an older live sibling of the same name',
     // The one list of its kinds: the API, the CLI, the page and the docs read it from here.
     kinds: [
       {

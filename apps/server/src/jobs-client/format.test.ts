@@ -219,6 +219,27 @@ describe('formatJobs', () => {
     expect(text).toMatch(/trash_cleanup\s+periodic .* -\n/);
   });
 
+  it('shows a run cancelled to Paused as paused in LAST RUN, not ok', () => {
+    const cancelled: ApiJob = {
+      ...periodic,
+      name: 'files_consistency',
+      kind: 'recoverable',
+      interval_ms: null,
+      next_run_at: null,
+      last_outcome: {
+        at: ago(120_000),
+        outcome: { kind: 'ok', count: 40, extra: { paused: true, cursor_hex: '0a0b', run_id: 'r1' } },
+        elapsed_ms: 9_000,
+      },
+      latest_run: entry({ status: 'Paused', completed_at: null, last_progress_at: ago(120_000) }),
+    };
+    const lines = formatJobs([periodic, cancelled], NOW).trimEnd().split('\n');
+    expect(lines[2]).toMatch(
+      /^files_consistency\s+recoverable\s+on demand\s+idle\s+-\s+paused 2m ago, count 40\s+paused 120,000\/1,000,000 \(12\.0%\)$/,
+    );
+    expect(lines[2]).not.toMatch(/\bok\b/);
+  });
+
   it("reads an older server's answers, which lack fields the API has now (the client does not validate)", () => {
     const oldListing = JSON.parse(
       JSON.stringify([

@@ -182,6 +182,9 @@ function lastRunCell(job: ApiJob, nowMs: number): string {
     return `err ${when}${cause}: ${truncate(last.outcome.message, 60)}`;
   }
   if (last.outcome.extra?.['skipped'] === 'already_running') return `skipped ${when}`;
+  // A run cancelled (or out of time) stopped with its cursor saved: not failed, not done either.
+  if (last.outcome.extra?.['paused'] === true)
+    return `paused ${when}, count ${formatCount(last.outcome.count)}`;
   return `ok ${when}, count ${formatCount(last.outcome.count)}`;
 }
 

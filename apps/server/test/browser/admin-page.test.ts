@@ -27,6 +27,20 @@ const SCREENSHOTS = fileURLToPath(new URL('../../../../docs/screenshots/', impor
 /** The page polls every 5 s: a state change shows within one poll plus the run's own step. */
 const UI_TIMEOUT = 20_000;
 
+/** The page's red (`--err-bg` / `--err-fg`): the worst severity's badge. */
+const RED = { background: 'rgb(253, 231, 231)', color: 'rgb(161, 21, 27)' };
+
+/** The browser's `getComputedStyle` (this file is typed without the DOM lib). */
+type Styled = { getComputedStyle(element: unknown): Record<string, string> };
+
+/** An element's computed badge colours. */
+function colours(locator: Locator): Promise<{ background: string; color: string }> {
+  return locator.evaluate((el) => {
+    const style = (globalThis as unknown as Styled).getComputedStyle(el);
+    return { background: style['backgroundColor'] ?? '', color: style['color'] ?? '' };
+  });
+}
+
 /** The files_consistency run the test watches: small batches with a pause between them, so it lasts ~20 s. */
 const SLOW_RUN_PARAMS = { batch_size: 100, throttle_ms: 300 };
 
@@ -248,6 +262,10 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     expect(paused.progress.processed).toBeLessThan(paused.progress.total ?? Number.POSITIVE_INFINITY);
     expect(await runDetail().locator('dd .mono').nth(1).textContent()).not.toBe('— (start)');
     await expect.poll(() => row('files_consistency').getAttribute('data-status')).toBe('Paused');
+    // The job's last outcome is the cancelled run: Paused (amber), not a green "ok".
+    const outcomeBadge = page.locator('#outcome .badge').first();
+    await expect.poll(() => outcomeBadge.getAttribute('data-status'), { timeout: UI_TIMEOUT }).toBe('Paused');
+    expect(await outcomeBadge.textContent()).toBe('Paused');
     await shot('04-paused');
 
     await runDetail().getByRole('button', { name: 'Resume' }).click();
@@ -256,6 +274,15 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     const done = (await (await api(`/files_consistency/runs/${runId}`)).json()) as RunSummaryJson;
     expect(done).toMatchObject({ run_id: runId, status: 'Completed' });
     expect(await page.locator('#runs tbody tr').count()).toBe(1);
+    // What the count means, as the check declares it: the findings the run found (not only the new ones).
+    await expect
+      .poll(() => page.locator('#outcome .badge').first().getAttribute('data-status'), {
+        timeout: UI_TIMEOUT,
+      })
+      .toBe('ok');
+    const meanings = await page.locator('#outcome dl.fields').textContent();
+    expect(meanings).toContain('findings this run found:');
+    expect(meanings).not.toContain('new findings');
     await shot('05-completed');
   }, 150_000);
 
@@ -306,8 +333,29 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
         { timeout: 15_000 },
       )
       .toBe('card');
-    await expect.poll(() => card.locator('.badge.sev-DataLoss').count()).toBe(1);
+    await expect.poll(() => card.locator('.badge[data-severity="DataLoss"]').count()).toBe(1);
+    // DataLoss is red, Drift another colour (each severity coloured by its rank).
+    const dataLoss = await colours(card.locator('.badge[data-severity="DataLoss"]'));
+    const drift = await colours(card.locator('.badge[data-severity="Drift"]'));
+    expect(dataLoss).toEqual(RED);
+    expect(drift).not.toEqual(dataLoss);
     expect(await card.textContent()).toContain('last completed');
+    // The trend says what its bars are, in their colours.
+    const legend = card.locator('.legend');
+    expect(await legend.textContent()).toBe('reportednewfixed');
+    expect(
+      await legend
+        .locator('i.trend-new')
+        .evaluate((i) => (globalThis as unknown as Styled).getComputedStyle(i)['backgroundColor']),
+    ).toBe(
+      await card
+        .locator('rect.trend-new')
+        .evaluate((r) => (globalThis as unknown as Styled).getComputedStyle(r)['fill']),
+    );
+    // A check that never ran says so: "nothing open" is for a check that looked.
+    const unchecked = page.locator('.health-card[data-check="drives_consistency"]');
+    expect(await unchecked.locator('.counts').textContent()).toBe('not checked yet');
+    expect(await unchecked.locator('svg').count()).toBe(0);
     expect(await card.textContent()).toMatch(/\d+ new, \d+ fixed since the previous run/);
     expect(await card.locator('svg rect.trend-bar').count()).toBe(1);
     // The health view comes first on the page.
@@ -325,6 +373,19 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     const rows = page.locator('#tracked-findings-table tbody tr');
     await rows.first().waitFor();
     expect(await rows.count()).toBeGreaterThan(0);
+    const list = page.locator('#tracked-findings-table');
+    expect(await colours(list.locator('.badge[data-severity="DataLoss"]').first())).toEqual(RED);
+    expect(await colours(list.locator('.badge[data-severity="Drift"]').first())).not.toEqual(RED);
+    // The resource column shows each id by its end (UUIDv7s share their leading digits), the whole id as title.
+    const resources = await list
+      .locator('td.resource code')
+      .evaluateAll((codes) => codes.map((c) => [c.getAttribute('title') ?? '', c.textContent ?? '']));
+    for (const [id, text] of resources) {
+      // A UUID by its last 12 digits; a blob hash (64 hex digits) by its first 12.
+      expect(text).toBe(/^[0-9a-f-]{36}$/.test(id) ? `…${id.slice(-12)}` : `${id.slice(0, 12)}…`);
+    }
+    const ids = new Set(resources.map(([id]) => id));
+    expect(new Set(resources.map(([, text]) => text)).size).toBe(ids.size);
     await rows.first().click();
     const detail = page.locator('#finding-detail');
     await detail.locator('dl.fields').waitFor();
@@ -333,6 +394,11 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     await detail.locator('#decision-comment').fill('known: re-upload scheduled');
     await detail.locator('#decision-accept').click();
     await expect.poll(() => detail.locator('.fields').textContent()).toContain('accepted');
+    // The admin by name, in the fields and in the history's By column (the run's events are by "system").
+    expect(await detail.locator('.fields').textContent()).toMatch(/by admin/);
+    const by = await detail.locator('td.by').allTextContents();
+    expect(by).toContain('admin');
+    expect(by.every((name) => name === 'admin' || name === 'system')).toBe(true);
     await shot('08-finding-accepted');
   });
 
@@ -367,6 +433,36 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     await page.locator('#findings-table tbody tr').first().waitFor();
     expect(await page.locator('#drawer-title').textContent()).toBe('files_consistency');
     expect(await page.locator('#findings-title').textContent()).toBe(`Findings of run ${runId.slice(0, 8)}`);
+  });
+
+  it("shows the last ended run's outcome in the drawer while a new run is in progress, and Paused once it is cancelled", async () => {
+    const started = await api('/files_consistency/trigger', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(SLOW_RUN_PARAMS),
+    });
+    expect(started.status).toBe(202);
+    const second = ((await started.json()) as { run_id: string }).run_id;
+    await page.getByRole('tab', { name: 'Overview' }).click();
+    await expect
+      .poll(() => row('files_consistency').getAttribute('data-status'), { timeout: UI_TIMEOUT })
+      .toBe('Running');
+    const outcome = page.locator('#outcome');
+    // The earlier run's outcome is persisted: the drawer shows it, never "no outcome".
+    await expect
+      .poll(() => outcome.locator('pre.json').textContent(), { timeout: UI_TIMEOUT })
+      .toContain(runId);
+    expect(await outcome.locator('.badge').first().getAttribute('data-status')).toBe('ok');
+    expect(await outcome.textContent()).not.toMatch(/No outcome|No run of this job has ended/);
+    expect(
+      (await (await api('/files_consistency/cancel', { method: 'POST' })).json()) as object,
+    ).toMatchObject({
+      run_id: second,
+    });
+    await expect
+      .poll(() => outcome.locator('.badge').first().getAttribute('data-status'), { timeout: UI_TIMEOUT })
+      .toBe('Paused');
+    expect(await outcome.locator('pre.json').textContent()).toContain(second);
   });
 
   it('signs out: back to the sign-in form, token gone', async () => {

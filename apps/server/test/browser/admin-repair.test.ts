@@ -208,6 +208,8 @@ describe('the repair panel of /admin/jobs in Chromium against oxijobs serve', ()
     const choosing = panel().locator('#repair-lines tbody tr[data-outcome="pending"] select');
     expect(await choosing.count()).toBe(2);
     expect(await panel().locator('#repair-unchosen').textContent()).toMatch(/2 line\(s\) offer a choice/);
+    // Who planned it, by username (the token's user), not by user id.
+    expect(await panel().locator('dt:text-is("Planned by") + dd').textContent()).toMatch(/^admin /);
   });
 
   it('takes a choice: the plan and its hash change', async () => {
@@ -256,6 +258,7 @@ describe('the repair panel of /admin/jobs in Chromium against oxijobs serve', ()
       .poll(() => lineRows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-outcome'))))
       .toEqual(['fixed', 'fixed', 'fixed', 'fixed']);
     expect(await panel().locator('.badge[data-status="Completed"]').count()).toBe(1);
+    expect(await panel().locator('dt:text-is("Approved by") + dd').textContent()).toBe('admin');
     expect(await page.locator('#repair-status').textContent()).toMatch(
       /Done: 4 lines: 4 applied \(4 fixed\)/,
     );

@@ -137,9 +137,10 @@ td.resource { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .health-card h3 { margin: 0 0 0.35rem; }
 .health-card .counts { display: flex; flex-wrap: wrap; gap: 0.35rem; margin: 0.35rem 0; }
 .health-card svg { display: block; margin-top: 0.35rem; }
-.trend-bar { fill: #8aa9cc; }
-.trend-new { fill: #a1151b; }
-.trend-fixed { fill: #17602d; }
+.trend-bar { fill: #8aa9cc; background: #8aa9cc; }
+.trend-new { fill: #a1151b; background: #a1151b; }
+.trend-fixed { fill: #17602d; background: #17602d; }
+.legend i { display: inline-block; width: 0.7rem; height: 0.7rem; margin: 0 0.25rem 0 0.6rem; }
 .fields { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 0.9rem; margin: 0.5rem 0; }
 .fields dt { color: var(--muted); }
 .fields dd { margin: 0; overflow-wrap: anywhere; }

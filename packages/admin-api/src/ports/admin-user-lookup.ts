@@ -12,6 +12,8 @@ export interface AdminUserRecord {
   readonly id: string;
   readonly username: string;
   readonly role: UserRole;
+  /** The user's e-mail address: the page names a user without a username by it. */
+  readonly email?: string | null;
 }
 
 /**

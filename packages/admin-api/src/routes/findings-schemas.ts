@@ -51,6 +51,10 @@ export const TrackedFindingsPageSchema = z
 
 /** A finding with its history. */
 export const FindingDetailSchema = TrackedFindingSchema.extend({
+  state_changed_by_name: z.string().nullable().openapi({
+    description:
+      "the username (or e-mail) of the admin in `state_changed_by`; null for 'system' or a user not found",
+  }),
   kind_declaration: FindingKindSchema.omit({ kind: true }).nullable().openapi({
     description:
       'the kind as its check declares it (severity, meaning, magnitude unit, repair); null when the check no longer declares it',
@@ -60,7 +64,10 @@ export const FindingDetailSchema = TrackedFindingSchema.extend({
       z.object({
         at: z.string(),
         run_id: z.string().nullable(),
-        actor: z.string(),
+        actor: z.string().openapi({ description: "'system' or the admin's user id" }),
+        actor_name: z.string().nullable().openapi({
+          description: "the actor's username (or e-mail); null for 'system' or a user not found",
+        }),
         event: z.string().openapi({
           description: 'new, reopened, worse, expired, fixed (runs); accept, false_positive, reopen (admins)',
         }),

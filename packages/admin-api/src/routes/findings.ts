@@ -8,6 +8,7 @@ import type { AdminEnv } from '../http/admin-env.js';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../http/json-input.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
 import { summariseIssues } from '../http/validation-hook.js';
+import type { AdminUserLookup } from '../ports/admin-user-lookup.js';
 import type { FindingKindsView } from '../ports/finding-kinds.js';
 import type { FindingsLedger } from '../ports/findings-ledger.js';
 import type { PeriodicJobs } from '../ports/job-catalog.js';
@@ -24,6 +25,7 @@ import {
 } from './findings-schemas.js';
 import { findingKindJson } from './job-directory.js';
 import { errorResponses, paginationQuery, SeveritySchema, textQuery } from './schemas.js';
+import { userNames } from './user-names.js';
 
 /** The most findings one page of `GET /api/admin/findings` holds. */
 export const MAX_TRACKED_FINDINGS_LIMIT = 1000;
@@ -307,6 +309,8 @@ export function registerFindingRoutes(
     readonly runs?: RunService | undefined;
     /** The kinds each check declares: a finding's `kind_declaration`. */
     readonly findingKinds?: FindingKindsView | undefined;
+    /** Names the admins of a finding's history. */
+    readonly users?: AdminUserLookup | undefined;
     readonly logger: Logger;
   },
 ): void {
@@ -412,14 +416,17 @@ export function registerFindingRoutes(
     const id = requireFindingId(c.req.valid('param').id);
     const f = await ledger.get(id);
     if (f === null) throw new AdminApiError('FINDING_NOT_FOUND', `no finding with id ${id}`);
+    const names = await userNames(deps.users, [f.stateChangedBy, ...f.events.map((e) => e.actor)]);
     return c.json(
       {
         ...trackedFindingJson(f),
+        state_changed_by_name: names.get(f.stateChangedBy) ?? null,
         kind_declaration: declarationOf(f.check, f.kind),
         events: f.events.map((e) => ({
           at: e.at.toISOString(),
           run_id: e.runId,
           actor: e.actor,
+          actor_name: names.get(e.actor) ?? null,
           event: e.event,
           state: e.state as (typeof STATE_VALUES)[number],
           severity: e.severity,

@@ -96,6 +96,8 @@ export function jobSummaryJson(
     /** The kinds the job declared. @defaultValue none */
     readonly finding_kinds?: readonly FindingKind[];
     readonly latest_run?: RunSummary | null;
+    /** The newest run that ended, when `latest_run` is still active: the last outcome meanwhile. */
+    readonly last_ended_run?: RunSummary | null;
     readonly overdue?: OverdueJob | null;
     /** The state every node shares (a periodic job in a cluster). */
     readonly shared?: PeriodicStateView | null;
@@ -110,7 +112,8 @@ export function jobSummaryJson(
   const last =
     (shared?.last_run ? lastOutcomeOfShared(shared.last_run) : null) ??
     job.last_outcome ??
-    (latest ? lastOutcomeOfRun(latest) : null);
+    (latest ? lastOutcomeOfRun(latest) : null) ??
+    (extra.last_ended_run ? lastOutcomeOfRun(extra.last_ended_run) : null);
   const capabilities = extra.capabilities ?? job.capabilities ?? NO_CAPABILITIES;
   return {
     name: job.name,
@@ -257,11 +260,17 @@ export class JobDirectory {
       this.#catalog.entries().map(async (entry) => {
         const recoverable = entry.kind === 'recoverable' && runs !== undefined;
         const latest = recoverable ? await runs.latestRun(entry.name) : null;
+        // While a run is active (one at a time), the last outcome is the run before it: runs are persisted.
+        const ended =
+          recoverable && latest !== null && ACTIVE.has(latest.status)
+            ? ((await runs.listRuns(entry.name, { limit: 2 })).find((run) => !ACTIVE.has(run.status)) ?? null)
+            : null;
         return jobSummaryJson(live.get(entry.name) ?? recoverableOnly(entry.name), {
           kind: entry.kind,
           capabilities: entry.capabilities,
           finding_kinds: this.findingKinds(entry.name),
           latest_run: latest,
+          last_ended_run: ended,
           overdue: overdue.get(entry.name) ?? null,
           // The registry's jobs only: a recoverable job's runs are in its own table.
           shared: recoverable ? null : (shared.get(entry.name) ?? null),

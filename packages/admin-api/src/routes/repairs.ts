@@ -4,8 +4,10 @@ import { auditAllowed } from '../audit/audit-log.js';
 import { AdminApiError } from '../errors.js';
 import type { AdminEnv } from '../http/admin-env.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
+import type { AdminUserLookup } from '../ports/admin-user-lookup.js';
 import type { RepairPlanDocument, RepairService } from '../ports/repair-service.js';
 import { errorResponses, SeveritySchema } from './schemas.js';
+import { userNames } from './user-names.js';
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const uuid = z.string().regex(UUID_PATTERN, 'must be a UUID');
@@ -50,9 +52,17 @@ export const RepairPlanSchema = z
     hash: z.string().openapi({ description: 'sha256 hex over the whole plan; apply needs it' }),
     state: z.enum(['planned', 'approved', 'applied']),
     selection: z.unknown(),
-    created_by: z.string(),
+    created_by: z.string().openapi({ description: "the planning admin's user id" }),
+    created_by_name: z
+      .string()
+      .nullable()
+      .openapi({ description: 'their username (or e-mail); null when the user is not found' }),
     created_at: z.string(),
     approved_by: z.string().nullable(),
+    approved_by_name: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the approving admin, named the same way' }),
     run_id: z.string().nullable(),
     unchosen: z.number().int().openapi({ description: 'lines that offer a choice none was made for' }),
     lines: z.array(RepairLineSchema),
@@ -154,16 +164,19 @@ const applyRoute = createRoute({
   },
 });
 
-/** A plan as JSON. */
-export function repairPlanJson(p: RepairPlanDocument) {
+/** A plan as JSON; `users` names its admins. */
+export async function repairPlanJson(p: RepairPlanDocument, users?: AdminUserLookup) {
+  const names = await userNames(users, [p.createdBy, p.approvedBy]);
   return {
     id: p.id,
     hash: p.hash,
     state: p.state as 'planned' | 'approved' | 'applied',
     selection: p.selection,
     created_by: p.createdBy,
+    created_by_name: names.get(p.createdBy) ?? null,
     created_at: p.createdAt.toISOString(),
     approved_by: p.approvedBy,
+    approved_by_name: p.approvedBy === null ? null : (names.get(p.approvedBy) ?? null),
     run_id: p.runId,
     unchosen: p.unchosen,
     lines: p.lines.map((l) => {
@@ -201,9 +214,14 @@ function requirePlanId(id: string): string {
  */
 export function registerRepairRoutes(
   app: OpenAPIHono<AdminEnv>,
-  deps: { readonly repairs: RepairService; readonly logger: Logger },
+  deps: {
+    readonly repairs: RepairService;
+    /** Names a plan's admins. */
+    readonly users?: AdminUserLookup | undefined;
+    readonly logger: Logger;
+  },
 ): void {
-  const { repairs, logger } = deps;
+  const { repairs, logger, users } = deps;
   const actorOf = (c: { get(key: 'principal'): { userId: string } | undefined }) =>
     c.get('principal')?.userId ?? 'unknown';
 
@@ -215,7 +233,7 @@ export function registerRepairRoutes(
       : { ...(body.filter ?? {}) };
     try {
       const plan = await repairs.plan({ selection, choices: body.choices ?? {}, actor: actorOf(c) });
-      return c.json(repairPlanJson(plan), 201);
+      return c.json(await repairPlanJson(plan, users), 201);
     } catch (error) {
       throw mapped(error);
     }
@@ -226,7 +244,7 @@ export function registerRepairRoutes(
     const id = requirePlanId(c.req.valid('param').id);
     const plan = await repairs.get(id);
     if (plan === null) throw new AdminApiError('REPAIR_PLAN_NOT_FOUND', `no repair plan with id ${id}`);
-    return c.json(repairPlanJson(plan), 200);
+    return c.json(await repairPlanJson(plan, users), 200);
   });
   methodNotAllowed(app, '/api/admin/repairs/:id', ['GET']);
 
@@ -235,7 +253,7 @@ export function registerRepairRoutes(
     const { choices } = c.req.valid('json');
     auditAllowed(logger, c, { repair: 'choose', plan_id: id, choices });
     try {
-      return c.json(repairPlanJson(await repairs.choose(id, choices)), 200);
+      return c.json(await repairPlanJson(await repairs.choose(id, choices), users), 200);
     } catch (error) {
       throw mapped(error);
     }

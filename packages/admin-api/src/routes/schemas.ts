@@ -208,7 +208,7 @@ export const JobSummarySchema = z
         count_meaning: z.string().openapi({
           description: "what a run's count means, in words",
           example:
-            'new findings: files whose blob row is missing or of another size, or whose folder is trashed',
+            'findings this run found: files whose blob row is missing or of another size, or whose folder is trashed',
         }),
       })
       .nullable()

@@ -26,7 +26,13 @@ describe('PgUsersRepository', () => {
   it('finds users by id and username; a non-UUID id is simply not found', async () => {
     const admin = await users.findByUsername('admin');
     expect(admin).toMatchObject({ username: 'admin', role: 'admin' });
-    expect(await users.findById(admin!.id)).toEqual(admin);
+    // By id also with the e-mail (the admin page names a user by it when it has no username).
+    expect(await users.findById(admin!.id)).toEqual({ ...admin, email: null });
+    const mailed = await users.create({ username: 'mailed', role: 'user', email: 'mailed@example.org' });
+    expect(await users.findById(mailed.id)).toMatchObject({
+      username: 'mailed',
+      email: 'mailed@example.org',
+    });
     expect(await users.findById('not-a-uuid')).toBeNull();
     expect(await users.findById('00000000-0000-0000-0000-000000000000')).toBeNull();
     expect(await users.findByUsername('plain')).toMatchObject({ role: 'user' });

@@ -10,6 +10,8 @@ export interface UserRow {
   readonly id: string;
   readonly username: string;
   readonly role: 'admin' | 'user';
+  /** `null` when the user has none (read by {@link PgUsersRepository.findById} only). */
+  readonly email?: string | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -21,6 +23,7 @@ function toUser(row: Record<string, unknown> | undefined): UserRow | null {
     id: String(row['id']),
     username: String(row['username']),
     role: role === 'admin' ? 'admin' : 'user',
+    ...('email' in row ? { email: typeof row['email'] === 'string' ? row['email'] : null } : {}),
   };
 }
 
@@ -40,7 +43,9 @@ export class PgUsersRepository {
   /** The user with this id, or `null` (also for a string that is not a UUID). */
   async findById(id: string): Promise<UserRow | null> {
     if (!UUID.test(id)) return null;
-    const { rows } = await this.db.query('SELECT id, username, role FROM auth.users WHERE id = $1', [id]);
+    const { rows } = await this.db.query('SELECT id, username, role, email FROM auth.users WHERE id = $1', [
+      id,
+    ]);
     return toUser(rows[0]);
   }
 

@@ -136,7 +136,7 @@ export function createBlobsConsistencyCheck(options: BlobsConsistencyCheckOption
     subsystem: scan.subsystem(),
     order: 33,
     countMeaning:
-      'new findings: blob rows whose ref_count or orphaned_at disagrees with the files that reference them',
+      'findings this run found: blob rows whose ref_count or orphaned_at disagrees with the files that reference them',
     kinds: [
       {
         kind: REF_COUNT_MISMATCH,

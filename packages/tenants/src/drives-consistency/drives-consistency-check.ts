@@ -159,7 +159,8 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
     name: DRIVES_CONSISTENCY_CHECK_NAME,
     subsystem: scan.subsystem(),
     order: 10,
-    countMeaning: 'new findings: drives and users whose stored used bytes drifted from their files',
+    countMeaning:
+      'findings this run found: drives and users whose stored used bytes drifted from their files',
     kinds: [
       {
         kind: DRIVE_USED_BYTES_DRIFT,

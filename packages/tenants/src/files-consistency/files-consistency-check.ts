@@ -338,7 +338,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     subsystem: scan.subsystem(),
     order: 30,
     countMeaning:
-      'new findings: files whose blob row is missing or of another size, or whose folder is trashed',
+      'findings this run found: files whose blob row is missing or of another size, or whose folder is trashed',
     kinds: [
       {
         kind: MISSING_BLOB,

@@ -152,7 +152,8 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
     name: FOLDERS_CONSISTENCY_CHECK_NAME,
     subsystem: scan.subsystem(),
     order: 20,
-    countMeaning: "new findings: folders whose path, lpath or trashed flag disagrees with their parent's",
+    countMeaning:
+      "findings this run found: folders whose path, lpath or trashed flag disagrees with their parent's",
     kinds: [
       {
         kind: PARENT_TRASHED_MISMATCH,

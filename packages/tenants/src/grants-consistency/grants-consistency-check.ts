@@ -127,7 +127,7 @@ export function createGrantsConsistencyCheck(options: GrantsConsistencyCheckOpti
     subsystem: scan.subsystem(),
     order: 36,
     countMeaning:
-      'new findings: grants on a resource that is gone, and expired grants grant_cleanup left behind',
+      'findings this run found: grants on a resource that is gone, and expired grants grant_cleanup left behind',
     kinds: [
       {
         kind: DANGLING_GRANT,

@@ -490,7 +490,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     subsystem: blobs.subsystem(),
     order: 40,
     countMeaning:
-      'new findings: blobs missing their bytes, orphaned bytes, and (deep) hash or mime mismatches',
+      'findings this run found: blobs missing their bytes, orphaned bytes, and (deep) hash or mime mismatches',
     kinds: [
       {
         kind: ORPHAN_BLOB,

@@ -17,6 +17,7 @@ import { fieldMeanings } from './field-meanings.ts';
 import { cadence, duration, json, timeEl } from './format.ts';
 import { trigger } from './job-actions.ts';
 import { badge, isRecoverable, jobStatus } from './job-status.ts';
+import { outcomeStatus } from './labels.ts';
 import { state, type Tab } from './page-state.ts';
 import { FINDINGS_PAGE, refreshFindings } from './run-findings.ts';
 import { loadRuns, renderRunDetail, renderRuns } from './runs-view.ts';
@@ -120,7 +121,7 @@ function renderOutcome(job: JobSummaryJson): void {
   const last = job.last_outcome;
   if (!last) {
     const text = isRecoverable(job)
-      ? 'No outcome recorded since the server started; the runs below show every run of this job.'
+      ? 'No run of this job has ended yet; the runs below show every run of it.'
       : 'No run has finished since the server started.';
     $('outcome').replaceChildren(h('p', { class: 'empty', text }));
     return;
@@ -140,7 +141,7 @@ function renderOutcome(job: JobSummaryJson): void {
     h(
       'p',
       null,
-      badge(outcome.kind),
+      badge(outcomeStatus(outcome)),
       ' ',
       timeEl(last.at),
       last.elapsed_ms !== undefined ? ` · took ${duration(last.elapsed_ms / 1000)}` : '',

@@ -12,8 +12,9 @@ import type {
   TrackedFindingsPageJson,
 } from '../../routes/wire-types.ts';
 import { byId as $, h } from './dom.ts';
-import { fmt, relative, shortId, timeEl } from './format.ts';
+import { fmt, relative, severityBadge, shortId, timeEl } from './format.ts';
 import { refreshHealth } from './health-view.ts';
+import { idEnd, userLabel } from './labels.ts';
 import { planRepair } from './repair-view.ts';
 
 /** The page's one request function (its auth handling included), on `/api/admin/findings`. */
@@ -126,11 +127,11 @@ function findingRow(f: TrackedFindingJson): HTMLTableRowElement {
     'tr',
     { tabindex: 0, 'data-finding': f.id, onclick: () => void showFinding(f.id) },
     pickBox(f),
-    h('td', null, h('span', { class: `badge sev-${f.severity}`, text: f.severity })),
+    h('td', null, severityBadge(f.severity)),
     h('td', { text: f.state }),
     h('td', { text: f.check }),
     h('td', null, h('code', { text: f.kind })),
-    h('td', null, h('code', { text: shortId(f.resource_id) })),
+    h('td', { class: 'resource' }, h('code', { title: f.resource_id, text: idEnd(f.resource_id) })),
     h('td', null, timeEl(f.last_seen_at)),
   );
 }
@@ -258,7 +259,10 @@ export async function showFinding(id: string): Promise<void> {
           'Last seen',
           h('span', null, timeEl(f.last_seen_at), ` (run ${shortId(f.last_seen_run_id ?? 'pruned')})`),
         ),
-        field('Changed', `${relative(f.state_changed_at)} by ${f.state_changed_by}`),
+        field(
+          'Changed',
+          `${relative(f.state_changed_at)} by ${userLabel(f.state_changed_by, f.state_changed_by_name)}`,
+        ),
         field('Comment', f.comment ?? '-'),
         Object.entries(f.detail).flatMap(([k, v]) => field(k.replace(/_/g, ' '), detailValue(k, v))),
       ),
@@ -298,7 +302,7 @@ export async function showFinding(id: string): Promise<void> {
               h('td', null, timeEl(e.at)),
               h('td', { text: e.event }),
               h('td', { text: e.state }),
-              h('td', { text: e.actor }),
+              h('td', { class: 'by', title: e.actor, text: userLabel(e.actor, e.actor_name) }),
               h('td', { text: e.comment ?? '' }),
             ),
           ),

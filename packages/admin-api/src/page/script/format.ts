@@ -1,3 +1,4 @@
+import { SEVERITIES, severityRank } from '@oxicloud/consistency/severity';
 import type { JobSummaryJson, RunProgressJson } from '../../routes/wire-types.ts';
 import { h } from './dom.ts';
 
@@ -11,6 +12,16 @@ export function fmt(n: unknown): string {
 /** The first 8 characters of a run id. */
 export function shortId(id: unknown): string {
   return typeof id === 'string' ? id.slice(0, 8) : '—';
+}
+
+/** A severity badge, coloured by its rank in `SEVERITIES` (`sev-0` = worst, red). */
+export function severityBadge(severity: string, text = severity): HTMLElement {
+  const rank = severityRank(severity);
+  return h('span', {
+    class: `badge ${rank < SEVERITIES.length ? `sev-${rank}` : 'none'}`,
+    'data-severity': severity,
+    text,
+  });
 }
 
 /** "every 6 h", "on demand", … */

@@ -8,7 +8,7 @@
 import { SEVERITIES } from '@oxicloud/consistency/severity';
 import type { FindingsHealthJson } from '../../routes/wire-types.ts';
 import { byId as $, h } from './dom.ts';
-import { fmt, timeEl } from './format.ts';
+import { fmt, severityBadge, timeEl } from './format.ts';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -52,6 +52,18 @@ function trendSvg(trend: FindingsHealthJson['checks'][number]['trend']): SVGSVGE
   return svg;
 }
 
+/** What the trend's bars are, in their colours. */
+function trendLegend(): HTMLElement {
+  const key = (cls: string, text: string) => h('span', null, h('i', { class: cls }), text);
+  return h(
+    'p',
+    { class: 'legend meta' },
+    key('trend-bar', 'reported'),
+    key('trend-new', 'new'),
+    key('trend-fixed', 'fixed'),
+  );
+}
+
 /** Reloads the health cards (called with each jobs refresh). */
 export async function refreshHealth(): Promise<void> {
   try {
@@ -62,6 +74,7 @@ export async function refreshHealth(): Promise<void> {
         'div',
         { class: 'health-grid' },
         health.checks.map((c) => {
+          const legend = trendLegend();
           const open = SEVERITIES.map((s) => [s, c.open_by_severity[s] ?? 0] as const).filter(
             ([, n]) => n > 0,
           );
@@ -79,16 +92,24 @@ export async function refreshHealth(): Promise<void> {
             h(
               'div',
               { class: 'counts' },
-              open.length === 0
-                ? h('span', { class: 'badge ok', text: 'nothing open' })
-                : open.map(([s, n]) => h('span', { class: `badge sev-${s}`, text: `${fmt(n)} ${s}` })),
+              open.length > 0
+                ? open.map(([s, n]) => severityBadge(s, `${fmt(n)} ${s}`))
+                : c.last_completed_run
+                  ? h('span', { class: 'badge ok', text: 'nothing open' })
+                  : h('span', { class: 'badge none', text: 'not checked yet' }),
               c.accepted > 0 ? h('span', { class: 'badge', text: `${fmt(c.accepted)} accepted` }) : null,
             ),
-            h('p', {
-              class: 'meta',
-              text: `${fmt(c.new_since_previous)} new, ${fmt(c.fixed_since_previous)} fixed since the previous run`,
-            }),
-            trendSvg(c.trend),
+            c.last_completed_run &&
+              h('p', {
+                class: 'meta',
+                text:
+                  `${fmt(c.new_since_previous)} new, ${fmt(c.fixed_since_previous)} fixed since the previous run` +
+                  // Open findings leave without a run when repaired, accepted or marked false positive.
+                  (open.length === 0 && c.new_since_previous > 0
+                    ? ' (none open now: repaired or decided since)'
+                    : ''),
+              }),
+            c.trend.length > 0 ? [trendSvg(c.trend), legend] : null,
           );
         }),
       ),

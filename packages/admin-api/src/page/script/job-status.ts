@@ -5,6 +5,7 @@
  */
 import type { JobSummaryJson, RunStatusJson } from '../../routes/wire-types.ts';
 import { h } from './dom.ts';
+import { outcomeStatus } from './labels.ts';
 
 /** Statuses the page polls a run's details for. */
 export const ACTIVE: ReadonlySet<string> = new Set<RunStatusJson>(['Running', 'CancelRequested']);
@@ -47,7 +48,7 @@ export function isRecoverable(job: JobSummaryJson | undefined): boolean {
 export function jobStatus(job: JobSummaryJson): string | null {
   if (isRecoverable(job) && job.latest_run) return job.latest_run.status;
   if (job.running) return 'Running';
-  if (job.last_outcome?.outcome) return job.last_outcome.outcome.kind;
+  if (job.last_outcome?.outcome) return outcomeStatus(job.last_outcome.outcome);
   return null;
 }
 

@@ -18,6 +18,7 @@ import type {
 } from '../../routes/wire-types.ts';
 import { byId as $, h } from './dom.ts';
 import { progressBar, progressText, shortId, timeEl } from './format.ts';
+import { userLabel } from './labels.ts';
 import {
   derivedRowText,
   derivedText,
@@ -381,8 +382,17 @@ function render(plan: RepairPlanJson, run: RunSummaryJson | null): void {
           'data-state': plan.state,
         }),
       ),
-      field('Planned by', h('span', null, plan.created_by, ' ', timeEl(plan.created_at))),
-      field('Approved by', plan.approved_by ?? '—'),
+      field(
+        'Planned by',
+        h(
+          'span',
+          { class: 'by' },
+          userLabel(plan.created_by, plan.created_by_name),
+          ' ',
+          timeEl(plan.created_at),
+        ),
+      ),
+      field('Approved by', userLabel(plan.approved_by, plan.approved_by_name)),
       field('Hash', h('code', { id: 'repair-hash', 'data-hash': plan.hash, text: plan.hash })),
       field('Lines', planTally(plan)),
     ),

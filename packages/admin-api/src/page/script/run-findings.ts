@@ -4,28 +4,17 @@
  * severity, filterable by severity, {@link FINDINGS_PAGE} more at a time.
  * Reloaded while the run is active or when it changed status.
  */
-import { SEVERITIES, severityRank } from '@oxicloud/consistency/severity';
 import type { FindingsPageJson } from '../../routes/wire-types.ts';
 import { api, describe } from './api.ts';
 import { byId as $, h } from './dom.ts';
 import { renderKeyed } from './drawer-parts.ts';
-import { fmt, shortId } from './format.ts';
+import { severityBadge as badgeSeverity, fmt, shortId } from './format.ts';
 import { ACTIVE } from './job-status.ts';
+import { idEnd } from './labels.ts';
 import { type Drawer, state } from './page-state.ts';
 
 /** How many findings the tab shows at first, and how many more "Show more" adds. */
 export const FINDINGS_PAGE = 100;
-
-/** A severity badge, coloured by its rank in `SEVERITIES` (`sev-0` = worst). */
-function badgeSeverity(severity: string): HTMLElement {
-  const rank = severityRank(severity);
-  const known = rank < SEVERITIES.length;
-  return h('span', {
-    class: `badge ${known ? `sev-${rank}` : 'none'}`,
-    'data-severity': severity,
-    text: severity,
-  });
-}
 
 export async function refreshFindings(force: boolean): Promise<void> {
   const d = state.drawer;
@@ -105,7 +94,7 @@ function renderFindings(d: Drawer): void {
             { 'data-severity': item.severity },
             h('td', null, badgeSeverity(item.severity)),
             h('td', { class: 'mono', text: item.kind }),
-            h('td', { class: 'resource', text: item.resource_id }),
+            h('td', { class: 'resource', title: item.resource_id, text: idEnd(item.resource_id) }),
             h('td', { class: 'detail' }, h('code', null, JSON.stringify(item.detail))),
           ),
         );
