@@ -204,15 +204,15 @@ describe('boot sweep (Verification Part 2, item 5)', () => {
     e.register(job);
 
     expect(await e.sweep()).toBe(2);
-    // The pause is history (reason + time), not an error message.
+    // The pause is history (reason + time) and, while Paused for it, the error_message (a stale one replaced).
     expect(await runRow(db.pool, a)).toMatchObject({
       status: 'Paused',
-      error_message: null,
+      error_message: 'server restart mid-run',
       pauses: [{ reason: 'server restart mid-run' }],
     });
     expect(await runRow(db.pool, b)).toMatchObject({
       status: 'Paused',
-      error_message: 'earlier note',
+      error_message: 'server restart mid-run',
       pauses: [{ reason: 'server restart mid-run' }],
     });
     expect((await e.getRun('crashed_job', a)).pause_reason).toBe('server restart mid-run');
