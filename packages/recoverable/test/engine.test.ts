@@ -57,6 +57,9 @@ describe('fresh run and idempotent trigger (Verification Part 2, items 2 and 3)'
       status: 'Running',
       resumed: false,
       already_running: true,
+      // The active run keeps its own options: the answer says the force asked for was not applied.
+      params: { force: false, deep: false },
+      params_not_applied: { force: true },
     });
 
     gate.open();
@@ -137,6 +140,7 @@ describe('cancel and resume (Verification Part 2, item 4)', () => {
       run_id,
       already_running: true,
       status: 'CancelRequested',
+      params_not_applied: {},
     });
     gate.open();
     await e.whenIdle();
@@ -159,9 +163,27 @@ describe('cancel and resume (Verification Part 2, item 4)', () => {
     // Cancelling a paused run answers with the run as it is.
     expect(await e.cancel('resume_job')).toEqual({ run_id, status: 'Paused' });
 
-    // New params, even ones the job would refuse, never block a resume: the stored ones win.
-    const resumed = await e.trigger('resume_job', { params: { label: 42 } });
-    expect(resumed).toEqual({ run_id, status: 'Running', resumed: true, already_running: false });
+    // New params, even ones the job would refuse, never block a resume: the stored ones win,
+    // and the answer and the log say which params the run uses and which were not applied.
+    const resumed = await e.trigger('resume_job', { params: { label: 42 }, force: true, deep: true });
+    expect(resumed).toEqual({
+      run_id,
+      status: 'Running',
+      resumed: true,
+      already_running: false,
+      params: { label: 'first', force: false, deep: true },
+      params_not_applied: { label: 42, force: true },
+    });
+    const resumedLine = log.events('run.resumed', 'resume_job').at(-1);
+    expect(resumedLine?.fields).toMatchObject({
+      run_id,
+      params: { label: 'first', force: false, deep: true },
+      params_not_applied: { label: 42, force: true },
+    });
+    expect(resumedLine?.message).toBe(
+      `resume_job run ${run_id} resumed with its stored params {"deep":true,"force":false,"label":"first"}; ` +
+        'not applied: {"label":42,"force":true} (a resume keeps the stored params)',
+    );
     await e.whenIdle();
     const done = await runRow(db.pool, run_id);
     expect(done?.status).toBe('Completed');
