@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import type { Logger } from '@oxicloud/scheduler';
 import { pino } from 'pino';
 import pinoPretty from 'pino-pretty';
@@ -19,32 +20,42 @@ export function resolveLogFormat(configured: LogFormat | undefined, fd: 1 | 2): 
 /**
  * The process logger: pino, to stdout for `serve` and to stderr for the
  * other commands (their stdout is for results, e.g. the token). JSON lines
- * with an ISO `time` for files and pipes; readable, coloured lines at a
- * terminal (pino-pretty, written synchronously so the last line before an
- * exit is never lost). A pino logger satisfies the packages' `Logger`
- * interface.
+ * with an ISO `time` and every field for files and pipes; at a terminal one
+ * readable, coloured line per event: time, level and the message only (the
+ * fields, an error's stack included, stay for JSON mode; a line without a
+ * message shows its `event`), written synchronously by pino-pretty so the
+ * last line before an exit is never lost. A pino logger satisfies the
+ * packages' `Logger` interface.
  */
 export function createLogger(options: {
   level: LogLevel;
   destination: 'stdout' | 'stderr';
   /** @defaultValue auto: pretty at a terminal, JSON otherwise */
   format?: LogFormat | undefined;
+  /** Write here instead of the destination's fd (tests); the format then defaults to JSON. */
+  sink?: Writable | undefined;
 }): Logger & {
   flush(): void;
 } {
   const fd = options.destination === 'stdout' ? 1 : 2;
-  const format = resolveLogFormat(options.format, fd);
+  const format = options.sink ? (options.format ?? 'json') : resolveLogFormat(options.format, fd);
   const stream =
     format === 'pretty'
       ? pinoPretty({
-          destination: fd,
+          destination: options.sink ?? fd,
           sync: true,
-          colorize: (fd === 1 ? process.stdout : process.stderr).isTTY === true,
+          colorize: !options.sink && (fd === 1 ? process.stdout : process.stderr).isTTY === true,
           translateTime: 'SYS:HH:MM:ss.l',
           ignore: 'pid,hostname,service,target',
-          singleLine: true,
+          // The message only: the fields (and an error's stack) are the JSON mode's detail.
+          hideObject: true,
+          messageFormat: (log, messageKey) => {
+            const message = log[messageKey];
+            if (typeof message === 'string' && message !== '') return message;
+            return typeof log['event'] === 'string' ? log['event'] : '';
+          },
         })
-      : pino.destination({ dest: fd, sync: true });
+      : (options.sink ?? pino.destination({ dest: fd, sync: true }));
   return pino(
     {
       level: options.level,
@@ -52,6 +63,6 @@ export function createLogger(options: {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
-    stream,
+    stream as pino.DestinationStream,
   );
 }
