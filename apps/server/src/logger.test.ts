@@ -15,7 +15,14 @@ function capture(format: 'pretty' | 'json') {
       },
     }),
   });
-  return { logger, lines: () => chunks.join('').split('\n').filter((l) => l !== '') };
+  return {
+    logger,
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter((l) => l !== ''),
+  };
 }
 
 const BATCH = {
@@ -29,7 +36,10 @@ describe('the process logger', () => {
   it('pretty mode: one line per event, the message only, no JSON object and no stack', () => {
     const { logger, lines } = capture('pretty');
     logger.info(BATCH, 'storage_migration: ok, 30 item(s)');
-    logger.error({ event: 'run.failed', err: new Error('disk on fire') }, 'storage_migration failed: disk on fire');
+    logger.error(
+      { event: 'run.failed', err: new Error('disk on fire') },
+      'storage_migration failed: disk on fire',
+    );
     logger.warn({ event: 'run.boot_sweep', count: 2 });
     const out = lines();
     expect(out).toHaveLength(3);

@@ -116,7 +116,10 @@ describe('FindingBatch', () => {
       detail: finding('h1', 'missing_blob').detail,
       msg: 'files_consistency: DataLoss missing_blob on h1',
     });
-    expect(logger.lines[1]).toMatchObject({ replayed: true, msg: 'files_consistency: DataLoss missing_blob on h1 (replayed)' });
+    expect(logger.lines[1]).toMatchObject({
+      replayed: true,
+      msg: 'files_consistency: DataLoss missing_blob on h1 (replayed)',
+    });
   });
 
   it('without tally adds only the countIfNew counters', async () => {

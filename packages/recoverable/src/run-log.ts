@@ -36,7 +36,10 @@ export function logRunStart(
 ): void {
   const runId = acquired.record.runId;
   if (acquired.kind !== 'resumed') {
-    log.info({ target: RECOVERABLE_TARGET, event: 'run.started', job, run_id: runId }, `${job} run ${runId} started`);
+    log.info(
+      { target: RECOVERABLE_TARGET, event: 'run.started', job, run_id: runId },
+      `${job} run ${runId} started`,
+    );
     return;
   }
   const params = isJsonObject(acquired.record.params) ? acquired.record.params : {};

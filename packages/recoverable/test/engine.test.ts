@@ -4,13 +4,16 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   failed,
+  itemBatch,
   PgJobStoreFactory,
   RecoverableEngine,
   RecoverableError,
   type RecoverableJobHandler,
   type RunFinishedEvent,
+  runBatches,
   runOrResume,
   type TerminalRun,
+  uuidCursor,
 } from '../src/index.js';
 import { CapturingLogger, decodeCursor, Gate, runRow, sleep, waitFor, walker } from './support.js';
 
@@ -310,6 +313,50 @@ describe('bridge log lines (Verification Part 2, item 7)', () => {
     const again = await e.trigger('throws_job');
     expect(again.run_id).not.toBe(summary?.run_id);
     await e.whenIdle();
+  });
+
+  it('a batch that throws is logged once: one line at info or above carries its message, once in that message', async () => {
+    const log = new CapturingLogger();
+    const e = engine(log);
+    const keys = ['k1', 'k2', 'k3'];
+    e.register({
+      name: 'batch_breaks',
+      runResumable: (store, signal) =>
+        runBatches({
+          name: 'batch_breaks',
+          store,
+          signal,
+          logger: log,
+          batchSize: 2,
+          batch: itemBatch({
+            codec: uuidCursor,
+            keyOf: (k: string) => `00000000-0000-7000-8000-00000000000${k.slice(1)}`,
+            fetchPage: async (after, limit) =>
+              keys
+                .filter((k) => after === null || `00000000-0000-7000-8000-00000000000${k.slice(1)}` > after)
+                .slice(0, limit),
+            processItem: async (k, tally) => {
+              if (k === 'k3') throw new Error('index corrupted');
+              tally.count += 1;
+            },
+            counterNames: [],
+            concurrency: 1,
+          }),
+        }),
+    });
+    const outcome = await e.runOrResume('batch_breaks');
+    expect(outcome).toMatchObject({ kind: 'err' });
+    const loud = log.lines.filter((l) => l.level !== 'debug');
+    const mentioning = loud.filter((l) =>
+      `${l.message} ${JSON.stringify(l.fields)}`.includes('index corrupted'),
+    );
+    expect(mentioning.map((l) => l.fields['event'])).toEqual(['job.run']);
+    expect(mentioning[0]?.message?.match(/index corrupted/g)).toHaveLength(1);
+    expect(mentioning[0]?.message).toMatch(
+      /^job batch_breaks failed \(handler\): batch_breaks: batch .* failed: index corrupted \(\d+ ms\)$/,
+    );
+    // The stack stays for debugging, below the default level.
+    expect(log.events('recoverable.batch_failed')[0]).toMatchObject({ level: 'debug' });
   });
 
   it('a throwing onRunFinished hook is contained', async () => {

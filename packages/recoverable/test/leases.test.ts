@@ -210,7 +210,10 @@ describe('leases and fencing of runs', () => {
     const dead = `${hostname()}:2147484:0c0c0c`;
     const crashed = new PgJobStoreFactory(kysely, { nodeId: dead, leaseMs: 2_000 });
     const record = (await crashed.insertRunning('lease_reason_cleared', {}))!;
-    const here = new PgJobStoreFactory(kysely, { nodeId: `${hostname()}:${process.pid}:0d0d0d`, leaseMs: 2_000 });
+    const here = new PgJobStoreFactory(kysely, {
+      nodeId: `${hostname()}:${process.pid}:0d0d0d`,
+      leaseMs: 2_000,
+    });
     expect(await here.sweep((owner) => owner === dead)).toEqual([
       { runId: record.runId, jobName: 'lease_reason_cleared' },
     ]);

@@ -98,7 +98,8 @@ export async function triggerCommand(
     }
     if (!ctx.json) {
       io.stdout.write(
-        formatTriggerAnswer(name, started).replace(/; follow it with .*$/s, '\n') + triggerParamsNote(name, started),
+        formatTriggerAnswer(name, started).replace(/; follow it with .*$/s, '\n') +
+          triggerParamsNote(name, started),
       );
     }
     return followRun(client, name, started.run_id, io, followOptions);
