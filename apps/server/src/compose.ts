@@ -567,7 +567,8 @@ export function composeServer(input: ComposeInput): ComposedServer {
         ),
       );
       await freshness.start();
-      registry.start();
+      // The start line counts both kinds, as GET /api/admin/jobs lists them.
+      registry.start({ alsoListed: { recoverable: engine.names().length } });
     },
     async stop() {
       await engine.shutdown({ timeoutMs: input.shutdownTimeoutMs ?? 10_000 });
