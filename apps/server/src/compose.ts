@@ -506,7 +506,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     logger,
     checkIntervalMs: freshnessCheckIntervalMsFromEnv(input.env),
   });
-  metrics.attach({ registry, engine, freshness });
+  metrics.attach({ registry, engine, freshness, findings: ledger });
   const app = createAdminApp({
     catalog,
     findingKinds,
