@@ -16,7 +16,11 @@ export interface MigrationPool {
 export interface MigrationResult {
   /** Names applied by this call, in order. */
   readonly applied: string[];
-  /** Names already recorded before this call. */
+  /**
+   * Names already recorded before this call: the server's files and the
+   * packages' schema steps, named like `applied`, so `applied` +
+   * `alreadyApplied` is every migration of this build.
+   */
   readonly alreadyApplied: string[];
   /** Set when a migration failed; the failing one and those after it are not applied. */
   readonly error?: MigrationError;
@@ -110,6 +114,11 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
           // The same session: a pool of one connection must not wait for a second one.
           const result = await applySchema(client, schema);
           applied.push(...result.applied.map((name) => `${schema.package}/${name}`));
+          alreadyApplied.push(
+            ...schema.steps
+              .filter((step) => step.version <= result.from)
+              .map((step) => `${schema.package}/${step.name}`),
+          );
         } catch (cause) {
           return {
             applied,

@@ -90,6 +90,11 @@ describe('a fresh database', () => {
     const result = await migrate(db.pool);
     expect(result.error).toBeUndefined();
     expect(result.applied).not.toContain('0005_jobs.sql');
+    expect(result.alreadyApplied).toEqual([]);
+    // The next call counts the same migrations, all already applied: "applied N" and "up to date (N)" agree.
+    const again = await migrate(db.pool);
+    expect(again.applied).toEqual([]);
+    expect(again.alreadyApplied).toEqual(result.applied);
     expect(result.applied.slice(-9)).toEqual([
       '@oxicloud/recoverable/001_recoverable_runs.sql',
       '@oxicloud/recoverable/002_run_history.sql',

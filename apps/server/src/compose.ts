@@ -524,7 +524,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     logger,
     checkIntervalMs: freshnessCheckIntervalMsFromEnv(input.env),
   });
-  metrics.attach({ registry, engine, freshness });
+  metrics.attach({ registry, engine, freshness, findings: ledger });
   const app = createAdminApp({
     catalog,
     findingKinds,
@@ -594,7 +594,8 @@ export function composeServer(input: ComposeInput): ComposedServer {
         ),
       );
       await freshness.start();
-      registry.start();
+      // The start line counts both kinds, as GET /api/admin/jobs lists them.
+      registry.start({ alsoListed: { recoverable: engine.names().length } });
     },
     async stop() {
       await engine.shutdown({ timeoutMs: input.shutdownTimeoutMs ?? 10_000 });

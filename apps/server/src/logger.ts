@@ -19,10 +19,12 @@ export function resolveLogFormat(configured: LogFormat | undefined, fd: 1 | 2): 
 /**
  * The process logger: pino, to stdout for `serve` and to stderr for the
  * other commands (their stdout is for results, e.g. the token). JSON lines
- * with an ISO `time` for files and pipes; readable, coloured lines at a
- * terminal (pino-pretty, written synchronously so the last line before an
- * exit is never lost). A pino logger satisfies the packages' `Logger`
- * interface.
+ * with an ISO `time` and every field for files and pipes; at a terminal one
+ * readable, coloured line per event: time, level and the message only (the
+ * fields, an error's stack included, stay for JSON mode; a line without a
+ * message shows its `event`), written synchronously by pino-pretty so the
+ * last line before an exit is never lost. A pino logger satisfies the
+ * packages' `Logger` interface.
  */
 export function createLogger(options: {
   level: LogLevel;
@@ -45,6 +47,13 @@ export function createLogger(options: {
     translateTime: 'SYS:HH:MM:ss.l',
     ignore: 'pid,hostname,service,target',
     singleLine: true,
+    // The message only: the fields (and an error's stack) are the JSON mode's detail.
+    hideObject: true,
+    messageFormat: (log: Record<string, unknown>, messageKey: string) => {
+      const message = log[messageKey];
+      if (typeof message === 'string' && message !== '') return message;
+      return typeof log['event'] === 'string' ? log['event'] : '';
+    },
   };
   const sink = options.sink;
   let stream: pino.DestinationStream;
@@ -64,6 +73,6 @@ export function createLogger(options: {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
-    stream,
+    stream as pino.DestinationStream,
   );
 }

@@ -63,11 +63,14 @@ describe('the check declarations are the only list of checks and finding kinds',
   let dir: ReturnType<typeof scratchDir>;
   let server: ComposedServer;
   let listing: JobSummaryJson[];
+  let lines: Array<Record<string, unknown>>;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     dir = scratchDir('check-catalog');
-    ({ server } = await composeInProcess({ pool: db.pool, dataDir: dir.path }));
+    let logger: Awaited<ReturnType<typeof composeInProcess>>['logger'];
+    ({ server, logger } = await composeInProcess({ pool: db.pool, dataDir: dir.path }));
+    lines = logger.lines;
     const res = await server.app.fetch(
       new Request('http://x/api/admin/jobs', {
         headers: { authorization: `Bearer ${await adminToken(db.pool)}` },
@@ -85,6 +88,17 @@ describe('the check declarations are the only list of checks and finding kinds',
   const checks = () => listing.filter((j) => j.check !== null);
   const kindsOf = (job: string): FindingKindJson[] =>
     listing.find((j) => j.name === job)?.finding_kinds ?? [];
+
+  it("the scheduler's start line counts the jobs the listing shows, periodic and recoverable apart", () => {
+    const started = lines.filter((l) => l['event'] === 'scheduler.started');
+    expect(started).toHaveLength(1);
+    const periodic = listing.filter((j) => j.kind === 'periodic').length;
+    const recoverable = listing.filter((j) => j.kind === 'recoverable').length;
+    expect(started[0]).toMatchObject({ jobs: periodic, recoverable, total: listing.length });
+    expect(started[0]?.['msg']).toBe(
+      `scheduler started, ${periodic} periodic job(s) registered (and ${recoverable} recoverable: ${listing.length} job(s) in all)`,
+    );
+  });
 
   it('every check declares its kinds: each with a severity, a meaning and a repair or none', () => {
     expect(checks().length).toBeGreaterThan(1);

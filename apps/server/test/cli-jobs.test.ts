@@ -326,9 +326,22 @@ describe('oxijobs jobs (against a running server)', () => {
       /^folders_consistency: run \S+ paused after .*; `oxijobs jobs trigger folders_consistency` resumes it$/,
     );
 
-    const resumed = await jobs(['trigger', 'folders_consistency', '--follow', '--interval', '0.2']);
+    const resumed = await jobs([
+      'trigger',
+      'folders_consistency',
+      '--params',
+      '{"batch_size":50}',
+      '--follow',
+      '--interval',
+      '0.2',
+    ]);
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).toMatch(new RegExp(`^folders_consistency: resumed run ${runId}\n`));
+    // The resume keeps the stored params, and says so: which it uses, which asked for were not applied.
+    expect(resumed.stdout).toMatch(
+      new RegExp(
+        `^folders_consistency: resumed run ${runId}\nfolders_consistency: the resumed run keeps its stored params \\{[^\n]*"batch_size":100[^\n]*\\}; not applied: \\{"batch_size":50\\}`,
+      ),
+    );
     expect(oneLine(resumed.stdout).at(-1)).toMatch(/completed in .*count 12$/);
   });
 

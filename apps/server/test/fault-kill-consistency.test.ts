@@ -135,7 +135,7 @@ describe('kill -9 of the server during a consistency batch', () => {
         continue;
       }
       expect(after.status).toBe('Paused');
-      expect(after.error_message).toBeNull();
+      expect(after.error_message).toBe('server restart mid-run');
       expect(after.pause_reason).toBe('server restart mid-run');
       kills.set(job.name, (kills.get(job.name) ?? 0) + 1);
       pausedBySweep++;

@@ -129,7 +129,7 @@ describe('kill -9 during storage_migration local → s3', () => {
       server = await startServer(env);
       const after = await api.run(JOB, runId);
       expect(after.status).toBe('Paused');
-      expect(after.error_message).toBeNull();
+      expect(after.error_message).toBe('server restart mid-run');
       expect(after.pause_reason).toBe('server restart mid-run');
       // The checkpoint survived the kill: the count continues from where it was, never from zero.
       expect(stat(after, 'count')).toBeGreaterThanOrEqual(stat(beforeKill, 'count'));

@@ -203,7 +203,7 @@ describe('kill -9 of the server during a repair run', () => {
       expect(run).toMatchObject({
         status: 'Paused',
         pause_reason: 'server restart mid-run',
-        error_message: null,
+        error_message: 'server restart mid-run',
       });
       killedMidRun++;
       const afterKill = await auditCount(plan.id);

@@ -321,6 +321,9 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
         status: 'Running',
         resumed: false,
         already_running: true,
+        // No flag given: the stored force=true is not reported as overridden by a default.
+        params: { step: 2, label: 'first', force: true, deep: false },
+        params_not_applied: {},
       });
     });
 
@@ -350,7 +353,14 @@ describe('Part 2 admin routes on a real RecoverableEngine', () => {
       const before = await engine.getRun('slow_walk', runId);
       const res = await post('/api/admin/jobs/slow_walk/trigger', { step: 5, label: 'second' });
       expect(res.status).toBe(202);
-      expect(await json(res)).toMatchObject({ run_id: runId, resumed: true, already_running: false });
+      // The answer says which params the resumed run uses and which asked for were not applied.
+      expect(await json(res)).toMatchObject({
+        run_id: runId,
+        resumed: true,
+        already_running: false,
+        params: { step: 2, label: 'first', force: true, deep: false },
+        params_not_applied: { step: 5, label: 'second' },
+      });
       const done = await waitForStatus('slow_walk', runId, 'Completed');
       expect(done.params).toEqual({ step: 2, label: 'first', force: true, deep: false });
       expect(seenParams.at(-1)).toMatchObject({ step: 2, label: 'first' });

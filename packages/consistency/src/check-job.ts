@@ -1,5 +1,4 @@
 import {
-  cursorHex,
   failed,
   type JobStore,
   NO_RUN_OPTIONS,
@@ -192,16 +191,9 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
         const reason = error instanceof Error ? error.message : String(error);
         outcome = failed(`${check.name}: ${reason}`);
       }
-      logger.info(
-        {
-          ...base,
-          event: `consistency.${check.name}.run_end`,
-          outcome: outcome.kind,
-          ...(outcome.kind === 'paused' ? { cursor_hex: cursorHex(outcome.cursor) } : {}),
-          ...(outcome.kind === 'failed' ? { error: outcome.message } : {}),
-        },
-        `${check.name}: ${outcome.kind}`,
-      );
+      // No run-end line here: the outcome is not the run's until the engine's
+      // fenced terminal write lands (a node whose lease was lost writes none);
+      // the engine's `job.run` line says what was written, `run.lease_lost` when nothing was.
       return outcome;
     },
     async afterTerminal(run: TerminalRun): Promise<void> {

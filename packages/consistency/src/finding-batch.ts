@@ -40,11 +40,11 @@ export interface FindingBatchOptions {
  * The findings of the batch in progress: a {@link FindingSink} that stages,
  * and the {@link BatchWrites} that writes what was staged inside the
  * checkpoint's transaction and returns the counts. After the commit,
- * {@link FindingBatch.committed} double-logs each new finding as the audit
- * convention asks (`target: 'audit'`, `event: 'consistency.<check>.finding'`,
- * and the operational line on `oxicloud::consistency`); a finding already in
- * the run is logged on the operational target only with `replayed: true`; a
- * dropped one logs `consistency.<check>.finding_dropped`.
+ * {@link FindingBatch.committed} logs each new finding once, as an audit
+ * record (`target: 'audit'`, `event: 'consistency.<check>.finding'`, its
+ * severity, kind, resource and detail); a finding already in the run is
+ * logged on `oxicloud::consistency` with `replayed: true`; a dropped one logs
+ * `consistency.<check>.finding_dropped`. One line per event.
  */
 export class FindingBatch implements FindingSink {
   readonly #options: FindingBatchOptions;
@@ -118,28 +118,22 @@ export class FindingBatch implements FindingSink {
     for (const { staged, changed } of this.#written) {
       if (staged.op === 'record') {
         const finding = staged.finding;
-        const fields = {
-          run_id: runId,
-          check: checkName,
-          kind: finding.kind,
-          severity: finding.severity,
-          resource_id: finding.resourceId,
-        };
-        if (changed) {
-          logger.info(
-            { target: 'audit', event: `consistency.${checkName}.finding`, ...fields },
-            'consistency finding',
-          );
-        }
+        // One line per finding. A new one is an audit record (the audit
+        // convention's `target: 'audit'`, `event: 'consistency.<check>.finding'`);
+        // a replayed one (already in the run) is operational only.
         logger.info(
           {
-            target: CONSISTENCY_LOG_TARGET,
+            target: changed ? 'audit' : CONSISTENCY_LOG_TARGET,
             event: `consistency.${checkName}.finding`,
-            ...fields,
+            run_id: runId,
+            check: checkName,
+            kind: finding.kind,
+            severity: finding.severity,
+            resource_id: finding.resourceId,
             detail: finding.detail,
             ...(changed ? {} : { replayed: true }),
           },
-          `${checkName}: ${finding.severity} ${finding.kind} on ${finding.resourceId}`,
+          `${checkName}: ${finding.severity} ${finding.kind} on ${finding.resourceId}${changed ? '' : ' (replayed)'}`,
         );
       } else if (changed) {
         logger.info(

@@ -71,6 +71,7 @@ export type {
   FindingSightingView,
   LedgerListOptions,
   LedgerPage,
+  OpenFindingCount,
   RunChanges,
   TrackedFindingView,
 } from './pg-finding-ledger.js';

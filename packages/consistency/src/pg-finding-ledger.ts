@@ -189,6 +189,14 @@ function decodeCursor(cursor: string): { rank: number; seen: Date; id: string } 
   return { rank: r, seen, id: id as string };
 }
 
+/** One line of {@link PgFindingLedger.openCounts}. */
+export interface OpenFindingCount {
+  readonly check: string;
+  readonly kind: string;
+  readonly severity: string;
+  readonly count: number;
+}
+
 /**
  * Findings across runs on `jobs.findings`: the closing step, the operators'
  * decisions, the keyset listing, a finding's history, what a run changed
@@ -220,6 +228,23 @@ export class PgFindingLedger {
   /** Closes every `Completed` check run a crash left unclosed (only `checkName`'s when given), oldest first. */
   closePendingRuns(checkName?: string): Promise<RunCloseResult[]> {
     return closePendingRuns(this.#db, checkName);
+  }
+
+  /**
+   * The open findings (state `open` or `reopened`: neither fixed, by a run or
+   * a repair, nor decided by an operator), counted by check, kind and severity.
+   */
+  async openCounts(): Promise<OpenFindingCount[]> {
+    const rows = await this.#db
+      .selectFrom('jobs.findings')
+      .select(['check_name', 'kind', 'severity', (eb) => eb.fn.countAll<string>().as('n')])
+      .where('state', 'in', ['open', 'reopened'])
+      .groupBy(['check_name', 'kind', 'severity'])
+      .orderBy('check_name')
+      .orderBy('kind')
+      .orderBy('severity')
+      .execute();
+    return rows.map((r) => ({ check: r.check_name, kind: r.kind, severity: r.severity, count: Number(r.n) }));
   }
 
   /**

@@ -141,4 +141,73 @@ describe('checkJob owns the life of a check run', () => {
     expect(await stateOf('pending_consistency', 'x')).toEqual({ state: 'fixed', fixed_run_id: unclosed });
     expect(await closedAt(next)).toBeInstanceOf(Date);
   });
+
+  it('a node whose lease another node took logs run.lease_lost, and no run outcome it did not write', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let reached = false;
+    /** Two batches; node A stops before its second until `gate` opens. */
+    const slowCheck = (stall: boolean): ConsistencyCheck => ({
+      ...completedCheck('leased_consistency', new Set()),
+      async runResumable(store, _options, signal) {
+        const start = store.facts.cursor?.[0] ?? 0;
+        for (let at = start + 1; at <= 2; at++) {
+          if (stall && at === 2) {
+            reached = true;
+            await gate;
+          }
+          if (signal.aborted) return { kind: 'paused', cursor: Uint8Array.of(at - 1) };
+          await store.checkpoint(Uint8Array.of(at), 1);
+          if ((await store.status()) !== 'Running') return { kind: 'paused', cursor: Uint8Array.of(at) };
+        }
+        return completed();
+      },
+    });
+    const lease = { leaseMs: 2_000, heartbeatMs: 300, janitorIntervalMs: 200 };
+    const findings = new PgFindingStore({ pool: db.pool });
+    const logA = new CapturingLogger();
+    const a = new RecoverableEngine({ pool: db.pool, logger: logA, nodeId: 'host-a:101:aaaaaa', ...lease });
+    a.register(checkJob(slowCheck(true), { findings, logger: logA }));
+    const b = new RecoverableEngine({
+      pool: db.pool,
+      logger: new CapturingLogger(),
+      nodeId: 'host-b:202:bbbbbb',
+      ...lease,
+    });
+    b.register(checkJob(slowCheck(false), { findings, logger: new CapturingLogger() }));
+
+    const { run_id } = await a.trigger('leased_consistency');
+    const deadline = Date.now() + 10_000;
+    while (!reached && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(reached).toBe(true);
+    // A stalls; its lease is made to pass: B's janitor pauses the run and a trigger on B takes it over.
+    await db.pool.query(
+      `UPDATE jobs.recoverable_runs SET lease_until = now() - interval '1 second' WHERE id = $1`,
+      [run_id],
+    );
+    expect(await b.pauseLostRuns()).toEqual([
+      { run_id, job: 'leased_consistency', owner_node: 'host-a:101:aaaaaa' },
+    ]);
+    expect(await b.trigger('leased_consistency')).toMatchObject({ run_id, resumed: true });
+    await b.whenIdle();
+    release();
+    await a.whenIdle();
+
+    const ofRun = logA.lines.filter((l) => l.fields['run_id'] === run_id);
+    expect(ofRun.filter((l) => l.fields['event'] === 'run.lease_lost')).toHaveLength(1);
+    expect(ofRun.find((l) => l.fields['event'] === 'run.lease_lost')?.message).toMatch(
+      /lost its lease.*stops/,
+    );
+    // Nothing on A reads like an outcome of the run: no outcome field, no paused / completed / failed line.
+    expect(ofRun.filter((l) => 'outcome' in l.fields)).toEqual([]);
+    expect(ofRun.filter((l) => /\b(paused|completed|failed)\b/.test(l.message ?? ''))).toEqual([]);
+    expect(
+      (await db.pool.query('SELECT status, owner_node FROM jobs.recoverable_runs WHERE id = $1', [run_id]))
+        .rows,
+    ).toEqual([{ status: 'Completed', owner_node: 'host-b:202:bbbbbb' }]);
+    await a.shutdown({ timeoutMs: 100 });
+    await b.shutdown({ timeoutMs: 100 });
+  });
 });

@@ -80,7 +80,7 @@ describe('twoPass', () => {
 });
 
 describe('FindingBatch', () => {
-  it('after the commit, double-logs a new finding to audit and oxicloud::consistency, a repeat only to the latter', async () => {
+  it('after the commit, logs a new finding once (an audit record with its detail), a repeat once as replayed', async () => {
     const logger = recordingLogger();
     const store = new MemoryCheckStore();
     const batch = new FindingBatch({
@@ -94,13 +94,14 @@ describe('FindingBatch', () => {
     await store.checkpoint(Uint8Array.of(1), 0, {}, batch.writes);
     expect(logger.lines).toEqual([]);
     batch.committed();
+    // One finding, one line.
+    expect(logger.lines).toHaveLength(1);
     batch.recordFinding(finding('h1', 'missing_blob'));
     await commit(store, batch);
     batch.dropFinding('missing_blob', 'h1');
     await commit(store, batch);
     expect(logger.lines.map((l) => [l['target'], l['event']])).toEqual([
       ['audit', 'consistency.files_consistency.finding'],
-      ['oxicloud::consistency', 'consistency.files_consistency.finding'],
       ['oxicloud::consistency', 'consistency.files_consistency.finding'],
       ['oxicloud::consistency', 'consistency.files_consistency.finding_dropped'],
     ]);
@@ -112,9 +113,13 @@ describe('FindingBatch', () => {
       kind: 'missing_blob',
       severity: 'DataLoss',
       resource_id: 'h1',
-      msg: 'consistency finding',
+      detail: finding('h1', 'missing_blob').detail,
+      msg: 'files_consistency: DataLoss missing_blob on h1',
     });
-    expect(logger.lines[2]).toMatchObject({ replayed: true });
+    expect(logger.lines[1]).toMatchObject({
+      replayed: true,
+      msg: 'files_consistency: DataLoss missing_blob on h1 (replayed)',
+    });
   });
 
   it('without tally adds only the countIfNew counters', async () => {

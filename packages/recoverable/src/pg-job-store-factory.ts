@@ -124,6 +124,8 @@ export class PgJobStoreFactory implements RunRepository {
         lease_until: leaseEnd(this.#leaseMs),
         attempt_started_at: sql<Date>`now()`,
         running_since: sql<Date>`now()`,
+        // The pause's reason (boot sweep, janitor) no longer holds once the run runs again.
+        error_message: null,
         // Remember when the run resumed: progress pairs straddling it (the paused time) are not a rate.
         stats: sql<string>`CASE WHEN jsonb_typeof(stats) = 'object'
           THEN stats || jsonb_build_object('progress_resumed_at_ms', (
@@ -195,6 +197,8 @@ export class PgJobStoreFactory implements RunRepository {
               ...base,
               status: 'Paused',
               pauses: appendPause(outcome.reason ?? pauseReason ?? 'cancel requested'),
+              // A pause the run wrote itself is no crash: no reason stands in error_message.
+              error_message: null,
               cursor: pauseCursor(outcome.cursor, segmentEnd),
             })
           : query.set({
@@ -273,8 +277,9 @@ export class PgJobStoreFactory implements RunRepository {
   /**
    * The boot sweep: the Running or CancelRequested rows whose owner `isDead`
    * judges gone (a dead process of this host; rows without an owner) →
-   * Paused, with 'server restart mid-run' in their pause history (not in
-   * `error_message`: a pause is not an error) and their active time counted
+   * Paused, with 'server restart mid-run' in their pause history and in
+   * `error_message` (the run did not pause itself; a resume clears it) and
+   * their active time counted
    * up to their last progress. Runs other live nodes execute are left alone.
    * Never resumes. Returns the swept rows.
    */
@@ -296,6 +301,7 @@ export class PgJobStoreFactory implements RunRepository {
         .set({
           status: 'Paused',
           pauses: appendPause(RESTART_PAUSE_REASON),
+          error_message: RESTART_PAUSE_REASON,
           active_ms: closeSegment('last_progress'),
           running_since: null,
           lease_until: null,
@@ -313,17 +319,19 @@ export class PgJobStoreFactory implements RunRepository {
   /**
    * The janitor: Running or CancelRequested runs of other nodes whose lease
    * expired (database clock; a row without a lease counts from its last
-   * progress) → Paused with "node <owner> lost mid-run" in their history, at
-   * their last checkpoint. Never resumes. Returns the paused rows.
+   * progress) → Paused with "node <owner> lost mid-run" in their history and
+   * in `error_message` (cleared by the resume), at their last checkpoint. Never resumes. Returns the paused rows.
    */
   async pauseExpired(
     exceptOwner: string,
   ): Promise<Array<{ runId: string; jobName: string; ownerNode: string | null }>> {
+    const lostReason = sql<string>`'node ' || COALESCE(owner_node, '(unknown)') || ' lost mid-run'`;
     const rows = await this.#db
       .updateTable(TABLE)
       .set({
         status: 'Paused',
-        pauses: appendPauseOf(sql<string>`'node ' || COALESCE(owner_node, '(unknown)') || ' lost mid-run'`),
+        pauses: appendPauseOf(lostReason),
+        error_message: lostReason,
         active_ms: closeSegment('last_progress'),
         running_since: null,
         lease_until: null,

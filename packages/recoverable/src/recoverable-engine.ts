@@ -13,6 +13,7 @@ import { messageOf, RecoverableError } from './recoverable-error.js';
 import type { RecoverableJobHandler } from './recoverable-job-handler.js';
 import { RECOVERABLE_TARGET } from './run-log.js';
 import { awaitRun, startRun } from './run-or-resume.js';
+import { isJsonObject } from './run-record.js';
 import type { RunRepository } from './run-repository.js';
 import type { RunStatus } from './run-status.js';
 import { type RunSummary, toRunSummary } from './run-summary.js';
@@ -73,6 +74,13 @@ export interface TriggerResult {
   readonly resumed: boolean;
   /** `true` when a run was already Running or CancelRequested: nothing was started. */
   readonly already_running: boolean;
+  /** The params (with the `force` / `deep` options) the run uses: for a resumed or active run its stored ones. */
+  readonly params: Record<string, unknown>;
+  /**
+   * What the trigger asked for that the run does not use (a resumed run keeps
+   * its stored params, an active one its own): key → the value asked; `{}` when none.
+   */
+  readonly params_not_applied: Record<string, unknown>;
 }
 
 /** Arguments of {@link RecoverableEngine.runOrResume}. */
@@ -253,6 +261,8 @@ export class RecoverableEngine {
       status: started.record.status,
       resumed: started.kind === 'resumed',
       already_running: started.kind === 'already_running',
+      params: isJsonObject(started.record.params) ? { ...started.record.params } : {},
+      params_not_applied: started.paramsNotApplied,
     };
   }
 

@@ -2,6 +2,7 @@ import { err, type JobOutcome, type Logger, ok, silentLogger } from '@oxicloud/s
 import { type AcquiredRun, acquireRun, InvalidParams, prepareTrigger, type RunArgs } from './acquire-run.js';
 import { type ExecutedRun, executeRun, type RunFinishedListener } from './execute-run.js';
 import type { JobStoreFactory } from './job-store-factory.js';
+import { paramsNotApplied } from './params-not-applied.js';
 import { messageOf, RecoverableError } from './recoverable-error.js';
 import type { RecoverableJobHandler } from './recoverable-job-handler.js';
 import { type RunHost, standaloneHost } from './run-host.js';
@@ -34,9 +35,16 @@ export interface DriveOptions extends RunOrResumeOptions {
 }
 
 /** What {@link startRun} answers: the run already active, or the one now executing (`done` settles at its end). */
-export type StartedRun =
+export type StartedRun = (
   | (AcquiredRun & { readonly kind: 'already_running' })
-  | (AcquiredRun & { readonly kind: 'started' | 'resumed'; readonly done: Promise<ExecutedRun> });
+  | (AcquiredRun & { readonly kind: 'started' | 'resumed'; readonly done: Promise<ExecutedRun> })
+) & {
+  /**
+   * What the trigger asked for that the run does not use ({@link paramsNotApplied}):
+   * a resumed run keeps its stored params, an active one its own; `{}` for a fresh run.
+   */
+  readonly paramsNotApplied: Record<string, unknown>;
+};
 
 /**
  * Steps 1–4 awaited ({@link acquireRun}), then steps 5–6 ({@link executeRun})
@@ -62,8 +70,9 @@ export async function startRun(
     factory,
     prepared.ok ? prepared : new InvalidParams(prepared.message),
   );
-  if (acquired.kind === 'already_running') return acquired;
-  logRunStart(log, job.name, acquired);
+  const notApplied = acquired.kind === 'started' ? {} : paramsNotApplied(options, acquired.record.params);
+  if (acquired.kind === 'already_running') return { ...acquired, paramsNotApplied: notApplied };
+  logRunStart(log, job.name, acquired, notApplied);
   const held = (options.host ?? standaloneHost).hold(job.name, acquired.record, {
     sentAt,
     ...(options.signal ? { signal: options.signal } : {}),
@@ -87,7 +96,7 @@ export async function startRun(
       held.release(result);
       return result;
     });
-  return { kind: acquired.kind, record: acquired.record, done };
+  return { kind: acquired.kind, record: acquired.record, done, paramsNotApplied: notApplied };
 }
 
 /**

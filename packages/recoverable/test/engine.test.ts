@@ -4,13 +4,16 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   failed,
+  itemBatch,
   PgJobStoreFactory,
   RecoverableEngine,
   RecoverableError,
   type RecoverableJobHandler,
   type RunFinishedEvent,
+  runBatches,
   runOrResume,
   type TerminalRun,
+  uuidCursor,
 } from '../src/index.js';
 import { CapturingLogger, decodeCursor, Gate, runRow, sleep, waitFor, walker } from './support.js';
 
@@ -57,6 +60,9 @@ describe('fresh run and idempotent trigger (Verification Part 2, items 2 and 3)'
       status: 'Running',
       resumed: false,
       already_running: true,
+      // The active run keeps its own options: the answer says the force asked for was not applied.
+      params: { force: false, deep: false },
+      params_not_applied: { force: true },
     });
 
     gate.open();
@@ -137,6 +143,7 @@ describe('cancel and resume (Verification Part 2, item 4)', () => {
       run_id,
       already_running: true,
       status: 'CancelRequested',
+      params_not_applied: {},
     });
     gate.open();
     await e.whenIdle();
@@ -159,9 +166,27 @@ describe('cancel and resume (Verification Part 2, item 4)', () => {
     // Cancelling a paused run answers with the run as it is.
     expect(await e.cancel('resume_job')).toEqual({ run_id, status: 'Paused' });
 
-    // New params, even ones the job would refuse, never block a resume: the stored ones win.
-    const resumed = await e.trigger('resume_job', { params: { label: 42 } });
-    expect(resumed).toEqual({ run_id, status: 'Running', resumed: true, already_running: false });
+    // New params, even ones the job would refuse, never block a resume: the stored ones win,
+    // and the answer and the log say which params the run uses and which were not applied.
+    const resumed = await e.trigger('resume_job', { params: { label: 42 }, force: true, deep: true });
+    expect(resumed).toEqual({
+      run_id,
+      status: 'Running',
+      resumed: true,
+      already_running: false,
+      params: { label: 'first', force: false, deep: true },
+      params_not_applied: { label: 42, force: true },
+    });
+    const resumedLine = log.events('run.resumed', 'resume_job').at(-1);
+    expect(resumedLine?.fields).toMatchObject({
+      run_id,
+      params: { label: 'first', force: false, deep: true },
+      params_not_applied: { label: 42, force: true },
+    });
+    expect(resumedLine?.message).toBe(
+      `resume_job run ${run_id} resumed with its stored params {"deep":true,"force":false,"label":"first"}; ` +
+        'not applied: {"label":42,"force":true} (a resume keeps the stored params)',
+    );
     await e.whenIdle();
     const done = await runRow(db.pool, run_id);
     expect(done?.status).toBe('Completed');
@@ -204,15 +229,15 @@ describe('boot sweep (Verification Part 2, item 5)', () => {
     e.register(job);
 
     expect(await e.sweep()).toBe(2);
-    // The pause is history (reason + time), not an error message.
+    // The pause is history (reason + time) and, while Paused for it, the error_message (a stale one replaced).
     expect(await runRow(db.pool, a)).toMatchObject({
       status: 'Paused',
-      error_message: null,
+      error_message: 'server restart mid-run',
       pauses: [{ reason: 'server restart mid-run' }],
     });
     expect(await runRow(db.pool, b)).toMatchObject({
       status: 'Paused',
-      error_message: 'earlier note',
+      error_message: 'server restart mid-run',
       pauses: [{ reason: 'server restart mid-run' }],
     });
     expect((await e.getRun('crashed_job', a)).pause_reason).toBe('server restart mid-run');
@@ -288,6 +313,50 @@ describe('bridge log lines (Verification Part 2, item 7)', () => {
     const again = await e.trigger('throws_job');
     expect(again.run_id).not.toBe(summary?.run_id);
     await e.whenIdle();
+  });
+
+  it('a batch that throws is logged once: one line at info or above carries its message, once in that message', async () => {
+    const log = new CapturingLogger();
+    const e = engine(log);
+    const keys = ['k1', 'k2', 'k3'];
+    e.register({
+      name: 'batch_breaks',
+      runResumable: (store, signal) =>
+        runBatches({
+          name: 'batch_breaks',
+          store,
+          signal,
+          logger: log,
+          batchSize: 2,
+          batch: itemBatch({
+            codec: uuidCursor,
+            keyOf: (k: string) => `00000000-0000-7000-8000-00000000000${k.slice(1)}`,
+            fetchPage: async (after, limit) =>
+              keys
+                .filter((k) => after === null || `00000000-0000-7000-8000-00000000000${k.slice(1)}` > after)
+                .slice(0, limit),
+            processItem: async (k, tally) => {
+              if (k === 'k3') throw new Error('index corrupted');
+              tally.count += 1;
+            },
+            counterNames: [],
+            concurrency: 1,
+          }),
+        }),
+    });
+    const outcome = await e.runOrResume('batch_breaks');
+    expect(outcome).toMatchObject({ kind: 'err' });
+    const loud = log.lines.filter((l) => l.level !== 'debug');
+    const mentioning = loud.filter((l) =>
+      `${l.message} ${JSON.stringify(l.fields)}`.includes('index corrupted'),
+    );
+    expect(mentioning.map((l) => l.fields['event'])).toEqual(['job.run']);
+    expect(mentioning[0]?.message?.match(/index corrupted/g)).toHaveLength(1);
+    expect(mentioning[0]?.message).toMatch(
+      /^job batch_breaks failed \(handler\): batch_breaks: batch .* failed: index corrupted \(\d+ ms\)$/,
+    );
+    // The stack stays for debugging, below the default level.
+    expect(log.events('recoverable.batch_failed')[0]).toMatchObject({ level: 'debug' });
   });
 
   it('a throwing onRunFinished hook is contained', async () => {

@@ -147,8 +147,14 @@ describe('leases and fencing of runs', () => {
     b.register(sideWriter('lease_stale', nodeB, 5));
     expect(await b.pauseLostRuns()).toEqual([{ run_id, job: 'lease_stale', owner_node: nodeA }]);
     expect((await b.getRun('lease_stale', run_id)).pause_reason).toBe(`node ${nodeA} lost mid-run`);
+    expect(await runRow(db.pool, run_id)).toMatchObject({
+      status: 'Paused',
+      error_message: `node ${nodeA} lost mid-run`,
+    });
     const taken = await b.trigger('lease_stale');
     expect(taken).toMatchObject({ run_id, resumed: true });
+    // The resume clears the reason: a running run holds no stale error_message.
+    expect((await runRow(db.pool, run_id))?.error_message).toBeNull();
     await b.whenIdle();
     gate.open();
     await a.whenIdle();
@@ -199,6 +205,33 @@ describe('leases and fencing of runs', () => {
     expect((await b.finishRun(takeover, completed())).status).toBe('Completed');
   });
 
+  it('error_message holds the sweep reason only while Paused for it: the resume clears it, an own pause writes none, pauses keeps both', async () => {
+    const kysely = new Kysely<RecoverableTables>({ dialect: new PostgresDialect({ pool: db.pool }) });
+    const dead = `${hostname()}:2147484:0c0c0c`;
+    const crashed = new PgJobStoreFactory(kysely, { nodeId: dead, leaseMs: 2_000 });
+    const record = (await crashed.insertRunning('lease_reason_cleared', {}))!;
+    const here = new PgJobStoreFactory(kysely, {
+      nodeId: `${hostname()}:${process.pid}:0d0d0d`,
+      leaseMs: 2_000,
+    });
+    expect(await here.sweep((owner) => owner === dead)).toEqual([
+      { runId: record.runId, jobName: 'lease_reason_cleared' },
+    ]);
+    expect(await runRow(db.pool, record.runId)).toMatchObject({
+      status: 'Paused',
+      error_message: 'server restart mid-run',
+    });
+    const resumed = (await here.resumePaused(record.runId))!;
+    expect(resumed.errorMessage).toBeNull();
+    expect((await runRow(db.pool, record.runId))?.error_message).toBeNull();
+    const again = await here.finishRun(resumed, paused(encodeCursor(3), 'cancel requested'));
+    expect(again).toMatchObject({ status: 'Paused', errorMessage: null });
+    expect((await runRow(db.pool, record.runId))?.pauses.map((p) => p.reason)).toEqual([
+      'server restart mid-run',
+      'cancel requested',
+    ]);
+  });
+
   it('boot sweep: only dead processes of this host; the janitor: only expired leases of other nodes, never resumed', async () => {
     const dead = `${hostname()}:2147483:cccccc`;
     const aliveHere = `${hostname()}:${process.ppid}:dddddd`;
@@ -226,6 +259,8 @@ describe('leases and fencing of runs', () => {
     const pauses = async (id: string) => (await runRow(db.pool, id))?.pauses.map((p) => p.reason);
     expect(await pauses(ids.dead)).toEqual(['server restart mid-run']);
     expect(await pauses(ids.otherGone)).toEqual([`node ${otherGone} lost mid-run`]);
+    expect((await runRow(db.pool, ids.dead))?.error_message).toBe('server restart mid-run');
+    expect((await runRow(db.pool, ids.otherGone))?.error_message).toBe(`node ${otherGone} lost mid-run`);
     expect((await leaseRow(ids.aliveHere)).status).toBe('Running');
     expect((await leaseRow(ids.otherLive)).status).toBe('Running');
     expect(log.events('run.node_lost')).toHaveLength(1);

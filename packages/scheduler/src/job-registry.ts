@@ -208,20 +208,35 @@ export class JobRegistry {
 
   /**
    * Starts the supervisor loop. Periodic jobs first tick one interval from
-   * now (no backfill).
+   * now (no backfill). The `scheduler.started` line counts this registry's
+   * (periodic) jobs, plus the jobs of other kinds `options.alsoListed` names
+   * (`{ recoverable: 10 }`), so it agrees with a listing of every job.
    *
    * @throws SchedulerError `ALREADY_STARTED` when the loop is running.
    */
-  start(): void {
+  start(options: { readonly alsoListed?: Readonly<Record<string, number>> } = {}): void {
     if (this.#running) throw new SchedulerError('ALREADY_STARTED', 'the scheduler is already started');
     this.#running = true;
     const now = this.#clock();
     for (const job of this.#jobs.values()) {
       job.nextRunAt = job.intervalMs === null ? null : this.#firstWake(job.intervalMs, now);
     }
+    const periodic = this.#jobs.size;
+    const others = Object.entries(options.alsoListed ?? {});
+    const total = others.reduce((sum, [, count]) => sum + count, periodic);
     this.#logger.info(
-      { target: SCHEDULER_TARGET, event: 'scheduler.started', jobs: this.#jobs.size },
-      `scheduler started, ${this.#jobs.size} job(s) registered`,
+      {
+        target: SCHEDULER_TARGET,
+        event: 'scheduler.started',
+        jobs: periodic,
+        ...Object.fromEntries(others),
+        ...(others.length > 0 ? { total } : {}),
+      },
+      `scheduler started, ${periodic} periodic job(s) registered${
+        others.length > 0
+          ? ` (${others.map(([kind, count]) => `and ${count} ${kind}`).join(', ')}: ${total} job(s) in all)`
+          : ''
+      }`,
     );
     this.#loop = this.#coordinator === undefined ? this.#runLoop() : this.#prepareThenLoop(this.#coordinator);
   }

@@ -60,5 +60,23 @@ export function logJobRun(logger: Logger, line: JobRunLine): void {
       fields[RESERVED_LOG_KEYS.has(key) ? `extra_${key}` : key] = value;
     }
   }
-  logger.info(fields, `job ${job} ran`);
+  logger.info(fields, jobRunMessage(line));
+}
+
+/**
+ * The `job.run` line's message, the whole of it in a readable log: `job X: ok,
+ * count 7 (25 ms)`, `… paused at 0000001e`, `… skipped: already_running`, or
+ * `job X failed (handler): <message> (120 ms)`.
+ */
+function jobRunMessage(line: JobRunLine): string {
+  const { job, outcome, elapsedMs } = line;
+  if (outcome.kind === 'err')
+    return `job ${job} failed (${line.cause ?? 'handler'}): ${outcome.message} (${elapsedMs} ms)`;
+  const extra = outcome.extra;
+  if (typeof extra['skipped'] === 'string') return `job ${job}: skipped: ${extra['skipped']}`;
+  const state =
+    extra['paused'] === true
+      ? `paused${typeof extra['cursor_hex'] === 'string' ? ` at ${extra['cursor_hex']}` : ''}, `
+      : '';
+  return `job ${job}: ok, ${state}count ${outcome.count} (${elapsedMs} ms)`;
 }

@@ -158,7 +158,7 @@ describe('trigger', () => {
     const [line, ...more] = logger.events('job.run');
     expect(more).toHaveLength(0);
     expect(line?.level).toBe('info');
-    expect(line?.message).toBe('job trash_cleanup ran');
+    expect(line?.message).toMatch(/^job trash_cleanup: ok, count 7 \(\d+ ms\)$/);
     expect(line?.fields).toEqual({
       target: 'oxicloud::scheduler',
       event: 'job.run',
@@ -478,9 +478,17 @@ describe('supervisor loop', () => {
       null,
       null,
     );
-    registry.start();
-    expect(logger.lines[0]?.message).toBe('scheduler started, 2 job(s) registered');
-    expect(logger.lines[0]?.fields).toMatchObject({ target: 'oxicloud::scheduler' });
+    registry.start({ alsoListed: { recoverable: 3 } });
+    // Periodic and recoverable apart, and the total a listing of every job shows.
+    expect(logger.lines[0]?.message).toBe(
+      'scheduler started, 2 periodic job(s) registered (and 3 recoverable: 5 job(s) in all)',
+    );
+    expect(logger.lines[0]?.fields).toMatchObject({
+      target: 'oxicloud::scheduler',
+      jobs: 2,
+      recoverable: 3,
+      total: 5,
+    });
     expect(() => registry.start()).toThrow(SchedulerError);
     expect(registry.get('on_demand')?.next_run_at).toBeNull();
 

@@ -23,16 +23,19 @@ export async function applyMigrations(pool: pg.Pool, logger: Logger): Promise<{ 
       cause: result.error,
     });
   }
+  // Both counts include the packages' schema steps: "applied N of M" at the first boot is "up to date (M)" later.
+  const total = result.applied.length + result.alreadyApplied.length;
   logger.info(
     {
       target: SERVER_TARGET,
       event: 'database.migrated',
       applied: result.applied,
       already_applied: result.alreadyApplied.length,
+      total,
     },
     result.applied.length > 0
-      ? `applied ${result.applied.length} migration(s): ${result.applied.join(', ')}`
-      : `database schema up to date (${result.alreadyApplied.length} migration(s))`,
+      ? `applied ${result.applied.length} of ${total} migration(s)`
+      : `database schema up to date (${total} migration(s))`,
   );
   return { applied: result.applied };
 }

@@ -54,8 +54,13 @@ export type ApiJob = JobSummaryJson;
 /** `POST …/trigger` of a Part 1 job (200), or with `wait=false` (202 `accepted`). */
 export type ApiOutcomeEnvelope = OutcomeEnvelopeJson | TriggerAcceptedJson;
 
-/** `POST …/trigger` of a recoverable job (202). */
-export type ApiRunStarted = RunTriggeredJson;
+/**
+ * `POST …/trigger` of a recoverable job (202). `params` and
+ * `params_not_applied` are read as optional: a server from before they were
+ * sent answers without them, and the CLI then says nothing about params.
+ */
+export type ApiRunStarted = Omit<RunTriggeredJson, 'params' | 'params_not_applied'> &
+  Partial<Pick<RunTriggeredJson, 'params' | 'params_not_applied'>>;
 
 /** `POST …/cancel` (200). */
 export type ApiCancelled = CancelResultJson;

@@ -13,6 +13,7 @@ import {
   formatTriggerAnswer,
 } from './format.js';
 import { EXIT_CODES, JobsClientError } from './jobs-client-error.js';
+import { triggerParamsNote } from './trigger-params-note.js';
 
 /** What every `jobs` command runs with. */
 export interface JobsCommandContext {
@@ -92,10 +93,15 @@ export async function triggerCommand(
   if (typeof started.run_id === 'string') {
     if (!flags.follow) {
       if (ctx.json) printRaw(ctx, answer.raw);
-      else io.stdout.write(formatTriggerAnswer(name, started));
+      else io.stdout.write(formatTriggerAnswer(name, started) + triggerParamsNote(name, started));
       return EXIT_CODES.ok;
     }
-    if (!ctx.json) io.stdout.write(formatTriggerAnswer(name, started).replace(/; follow it with .*$/s, '\n'));
+    if (!ctx.json) {
+      io.stdout.write(
+        formatTriggerAnswer(name, started).replace(/; follow it with .*$/s, '\n') +
+          triggerParamsNote(name, started),
+      );
+    }
     return followRun(client, name, started.run_id, io, followOptions);
   }
   return printOutcome(ctx, name, answer.raw, answer.body as ApiOutcomeEnvelope);

@@ -10,11 +10,9 @@ export interface FreshnessFacts {
 
 const seconds = (at: Date) => at.getTime() / 1000;
 
-interface FindingRow {
-  job_name: string;
-  kind: string;
-  severity: string;
-  n: string;
+/** Where the open findings come from: the findings lifecycle (`PgFindingLedger.openCounts`). */
+export interface OpenFindings {
+  openCounts(): Promise<ReadonlyArray<{ check: string; kind: string; severity: string; count: number }>>;
 }
 
 interface RunCountRow {
@@ -27,12 +25,14 @@ interface RunCountRow {
  * The cluster half of the metrics: facts read from the database at each
  * scrape, so every node reports the same value and pruning old runs never
  * looks like a counter reset. All gauges: last run / last success /
- * registration times, freshness (cadence, overdue), the open findings of
- * each check's latest completed run, and the runs in the history by status.
+ * registration times, freshness (cadence, overdue), the open findings (the
+ * findings lifecycle: what no run or repair fixed and no operator decided),
+ * and the runs in the history by status.
  */
 export class ClusterGauges {
   readonly #pool: pg.Pool;
   readonly #freshness: FreshnessFacts;
+  readonly #openFindings: OpenFindings;
   readonly #jobs: ReadonlySet<string>;
   readonly #lastSuccess: Gauge<'job'>;
   readonly #lastDeepSuccess: Gauge<'job'>;
@@ -47,10 +47,12 @@ export class ClusterGauges {
     readonly registry: Registry;
     readonly pool: pg.Pool;
     readonly freshness: FreshnessFacts;
+    readonly findings: OpenFindings;
     readonly jobs: readonly string[];
   }) {
     this.#pool = deps.pool;
     this.#freshness = deps.freshness;
+    this.#openFindings = deps.findings;
     this.#jobs = new Set(deps.jobs);
     const registers = [deps.registry];
     const gauge = <L extends string>(name: string, help: string, labelNames: L[]) =>
@@ -87,7 +89,7 @@ export class ClusterGauges {
     );
     this.#findings = gauge(
       'oxicloud_findings_open',
-      'Findings of the latest completed run of each consistency check, by kind and severity',
+      'Open findings of each consistency check (state open or reopened: not fixed by a run or a repair, not accepted), by kind and severity',
       ['check', 'kind', 'severity'],
     );
     this.#history = gauge(
@@ -101,14 +103,7 @@ export class ClusterGauges {
   async refresh(): Promise<void> {
     const [{ records, states }, findings, history] = await Promise.all([
       this.#freshness.snapshot(),
-      this.#pool.query<FindingRow>(
-        `SELECT r.job_name, f.kind, f.severity, count(*) AS n
-           FROM (SELECT DISTINCT ON (job_name) id, job_name FROM jobs.recoverable_runs
-                  WHERE job_name LIKE '%\\_consistency' AND status = 'Completed'
-                  ORDER BY job_name, started_at DESC) AS r
-           JOIN jobs.run_findings f ON f.run_id = r.id
-          GROUP BY r.job_name, f.kind, f.severity`,
-      ),
+      this.#openFindings.openCounts(),
       this.#pool.query<RunCountRow>(
         'SELECT job_name, status, count(*) AS n FROM jobs.recoverable_runs GROUP BY job_name, status',
       ),
@@ -129,8 +124,8 @@ export class ClusterGauges {
       this.#overdue.set(labels, s.overdue ? 1 : 0);
     }
     this.#findings.reset();
-    for (const row of findings.rows) {
-      this.#findings.set({ check: row.job_name, kind: row.kind, severity: row.severity }, Number(row.n));
+    for (const row of findings) {
+      this.#findings.set({ check: row.check, kind: row.kind, severity: row.severity }, row.count);
     }
     this.#history.reset();
     for (const row of history.rows) {

@@ -2,7 +2,7 @@ import type { RecoverableEngine } from '@oxicloud/recoverable';
 import type { JobRegistry } from '@oxicloud/scheduler';
 import type pg from 'pg';
 import type { FreshnessMonitor } from '../freshness/freshness-monitor.js';
-import { ClusterGauges } from './cluster-gauges.js';
+import { ClusterGauges, type OpenFindings } from './cluster-gauges.js';
 import { JobMetrics } from './job-metrics.js';
 import type { MetricsSource } from './metrics-listener.js';
 
@@ -39,6 +39,8 @@ export class ServerMetrics implements MetricsSource {
     readonly registry: JobRegistry;
     readonly engine: RecoverableEngine;
     readonly freshness: FreshnessMonitor;
+    /** The findings lifecycle (`PgFindingLedger`): the open findings gauge. */
+    readonly findings: OpenFindings;
   }): void {
     this.#registry = deps.registry;
     this.#engine = deps.engine;
@@ -48,6 +50,7 @@ export class ServerMetrics implements MetricsSource {
       registry: this.jobs.registry,
       pool: this.pool,
       freshness: deps.freshness,
+      findings: deps.findings,
       jobs: names,
     });
   }

@@ -158,9 +158,13 @@ export function registerJobRoutes(
         ...(params ? { params } : {}),
       };
       auditAllowed(logger, c, { kind, args });
+      // Only the options the caller gave (a flag or a body key): a run resumed
+      // with its stored options must not read the defaults as a change asked for.
+      const givenForce = force !== undefined || params?.['force'] !== undefined;
+      const givenDeep = deep !== undefined || params?.['deep'] !== undefined;
       const run = await directory.runs.trigger(name, {
-        force: options.options.force,
-        deep: options.options.deep,
+        ...(givenForce ? { force: options.options.force } : {}),
+        ...(givenDeep ? { deep: options.options.deep } : {}),
         ...(ownParams ? { params: ownParams } : {}),
       });
       return c.json(
@@ -170,6 +174,8 @@ export function registerJobRoutes(
           status: run.status,
           resumed: run.resumed,
           already_running: run.already_running,
+          params: run.params,
+          params_not_applied: run.params_not_applied,
         },
         202,
       );

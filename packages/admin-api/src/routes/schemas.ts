@@ -264,6 +264,17 @@ export const RunTriggeredSchema = z
     status: RunStatusSchema,
     resumed: z.boolean().openapi({ description: 'a Paused run was resumed (its stored params kept)' }),
     already_running: z.boolean().openapi({ description: 'a run was already active; nothing was started' }),
+    params: z.record(z.string(), z.unknown()).openapi({
+      description:
+        'the params the run uses, with its force / deep options: for a resumed or active run its stored ones',
+      example: { batch_size: 50, throttle_ms: 1000, force: false, deep: false },
+    }),
+    params_not_applied: z.record(z.string(), z.unknown()).openapi({
+      description:
+        'what this trigger asked for that the run does not use (a resumed run keeps its stored params, ' +
+        'an active one its own): key → the value asked; {} when none',
+      example: { batch_size: 500 },
+    }),
   })
   .openapi('RunTriggered');
 

@@ -230,7 +230,9 @@ export async function runBatches(loop: BatchLoop): Promise<RunOutcome> {
     }
     const reason = error instanceof Error ? error.message : String(error);
     const where = cursor === null ? 'before the first checkpoint' : describe(loop, cursor);
-    logger.error(
+    // The failure itself is logged once, by the engine's job.run line (its message);
+    // the stack is a debugging detail.
+    logger.debug(
       {
         target,
         event: 'recoverable.batch_failed',
