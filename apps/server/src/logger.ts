@@ -46,7 +46,6 @@ export function createLogger(options: {
     colorize: (fd === 1 ? process.stdout : process.stderr).isTTY === true,
     translateTime: 'SYS:HH:MM:ss.l',
     ignore: 'pid,hostname,service,target',
-    singleLine: true,
     // The message only: the fields (and an error's stack) are the JSON mode's detail.
     hideObject: true,
     messageFormat: (log: Record<string, unknown>, messageKey: string) => {
@@ -59,7 +58,12 @@ export function createLogger(options: {
   let stream: pino.DestinationStream;
   if (sink !== undefined) {
     const pretty = format === 'pretty' ? prettyFactory(prettyOptions) : undefined;
-    stream = { write: (line: string) => sink(pretty ? pretty(line) : line) };
+    stream = {
+      write: (line: string) => {
+        const text = pretty ? pretty(line) : line;
+        sink(text.endsWith('\n') ? text : `${text}\n`);
+      },
+    };
   } else {
     stream =
       format === 'pretty'
