@@ -263,9 +263,10 @@ describe('addresses and the test alert from the command line, beside a server wi
 
   it('OXICLOUD_ADMIN_EMAIL at a later boot fills in an empty address and keeps an existing one', async () => {
     // The admin exists (the previous command created it) without an address.
+    // `token` logs warnings only unless a level is set: ask for its info lines.
     const first = await runCli(
       ['token', '--user', 'admin'],
-      cleanEnv({ ...base, OXICLOUD_ADMIN_EMAIL: 'first@example.org' }),
+      cleanEnv({ ...base, OXICLOUD_ADMIN_EMAIL: 'first@example.org', OXICLOUD_LOG_LEVEL: 'info' }),
     );
     expect(first.code, first.stderr).toBe(0);
     expect(jsonLines(first.stderr).find((l) => l['event'] === 'admin.email_set')).toMatchObject({
@@ -273,7 +274,7 @@ describe('addresses and the test alert from the command line, beside a server wi
     });
     const second = await runCli(
       ['token', '--user', 'admin'],
-      cleanEnv({ ...base, OXICLOUD_ADMIN_EMAIL: 'other@example.org' }),
+      cleanEnv({ ...base, OXICLOUD_ADMIN_EMAIL: 'other@example.org', OXICLOUD_LOG_LEVEL: 'info' }),
     );
     expect(jsonLines(second.stderr).find((l) => l['event'] === 'admin.email_kept')).toMatchObject({
       email: 'first@example.org',

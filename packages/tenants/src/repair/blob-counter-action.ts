@@ -42,6 +42,7 @@ function disagreement(s: BlobCounterState): string | null {
  * skipped when marked since. No derived rows: only the row itself changes.
  */
 export const recountBlobRow: RepairAction = {
+  verifyFirst: true,
   kinds: [REF_COUNT_MISMATCH, ORPHANED_AT_MISMATCH],
   async plan(finding, tx: RepairTx) {
     const hash = finding.resourceId;

@@ -23,6 +23,15 @@ export interface RepairAction {
    * found it (after the run): `null` when it passes, else why not.
    */
   verify(line: ActionLine, tx: RepairTx): Promise<string | null>;
+  /**
+   * `true` when `verify` is an exact test of the resource's values (counters
+   * recomputed from the data, no grace window): apply then runs it first, and
+   * a resource that already passes is `already_consistent` (nothing written;
+   * its finding is fixed). Actions whose check has a grace window or a
+   * planned-before guard that means more than "right now" (an orphan inside
+   * its grace, a path a user renamed) leave it unset and skip with the reason.
+   */
+  readonly verifyFirst?: true;
 }
 
 /** The `skipped` outcome. */

@@ -44,9 +44,10 @@ export interface RepairActions {
   plan(finding: RepairFinding): Promise<RepairLine>;
   /**
    * Applies one line inside `tx` (the caller's transaction, where it writes
-   * its audit row too). First re-checks the resource with the predicate of
-   * the check that found it: when that passes already, nothing is written and
-   * the outcome is `already_consistent`. Returns the outcome; `afterCommit`
+   * its audit row too). For an action with `verifyFirst` (usage and blob
+   * counters), first re-checks the resource with the predicate of the check
+   * that found it: when that passes already, nothing is written and the
+   * outcome is `already_consistent`. Returns the outcome; `afterCommit`
    * must run after `tx` commits.
    */
   applyIn(line: ActionLine, tx: RepairTx): ReturnType<RepairAction['apply']>;
@@ -86,7 +87,9 @@ export function createRepairActions(options: RepairActionsOptions): RepairAction
     const action = actionFor(line.fingerprint.kind);
     if (action === undefined)
       return { status: 'skipped' as const, reason: `no repair action for kind ${line.fingerprint.kind}` };
-    if ((await action.verify(line, tx)) === null) return { status: 'already_consistent' as const };
+    if (action.verifyFirst === true && (await action.verify(line, tx)) === null) {
+      return { status: 'already_consistent' as const };
+    }
     return action.apply(line, tx);
   }
 

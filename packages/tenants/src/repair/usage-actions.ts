@@ -18,6 +18,7 @@ const USER_DRIFT = 'user_used_bytes_drift';
  * same delta.
  */
 export const recomputeDriveUsage: RepairAction = {
+  verifyFirst: true,
   kinds: [DRIVE_DRIFT],
   async plan(finding: RepairFinding, tx: RepairTx) {
     const id = finding.resourceId;
@@ -68,6 +69,7 @@ export const recomputeDriveUsage: RepairAction = {
  * by the same delta and leaves the drift this line fixes unchanged.
  */
 export const recomputeUserUsage: RepairAction = {
+  verifyFirst: true,
   kinds: [USER_DRIFT],
   async plan(finding, tx) {
     const id = finding.resourceId;
