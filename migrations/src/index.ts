@@ -11,6 +11,24 @@ export type { MigrationFile } from './files.js';
 export { migrationsFolder, readMigrationFiles } from './files.js';
 export type { MigrateOptions, MigrationClient, MigrationPool, MigrationResult } from './migrate.js';
 export { migrate } from './migrate.js';
+export type {
+  CheckDescription,
+  ColumnDefault,
+  ColumnDescription,
+  EnumDescription,
+  ExtensionDescription,
+  ForeignKeyDescription,
+  IndexDescription,
+  KeyDescription,
+  OnDelete,
+  OutOfScopeTable,
+  SchemaDescription,
+  TableDescription,
+  TriggerDescription,
+  TriggerEvent,
+  ViewDescription,
+} from './oxicloud-schema/index.js';
+export { ANY_DEFAULT, diffSchema, OXICLOUD_SCHEMA, readSchema } from './oxicloud-schema/index.js';
 export { PACKAGE_SCHEMAS, RETIRED_MIGRATIONS } from './package-schemas.js';
 export type { MigrationStatus } from './status.js';
 export { migrationStatus } from './status.js';
