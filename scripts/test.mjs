@@ -12,8 +12,9 @@
 //    started in the background while pass 1 runs and stopped afterwards.
 //    Where that cannot be, one line says why and the run has pass 1 only.
 //
-// Inside a package, test files run in parallel (vitest.shared.ts); turbo runs
-// two tasks at a time (OXICLOUD_TEST_CONCURRENCY overrides it).
+// Inside a package, test files run in parallel (vitest.shared.ts). Each pass
+// builds first, two turbo tasks at a time (OXICLOUD_TEST_CONCURRENCY overrides
+// it), then runs the server's suite beside every other package's, one lane each.
 //
 // `--pass=embedded` or `--pass=containers` runs one of them; other arguments
 // go to turbo in pass 1 (and then there is no pass 2: turbo filters add up).
@@ -82,29 +83,46 @@ function saveReports(pass) {
 }
 const line = (t) => `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`;
 
-let child;
+const children = new Set();
 function run(command, commandArgs, env) {
   return new Promise((resolve) => {
-    child = spawn(command, commandArgs, { cwd: root, stdio: 'inherit', env });
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    const child = spawn(command, commandArgs, { cwd: root, stdio: 'inherit', env });
+    children.add(child);
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      resolve(code ?? (signal ? 1 : 0));
+    });
   });
 }
 
 /**
- * The server's tasks run last, on their own: its serial files (test-plan.ts)
- * then have the machine to themselves, and its many parallel files do not
- * compete with other packages' suites. Every other task first, `concurrency`
- * at a time. With turbo arguments of the caller's own, one turbo run as asked.
+ * First every `build` the tasks need (two at a time), then the tests in two
+ * lanes side by side: the server's suite in one, every other package's lint
+ * and tests one after another in the other. The server's files mostly wait
+ * on processes and Postgres, and so do the other suites: side by side they
+ * keep both cores busy (measured: pass 2 in 355 s instead of 433 s). The
+ * lanes run with `--only`, so neither restores or rebuilds a `dist` the
+ * other is reading. With turbo arguments of the caller's own, one turbo run
+ * as asked.
  */
-async function turboInStages(tasks, filters, env) {
-  const turbo = (extra) =>
-    run('pnpm', ['exec', 'turbo', 'run', ...tasks, `--concurrency=${concurrency}`, ...extra], env);
-  if (turboArgs.length > 0) return turbo(turboArgs);
+async function turboInLanes(tasks, filters, env) {
+  const turbo = (taskList, extra, width = concurrency) =>
+    run('pnpm', ['exec', 'turbo', 'run', ...taskList, `--concurrency=${width}`, ...extra], env);
+  if (turboArgs.length > 0) return turbo(tasks, turboArgs);
+  const all = filters.length > 0 ? filters : [];
+  const built = await turbo(['build'], all);
+  if (built !== 0) return built;
+  // Every build is done: the server's test setup need not ask turbo again (build-server.ts).
+  env = { ...env, OXICLOUD_TEST_BUILT: '1' };
+  const rest = tasks.filter((t) => t !== 'build');
   const others =
     filters.length > 0 ? filters.filter((f) => f !== `--filter=${SERVER}`) : ['--filter=!' + SERVER];
-  const first = await turbo(others);
-  const second = await turbo([`--filter=${SERVER}`]);
-  return first || second;
+  const serverToo = filters.length === 0 || filters.includes(`--filter=${SERVER}`);
+  const [server, rest2] = await Promise.all([
+    serverToo ? turbo(rest, ['--only', `--filter=${SERVER}`], '1') : Promise.resolve(0),
+    others.length > 0 ? turbo(rest, ['--only', ...others], '1') : Promise.resolve(0),
+  ]);
+  return server || rest2;
 }
 
 // System packages: chromium for the browser test, docker.io and debootstrap for pass 2.
@@ -162,7 +180,7 @@ if (skipContainers === undefined) {
 }
 let typecheckChild;
 const onSignal = (signal) => {
-  child?.kill(signal);
+  for (const child of children) child.kill(signal);
   typecheckChild?.kill(signal);
   stopRuntime();
   process.exit(1);
@@ -183,7 +201,7 @@ if (only !== 'containers') {
     typecheckChild = tsc;
     tsc.on('exit', (c) => resolve(c ?? 1));
   });
-  const code = await turboInStages(['build', 'lint', 'test'], turboArgs, env);
+  const code = await turboInLanes(['build', 'lint', 'test'], [], env);
   const typed = await typecheck;
   if (typed !== 0) {
     console.log('\ntest: the type check of every workspace (pnpm typecheck:all) failed (lines above)');
@@ -236,8 +254,8 @@ if (only !== 'embedded') {
           // Type tests touch no database: pass 1 has them (an env var keeps the builds' cache).
           OXICLOUD_TEST_TYPECHECK: '0',
         };
-        const code = await turboInStages(
-          ['test'],
+        const code = await turboInLanes(
+          ['build', 'test'],
           names.map((n) => `--filter=${n}`),
           env,
         );

@@ -12,13 +12,16 @@ const BUILT = Symbol.for('oxicloud.server.test-build');
  * built from the current sources. Always asks turbo, which hashes the
  * sources of the server and of each dependency: a build that is current is
  * a cache hit (a second or two), a change anywhere in what the server
- * imports rebuilds what it touches. Under `pnpm test` the outer turbo run
- * has just built, so this is a hit; a direct `vitest run` gets the same
- * guarantee. Once per vitest process (the serial files' project loads it too).
+ * imports rebuilds what it touches. Under `pnpm test` the pass has just
+ * built everything (`OXICLOUD_TEST_BUILT=1`), so this does nothing; a direct
+ * `vitest run` gets the same guarantee from turbo. Once per vitest process (the serial files' project loads it too).
  */
 export default function setup(): void {
   const scope = globalThis as typeof globalThis & { [BUILT]?: true };
   if (scope[BUILT]) return;
+  // `pnpm test` builds every package before any test starts and says so: no
+  // turbo run here then, which could restore a `dist` another suite reads.
+  if (process.env['OXICLOUD_TEST_BUILT'] === '1') return;
   const build = spawnSync(
     'pnpm',
     ['exec', 'turbo', 'run', 'build', '--filter=@oxicloud/server...', '--output-logs=errors-only'],
