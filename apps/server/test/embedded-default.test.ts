@@ -51,7 +51,9 @@ describe('oxijobs serve (embedded Postgres default)', () => {
     const result = await runCli(['migrate'], env);
     expect(result.stderr).not.toContain('oxijobs:');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('migrations: up to date (database: embedded (reused))');
+    expect(result.stdout).toMatch(
+      /^migrations: up to date \(\d+ migration\(s\)\) \(database: embedded \(reused\)\)$/m,
+    );
     expect(jsonLines(result.stderr).some((l) => l['event'] === 'database.embedded_reused')).toBe(true);
     // The server's Postgres is still there: migrate did not stop what it did not start.
     await waitForStatus(`${base}/healthz`, 200, { process: server, timeoutMs: 5_000 });

@@ -12,10 +12,13 @@ export async function migrateCommand(config: ServerConfig): Promise<void> {
   const logger = createLogger({ level: config.logLevel, destination: 'stderr', format: config.logFormat });
   const db = await openDatabase(config, logger, { max: 1 });
   try {
-    const { applied } = await applyMigrations(db.pool, logger);
-    process.stdout.write(
-      `migrations: ${applied.length === 0 ? 'up to date' : `applied ${applied.join(', ')}`} (database: ${db.source})\n`,
-    );
+    const { applied, total } = await applyMigrations(db.pool, logger);
+    // The same counts as the server's boot line: "applied N of M", later "up to date (M)".
+    const what =
+      applied.length === 0
+        ? `up to date (${total} migration(s))`
+        : `applied ${applied.length} of ${total}: ${applied.join(', ')}`;
+    process.stdout.write(`migrations: ${what} (database: ${db.source})\n`);
   } finally {
     await db.close();
   }

@@ -9,7 +9,10 @@ import { ServerError } from '../server-error.js';
 export const FIRST_ADMIN_USERNAME = 'admin';
 
 /** Applies the pending migrations; a failure becomes `MIGRATION_FAILED` naming the migration. */
-export async function applyMigrations(pool: pg.Pool, logger: Logger): Promise<{ applied: string[] }> {
+export async function applyMigrations(
+  pool: pg.Pool,
+  logger: Logger,
+): Promise<{ applied: string[]; total: number }> {
   let result: Awaited<ReturnType<typeof migrate>>;
   try {
     result = await migrate(pool);
@@ -37,7 +40,7 @@ export async function applyMigrations(pool: pg.Pool, logger: Logger): Promise<{ 
       ? `applied ${result.applied.length} of ${total} migration(s)`
       : `database schema up to date (${total} migration(s))`,
   );
-  return { applied: result.applied };
+  return { applied: result.applied, total };
 }
 
 /**
