@@ -47,8 +47,9 @@ export async function serveCommand(
     // run a crash left Running as "already running".
     await composed.start();
     metrics = await startMetricsListener(composed.metrics, metricsConfig, logger);
-    http = await listen(composed.app.fetch, config.http);
+    // Said before the port opens: whoever sees /healthz answer can already read it.
     logAlertsStatus(await composed.alertsStatus(), logger);
+    http = await listen(composed.app.fetch, config.http);
   } catch (error) {
     await metrics?.close().catch(() => undefined);
     await composed?.stop().catch(() => undefined);
