@@ -109,8 +109,7 @@ async function turboInLanes(tasks, filters, env) {
   const turbo = (taskList, extra, width = concurrency) =>
     run('pnpm', ['exec', 'turbo', 'run', ...taskList, `--concurrency=${width}`, ...extra], env);
   if (turboArgs.length > 0) return turbo(tasks, turboArgs);
-  const all = filters.length > 0 ? filters : [];
-  const built = await turbo(['build'], all);
+  const built = await turbo(['build'], filters);
   if (built !== 0) return built;
   // Every build is done: the server's test setup need not ask turbo again (build-server.ts).
   env = { ...env, OXICLOUD_TEST_BUILT: '1' };
@@ -118,11 +117,11 @@ async function turboInLanes(tasks, filters, env) {
   const others =
     filters.length > 0 ? filters.filter((f) => f !== `--filter=${SERVER}`) : ['--filter=!' + SERVER];
   const serverToo = filters.length === 0 || filters.includes(`--filter=${SERVER}`);
-  const [server, rest2] = await Promise.all([
+  const [serverCode, othersCode] = await Promise.all([
     serverToo ? turbo(rest, ['--only', `--filter=${SERVER}`], '1') : Promise.resolve(0),
     others.length > 0 ? turbo(rest, ['--only', ...others], '1') : Promise.resolve(0),
   ]);
-  return server || rest2;
+  return serverCode || othersCode;
 }
 
 // System packages: chromium for the browser test, docker.io and debootstrap for pass 2.
