@@ -31,6 +31,10 @@ export const STREAM = {
   drives: 3,
   folders: 4,
   faultBytes: 5,
+  /** Chunk sizes of an OxiCloud file (`oxicloud/chunk-plan.ts`). */
+  chunkPlan: 6,
+  /** Bytes of an OxiCloud chunk (`oxicloud/chunk-plan.ts`). */
+  chunkBytes: 7,
 } as const;
 
 /**

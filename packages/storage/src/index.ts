@@ -6,6 +6,34 @@ export type { S3BlobStorageOptions } from './blob/s3-blob-storage.js';
 export { S3BlobStorage } from './blob/s3-blob-storage.js';
 export type { StorageBackendName } from './blob/s3-config.js';
 export { S3_ENV, STORAGE_BACKEND_ENV, s3ConfigFromEnv, storageBackendFromEnv } from './blob/s3-config.js';
+export type {
+  BlobRefCountBasis,
+  ExpectedBlobRefCount,
+  FileBlobRef,
+  ManifestChunkList,
+} from './content/expected-blob-ref-counts.js';
+export {
+  BLOB_REF_COUNT_BASES,
+  BlobRefCountExpectation,
+  expectedBlobRefCounts,
+} from './content/expected-blob-ref-counts.js';
+export type {
+  ContentChunk,
+  FileContent,
+  LegacyFileContent,
+  ManifestFileContent,
+} from './content/file-content.js';
+export { CDC_CHUNK_SIZES, fileContentSize, manifestContent } from './content/file-content.js';
+export type { FileContentDigest, HashFileContentOptions } from './content/hash-file-content.js';
+export { hashFileContent } from './content/hash-file-content.js';
+export type {
+  ChunkManifest,
+  ManifestShapeProblem,
+  ManifestShapeProblemCode,
+} from './content/manifest-shape.js';
+export { MANIFEST_SHAPE_PROBLEM_CODES, manifestShapeProblems } from './content/manifest-shape.js';
+export type { OpenFileContentOptions } from './content/open-file-content.js';
+export { openFileContent } from './content/open-file-content.js';
 export type { Blake3Hasher } from './hashing/blake3.js';
 export { BLAKE3_EMPTY, blake3Hex, createBlake3Hasher } from './hashing/blake3.js';
 export type { Blake3WorkerPoolOptions, BlobDigest } from './hashing/blake3-worker-pool.js';

@@ -9,6 +9,8 @@
  * - `NOT_FOUND`: the blob (or row) does not exist.
  * - `SIZE_MISMATCH`: the bytes written differ in length from the size the
  *   caller announced; nothing was stored.
+ *   On a read (`openFileContent`): a stored chunk, or a legacy blob, is
+ *   longer or shorter than the size its manifest (or row) declares.
  * - `HASH_MISMATCH`: the BLAKE3 of the bytes differs from the key they are
  *   stored (or announced) under.
  * - `BACKEND_ERROR`: the disk, the S3 service or a hashing worker failed;
