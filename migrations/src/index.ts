@@ -30,5 +30,23 @@ export type {
 } from './oxicloud-schema/index.js';
 export { ANY_DEFAULT, diffSchema, OXICLOUD_SCHEMA, readSchema } from './oxicloud-schema/index.js';
 export { PACKAGE_SCHEMAS, RETIRED_MIGRATIONS } from './package-schemas.js';
+export type {
+  EmptyDatabase,
+  EngineDatabase,
+  EngineMigrations,
+  EngineOldModelDatabase,
+  JobsCounts,
+  OldModelMarker,
+  OxiCloudDatabase,
+  OxiCloudEra,
+  OxiCloudFacts,
+  Recognition,
+  RecognitionKind,
+  RunCounts,
+  SqlxMigrations,
+  Uncounted,
+  UnknownDatabase,
+} from './recognise/index.js';
+export { describeRecognition, FOUND_TABLES_LISTED, recogniseDatabase } from './recognise/index.js';
 export type { MigrationStatus } from './status.js';
 export { migrationStatus } from './status.js';
