@@ -1,4 +1,4 @@
-import { migrate } from '@oxicloud/migrations';
+import { describeRecognition, migrate, recogniseDatabase } from '@oxicloud/migrations';
 import type { Logger } from '@oxicloud/scheduler';
 import { PgUsersRepository } from '@oxicloud/storage';
 import type pg from 'pg';
@@ -8,11 +8,38 @@ import { ServerError } from '../server-error.js';
 /** The username of the admin created on first boot. */
 export const FIRST_ADMIN_USERNAME = 'admin';
 
+/**
+ * Refuses, before any statement that changes anything, a database this build
+ * must not migrate: OxiCloud's own (its `_sqlx_migrations` and storage
+ * tables). This build's storage domain is still its own model, which would
+ * half-apply there and leave objects behind in OxiCloud's schemas; running
+ * beside OxiCloud's database (a sidecar that writes only its own schema) is
+ * what the sidecar mode adds.
+ *
+ * @throws ServerError `DATABASE_REFUSED` with what was found.
+ */
+export async function refuseForeignDatabase(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  let found: Awaited<ReturnType<typeof recogniseDatabase>>;
+  try {
+    found = await recogniseDatabase(client);
+  } finally {
+    client.release();
+  }
+  if (found.kind === 'oxicloud') {
+    throw new ServerError(
+      'DATABASE_REFUSED',
+      `${describeRecognition(found)}. This build does not run on OxiCloud's own database yet (its storage domain is still the engine's own model); nothing was written. Unset DATABASE_URL to use the embedded Postgres, or point it at a database of its own`,
+    );
+  }
+}
+
 /** Applies the pending migrations; a failure becomes `MIGRATION_FAILED` naming the migration. */
 export async function applyMigrations(
   pool: pg.Pool,
   logger: Logger,
 ): Promise<{ applied: string[]; total: number }> {
+  await refuseForeignDatabase(pool);
   let result: Awaited<ReturnType<typeof migrate>>;
   try {
     result = await migrate(pool);
