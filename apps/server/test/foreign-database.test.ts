@@ -47,15 +47,15 @@ describe("OxiCloud's own database given as DATABASE_URL", () => {
     await db?.drop();
   });
 
-  it.each([['migrate'], ['token', '--user', 'admin']])(
-    '`oxijobs %s` refuses it before any write, naming what it found, and leaves its catalog unchanged',
-    async (...args) => {
-      const result = await runCli(args, cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_FORMAT: 'json' }));
-      expect(result.code).not.toBe(0);
-      expect(result.stderr).toContain('OxiCloud database (public._sqlx_migrations: 1 migration');
-      expect(result.stderr).toContain('nothing was written');
-      expect(await catalog(db)).toEqual(before);
-      expect(before).not.toContain('r public.oxicloud_migrations');
-    },
-  );
+  it.each([
+    ['migrate'],
+    ['token', '--user', 'admin'],
+  ])('`oxijobs %s` refuses it before any write, naming what it found, and leaves its catalog unchanged', async (...args) => {
+    const result = await runCli(args, cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_FORMAT: 'json' }));
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('OxiCloud database (public._sqlx_migrations: 1 migration');
+    expect(result.stderr).toContain('nothing was written');
+    expect(await catalog(db)).toEqual(before);
+    expect(before).not.toContain('r public.oxicloud_migrations');
+  });
 });
