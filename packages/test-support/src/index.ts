@@ -21,4 +21,10 @@ export {
 export type { S3rverProcess } from './s3rver.js';
 export { startS3rver } from './s3rver.js';
 export type { TestDatabase } from './test-database.js';
-export { ADMIN_URL_ENV, createTestDatabase, prepareTemplate, TEMPLATE_DATABASE } from './test-database.js';
+export {
+  ADMIN_URL_ENV,
+  createTestDatabase,
+  OXICLOUD_DOMAIN_TEMPLATE,
+  prepareTemplate,
+  TEMPLATE_DATABASE,
+} from './test-database.js';
