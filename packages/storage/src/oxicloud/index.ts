@@ -1,0 +1,23 @@
+/**
+ * `@oxicloud/storage/oxicloud`: the adapters on OxiCloud's storage domain
+ * (its tables as the fact sheet gives them). They take over from the root
+ * export's adapters (the engine's own old model) when the embedded default
+ * switches to this domain (issue 30); until then the server does not wire them.
+ *
+ * @packageDocumentation
+ */
+
+export type {
+  OxiBlobsTable,
+  OxiChunkManifestsTable,
+  OxiCloudDatabase,
+  OxiDrivesTable,
+  OxiFilesTable,
+  OxiFoldersTable,
+  OxiRoleGrantsTable,
+  OxiUsersTable,
+} from './database.js';
+
+// content checks (files_consistency, blobs_consistency, storage_consistency)
+
+// tree, drive, grant and usage checks (drives_, folders_, grants_consistency, storage_reconcile)
