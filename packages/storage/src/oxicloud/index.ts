@@ -21,3 +21,17 @@ export type {
 // content checks (files_consistency, blobs_consistency, storage_consistency)
 
 // tree, drive, grant and usage checks (drives_, folders_, grants_consistency, storage_reconcile)
+export type { OxiDriveUsageScanOptions } from './oxi-drive-usage-scan.js';
+export { OxiDriveUsageScan } from './oxi-drive-usage-scan.js';
+export type { OxiFolderTreeScanOptions } from './oxi-folder-tree-scan.js';
+export { OxiFolderTreeScan } from './oxi-folder-tree-scan.js';
+export { OxiGrantRepository } from './oxi-grant-repository.js';
+export type { OxiGrantAnomaly, OxiGrantScanOptions } from './oxi-grant-scan.js';
+export { OXICLOUD_INTERNAL_GROUP_ID, OxiGrantScan } from './oxi-grant-scan.js';
+export type { OxiTrashRepositoryOptions } from './oxi-trash-repository.js';
+export {
+  OXICLOUD_TRASH_RETENTION_DAYS_FLOOR,
+  OxiTrashRepository,
+  oxiTrashRetentionDays,
+} from './oxi-trash-repository.js';
+export { OxiUsageRepository } from './oxi-usage-repository.js';

@@ -1,0 +1,209 @@
+import type { ConsistencyCheck } from '@oxicloud/consistency';
+import type { Logger } from '@oxicloud/scheduler';
+import {
+  createDrivesConsistencyCheck,
+  type DrivesConsistencyCheckOptions,
+  type DriveUsageDrift,
+  type DriveUsageScan,
+  type ScanPage,
+  type UserUsageDrift,
+} from '@oxicloud/tenants';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { bigintToNumber } from '../postgres/database.js';
+import type { OxiCloudDatabase } from './database.js';
+import { estimateOxiRows } from './oxi-tree-support.js';
+
+interface DriveJson {
+  id: string;
+  owner_id: string | null;
+  recorded: string;
+  actual: string;
+}
+interface UserJson {
+  id: string;
+  recorded: string;
+  actual: string;
+  drives: number;
+}
+interface PageRow<T> {
+  scanned: string;
+  last_id: string | null;
+  anomalies: T[];
+}
+
+const toDrive = (r: DriveJson): DriveUsageDrift => ({
+  driveId: r.id,
+  // The port's ownerId is a string: a drive with no owner grant at all (§8) reports ''.
+  ownerId: r.owner_id ?? '',
+  recordedBytes: bigintToNumber(r.recorded),
+  actualBytes: bigintToNumber(r.actual),
+});
+const toUser = (r: UserJson): UserUsageDrift => ({
+  userId: r.id,
+  recordedBytes: bigintToNumber(r.recorded),
+  actualBytes: bigintToNumber(r.actual),
+  driveCount: r.drives,
+});
+
+/** Options of {@link OxiDriveUsageScan}. */
+export interface OxiDriveUsageScanOptions {
+  /** The checks' batch loops log their retries, lost checkpoints and failures here. */
+  readonly logger?: Logger;
+  /** Each check's own options, by check name: given to that check only. */
+  readonly checks?: {
+    readonly drives_consistency?: Omit<DrivesConsistencyCheckOptions, 'scan' | 'logger'>;
+  };
+}
+
+/**
+ * The SQL of a drive's owner on OxiCloud's domain, for the drive row `b`:
+ * `default_for_user` when set, else the strongest owner grant on it
+ * (`role_grants` resource `('drive', id)`, role `owner`; a user before a
+ * group, then the oldest). There is no owner column (fact sheet §3).
+ */
+const DRIVE_OWNER = sql`COALESCE(b.default_for_user, (
+  SELECT g.subject_id FROM storage.role_grants g
+   WHERE g.resource_type = 'drive' AND g.resource_id = b.id AND g.role = 'owner'
+   ORDER BY (g.subject_type = 'user') DESC, g.granted_at, g.id
+   LIMIT 1))`;
+
+/**
+ * {@link DriveUsageScan} on OxiCloud's `storage.drives` / `auth.users`, and
+ * the stateful adapter of the usage counters (`subsystem() === 'used_bytes'`):
+ * it contributes `drives_consistency`, with OxiCloud's two formulas (fact
+ * sheet §6, §12 items 9 and 10):
+ *
+ * - drive: `used_bytes = Σ files.size` over the drive's **live** files
+ *   (`NOT is_trashed`; trashed files are not counted, unlike the engine's
+ *   old model and the port's doc comment, which say "trashed included");
+ * - user envelope: `storage_used_bytes = Σ drives.used_bytes` over the
+ *   **personal** drives the user owns by a user owner grant (`expires_at`
+ *   ignored, default and secondary drives alike, shared drives never);
+ *   external users are never anomalies (a CHECK pins them to 0 and
+ *   OxiCloud's sweep skips them).
+ *
+ * A drift's `ownerId` comes from grants (there is no owner column):
+ * `default_for_user` when set, else the owner grant (a user before a group);
+ * `''` for a drive with no owner grant at all. Each page is one statement:
+ * a keyset page of the walked table, the matching sums grouped in the
+ * database, and back only the drifting rows plus the count and last id.
+ *
+ * @example
+ * ```ts
+ * const db = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool }) });
+ * consistencyRegistry.register(new OxiDriveUsageScan(db));
+ * ```
+ */
+export class OxiDriveUsageScan implements DriveUsageScan {
+  readonly #db: Kysely<OxiCloudDatabase>;
+  readonly #checks: readonly ConsistencyCheck[];
+
+  constructor(db: Kysely<OxiCloudDatabase>, options: OxiDriveUsageScanOptions = {}) {
+    this.#db = db;
+    const { checks = {} } = options;
+    const logger = options.logger ? { logger: options.logger } : {};
+    this.#checks = [createDrivesConsistencyCheck({ ...checks.drives_consistency, ...logger, scan: this })];
+  }
+
+  subsystem(): string {
+    return 'used_bytes';
+  }
+
+  /** `drives_consistency`: drive `used_bytes` and the user envelope against OxiCloud's sums. */
+  consistencyChecks(): readonly ConsistencyCheck[] {
+    return this.#checks;
+  }
+
+  async scanDriveUsage(afterId: string | null, limit: number): Promise<ScanPage<DriveUsageDrift>> {
+    const page = await this.#drivePage(
+      sql`SELECT id, default_for_user, used_bytes FROM storage.drives
+          ${afterId === null ? sql`` : sql`WHERE id > ${afterId}::uuid`}
+          ORDER BY id LIMIT ${limit}`,
+    );
+    return {
+      scanned: bigintToNumber(page.scanned),
+      lastKey: page.last_id,
+      anomalies: page.anomalies.map(toDrive),
+    };
+  }
+
+  async reverifyDriveUsage(driveIds: readonly string[]): Promise<DriveUsageDrift[]> {
+    if (driveIds.length === 0) return [];
+    const page = await this.#drivePage(
+      sql`SELECT id, default_for_user, used_bytes FROM storage.drives WHERE id = ANY(${[...driveIds]}::uuid[])`,
+    );
+    return page.anomalies.map(toDrive);
+  }
+
+  async scanUserUsage(afterId: string | null, limit: number): Promise<ScanPage<UserUsageDrift>> {
+    const page = await this.#userPage(
+      sql`SELECT id, storage_used_bytes, is_external FROM auth.users
+          ${afterId === null ? sql`` : sql`WHERE id > ${afterId}::uuid`}
+          ORDER BY id LIMIT ${limit}`,
+    );
+    return {
+      scanned: bigintToNumber(page.scanned),
+      lastKey: page.last_id,
+      anomalies: page.anomalies.map(toUser),
+    };
+  }
+
+  async reverifyUserUsage(userIds: readonly string[]): Promise<UserUsageDrift[]> {
+    if (userIds.length === 0) return [];
+    const page = await this.#userPage(
+      sql`SELECT id, storage_used_bytes, is_external FROM auth.users WHERE id = ANY(${[...userIds]}::uuid[])`,
+    );
+    return page.anomalies.map(toUser);
+  }
+
+  estimateRows(): Promise<number | null> {
+    return estimateOxiRows(this.#db, ['storage.drives', 'auth.users']);
+  }
+
+  /** Drives of `batch` whose `used_bytes` differs from `Σ size` of their live files. */
+  async #drivePage(batch: RawBuilder<unknown>): Promise<PageRow<DriveJson>> {
+    const { rows } = await sql<PageRow<DriveJson>>`
+      WITH batch AS MATERIALIZED (${batch}),
+      sums AS (
+        SELECT f.drive_id, SUM(f.size) AS actual
+          FROM storage.files f
+         WHERE f.drive_id IN (SELECT id FROM batch) AND NOT f.is_trashed
+         GROUP BY f.drive_id
+      )
+      SELECT (SELECT count(*) FROM batch) AS scanned,
+             (SELECT id FROM batch ORDER BY id DESC LIMIT 1) AS last_id,
+             COALESCE((
+               SELECT json_agg(json_build_object(
+                        'id', b.id, 'owner_id', ${DRIVE_OWNER},
+                        'recorded', b.used_bytes::text, 'actual', COALESCE(s.actual, 0)::text) ORDER BY b.id)
+                 FROM batch b LEFT JOIN sums s ON s.drive_id = b.id
+                WHERE b.used_bytes IS DISTINCT FROM COALESCE(s.actual, 0)
+             ), '[]'::json) AS anomalies`.execute(this.#db);
+    return rows[0] as PageRow<DriveJson>;
+  }
+
+  /** Internal users of `batch` whose envelope differs from `Σ used_bytes` of the personal drives they own. */
+  async #userPage(batch: RawBuilder<unknown>): Promise<PageRow<UserJson>> {
+    const { rows } = await sql<PageRow<UserJson>>`
+      WITH batch AS MATERIALIZED (${batch}),
+      sums AS (
+        SELECT g.subject_id AS user_id, SUM(d.used_bytes) AS actual, count(*)::int AS drives
+          FROM storage.role_grants g
+          JOIN storage.drives d ON d.id = g.resource_id AND d.kind = 'personal'
+         WHERE g.subject_type = 'user' AND g.resource_type = 'drive' AND g.role = 'owner'
+           AND g.subject_id IN (SELECT id FROM batch WHERE NOT is_external)
+         GROUP BY g.subject_id
+      )
+      SELECT (SELECT count(*) FROM batch) AS scanned,
+             (SELECT id FROM batch ORDER BY id DESC LIMIT 1) AS last_id,
+             COALESCE((
+               SELECT json_agg(json_build_object(
+                        'id', b.id, 'recorded', b.storage_used_bytes::text,
+                        'actual', COALESCE(s.actual, 0)::text, 'drives', COALESCE(s.drives, 0)) ORDER BY b.id)
+                 FROM batch b LEFT JOIN sums s ON s.user_id = b.id
+                WHERE NOT b.is_external
+                  AND b.storage_used_bytes IS DISTINCT FROM COALESCE(s.actual, 0)
+             ), '[]'::json) AS anomalies`.execute(this.#db);
+    return rows[0] as PageRow<UserJson>;
+  }
+}
