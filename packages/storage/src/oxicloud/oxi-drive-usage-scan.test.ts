@@ -1,0 +1,160 @@
+import {
+  DRIVE_USED_BYTES_DRIFT,
+  DRIVES_CONSISTENCY_CHECK_NAME,
+  USER_USED_BYTES_DRIFT,
+} from '@oxicloud/tenants';
+import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import { Kysely, PostgresDialect } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { OxiCloudDatabase } from './database.js';
+import { OxiDriveUsageScan } from './oxi-drive-usage-scan.js';
+import { checkRunner, oxiTreeFixtures, resetDomain, summary } from './tree-fixtures.js';
+
+let db: TestDatabase;
+let kysely: Kysely<OxiCloudDatabase>;
+let runner: ReturnType<typeof checkRunner>;
+let fx: ReturnType<typeof oxiTreeFixtures>;
+let check: ReturnType<OxiDriveUsageScan['consistencyChecks']>[number];
+
+interface World {
+  alice: string;
+  bob: string;
+  external: string;
+  group: string;
+  personal: string;
+  secondary: string;
+  bobs: string;
+  shared: string;
+  groupShared: string;
+}
+let w: World;
+
+/**
+ * A world whose counters are what OxiCloud's sweep leaves: alice has a
+ * default (100 live + 50 trashed) and a secondary personal drive (30), and
+ * co-owns a shared drive (1000, not in her envelope); bob has his default
+ * drive (7); a group owns a second shared drive (5); an external user owns nothing.
+ */
+async function seed(): Promise<World> {
+  const alice = await fx.user('alice');
+  const bob = await fx.user('bob');
+  const external = await fx.user('guest', { external: true });
+  const group = await fx.group('team-a', [alice, bob]);
+  const personal = await fx.personalDrive(alice);
+  const secondary = await fx.personalDrive(alice, { default: false });
+  const bobs = await fx.personalDrive(bob);
+  const shared = await fx.sharedDrive('Projects', { type: 'user', id: bob });
+  await fx.grant({ type: 'user', id: alice }, { type: 'drive', id: shared.driveId }, { role: 'owner' });
+  const groupShared = await fx.sharedDrive('Team space', { type: 'group', id: group });
+  const docs = await fx.folder(personal.driveId, personal.rootId, 'docs');
+  await fx.file(personal.driveId, docs, 'a', 60);
+  await fx.file(personal.driveId, personal.rootId, 'b', 40);
+  const old = await fx.folder(personal.driveId, docs, 'old');
+  await fx.file(personal.driveId, old, 'c', 20);
+  const d = await fx.file(personal.driveId, docs, 'd', 30);
+  await fx.trashFolder(old);
+  await fx.trashFile(d.id);
+  await fx.file(secondary.driveId, secondary.rootId, 'e', 30);
+  await fx.file(bobs.driveId, bobs.rootId, 'f', 7);
+  await fx.file(shared.driveId, shared.rootId, 'g', 1000);
+  await fx.file(groupShared.driveId, groupShared.rootId, 'h', 5);
+  const set = (table: string, column: string, value: number, id: string) =>
+    db.pool.query(`UPDATE ${table} SET ${column} = $1 WHERE id = $2`, [value, id]);
+  await set('storage.drives', 'used_bytes', 100, personal.driveId);
+  await set('storage.drives', 'used_bytes', 30, secondary.driveId);
+  await set('storage.drives', 'used_bytes', 7, bobs.driveId);
+  await set('storage.drives', 'used_bytes', 1000, shared.driveId);
+  await set('storage.drives', 'used_bytes', 5, groupShared.driveId);
+  await set('auth.users', 'storage_used_bytes', 130, alice);
+  await set('auth.users', 'storage_used_bytes', 7, bob);
+  return {
+    alice,
+    bob,
+    external,
+    group,
+    personal: personal.driveId,
+    secondary: secondary.driveId,
+    bobs: bobs.driveId,
+    shared: shared.driveId,
+    groupShared: groupShared.driveId,
+  };
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase({ domain: 'oxicloud' });
+  kysely = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+  runner = checkRunner(db.pool);
+  fx = oxiTreeFixtures(db.pool);
+  check = new OxiDriveUsageScan(kysely).consistencyChecks()[0]!;
+});
+afterAll(async () => {
+  await runner?.shutdown().catch(() => undefined);
+  await db?.drop();
+});
+beforeEach(async () => {
+  await resetDomain(db.pool);
+  w = await seed();
+});
+
+describe('OxiDriveUsageScan: drives_consistency with OxiCloud’s formulas', () => {
+  it('is drives_consistency of the usage counters', () => {
+    expect(check.name).toBe(DRIVES_CONSISTENCY_CHECK_NAME);
+    expect(check.subsystem).toBe('used_bytes');
+  });
+
+  it('counters as OxiCloud’s sweep leaves them (trashed not counted, secondary drive in the envelope, shared not) → 0 findings', async () => {
+    const run = await runner.run(check, { batch_size: 2 });
+    expect(run.status).toBe('Completed');
+    expect(run.findings).toEqual([]);
+    expect(run.stats['scanned_count']).toBe(5 + 3);
+  });
+
+  it('a drive counting its trashed files → drive_used_bytes_drift, owner from default_for_user', async () => {
+    await db.pool.query('UPDATE storage.drives SET used_bytes = 150 WHERE id = $1', [w.personal]);
+    // Keep the envelope on the stored drive values, so only the drive drifts.
+    await db.pool.query('UPDATE auth.users SET storage_used_bytes = 180 WHERE id = $1', [w.alice]);
+    const run = await runner.run(check);
+    expect(summary(run.findings)).toEqual([`${DRIVE_USED_BYTES_DRIFT} Drift ${w.personal}`]);
+    expect(run.findings[0]?.detail).toMatchObject({
+      recorded: 150,
+      actual: 100,
+      delta: 50,
+      owner_id: w.alice,
+    });
+  });
+
+  it('the owner of a secondary personal drive and of a group-owned shared drive comes from the owner grant', async () => {
+    await db.pool.query('UPDATE storage.drives SET used_bytes = used_bytes + 1 WHERE id = ANY($1::uuid[])', [
+      [w.secondary, w.groupShared],
+    ]);
+    await db.pool.query('UPDATE auth.users SET storage_used_bytes = 131 WHERE id = $1', [w.alice]);
+    const run = await runner.run(check);
+    expect(summary(run.findings)).toEqual(
+      [
+        `${DRIVE_USED_BYTES_DRIFT} Drift ${w.secondary}`,
+        `${DRIVE_USED_BYTES_DRIFT} Drift ${w.groupShared}`,
+      ].sort(),
+    );
+    const owner = (id: string) => run.findings.find((f) => f.resourceId === id)?.detail['owner_id'];
+    expect(owner(w.secondary)).toBe(w.alice);
+    expect(owner(w.groupShared)).toBe(w.group);
+  });
+
+  it('an envelope that leaves out the secondary drive, or counts the shared one → user_used_bytes_drift', async () => {
+    await db.pool.query('UPDATE auth.users SET storage_used_bytes = 100 WHERE id = $1', [w.alice]);
+    await db.pool.query('UPDATE auth.users SET storage_used_bytes = 1007 WHERE id = $1', [w.bob]);
+    const run = await runner.run(check);
+    expect(summary(run.findings)).toEqual(
+      [`${USER_USED_BYTES_DRIFT} Drift ${w.alice}`, `${USER_USED_BYTES_DRIFT} Drift ${w.bob}`].sort(),
+    );
+    const detail = (id: string) => run.findings.find((f) => f.resourceId === id)?.detail;
+    expect(detail(w.alice)).toMatchObject({ recorded: 100, actual: 130, drive_count: 2 });
+    expect(detail(w.bob)).toMatchObject({ recorded: 1007, actual: 7, drive_count: 1 });
+  });
+
+  it('an external user who holds an owner grant on a personal drive is never a finding', async () => {
+    await fx.grant({ type: 'user', id: w.external }, { type: 'drive', id: w.bobs }, { role: 'owner' });
+    const run = await runner.run(check);
+    expect(run.findings).toEqual([]);
+  });
+});
