@@ -140,6 +140,18 @@ describe('OxiDriveUsageScan: drives_consistency with OxiCloud’s formulas', () 
     expect(owner(w.groupShared)).toBe(w.group);
   });
 
+  it('a default drive that lost its owner grant still names its owner: default_for_user', async () => {
+    await db.pool.query("DELETE FROM storage.role_grants WHERE resource_id = $1 AND role = 'owner'", [
+      w.bobs,
+    ]);
+    await db.pool.query('UPDATE storage.drives SET used_bytes = 8 WHERE id = $1', [w.bobs]);
+    // Without the grant the drive is no longer in bob's envelope (OxiCloud's formula): 0.
+    await db.pool.query('UPDATE auth.users SET storage_used_bytes = 0 WHERE id = $1', [w.bob]);
+    const run = await runner.run(check);
+    expect(summary(run.findings)).toEqual([`${DRIVE_USED_BYTES_DRIFT} Drift ${w.bobs}`]);
+    expect(run.findings[0]?.detail).toMatchObject({ recorded: 8, actual: 7, owner_id: w.bob });
+  });
+
   it('an envelope that leaves out the secondary drive, or counts the shared one → user_used_bytes_drift', async () => {
     await db.pool.query('UPDATE auth.users SET storage_used_bytes = 100 WHERE id = $1', [w.alice]);
     await db.pool.query('UPDATE auth.users SET storage_used_bytes = 1007 WHERE id = $1', [w.bob]);

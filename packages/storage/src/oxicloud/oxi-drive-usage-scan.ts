@@ -191,7 +191,7 @@ export class OxiDriveUsageScan implements DriveUsageScan {
           FROM storage.role_grants g
           JOIN storage.drives d ON d.id = g.resource_id AND d.kind = 'personal'
          WHERE g.subject_type = 'user' AND g.resource_type = 'drive' AND g.role = 'owner'
-           AND g.subject_id IN (SELECT id FROM batch WHERE NOT is_external)
+           AND g.subject_id IN (SELECT id FROM batch)
          GROUP BY g.subject_id
       )
       SELECT (SELECT count(*) FROM batch) AS scanned,

@@ -149,7 +149,7 @@ describe('OxiFolderTreeScan: folders_consistency on OxiCloud’s tree', () => {
     expect(run.findings[0]?.detail).toMatchObject({ parent_drive_id: w.secondary.driveId });
   });
 
-  it('a live root no drive points at → orphan_root (a trashed one is not)', async () => {
+  it('a live root no drive points at, and the folders below it → orphan_root (a trashed root is not)', async () => {
     const stray = '0193aaaa-0000-7000-8000-000000000001';
     const trashedStray = '0193aaaa-0000-7000-8000-000000000002';
     await fx.drift(
@@ -164,8 +164,16 @@ describe('OxiFolderTreeScan: folders_consistency on OxiCloud’s tree', () => {
         [trashedStray, folderLabel(trashedStray), w.personal.driveId],
       ],
     );
+    // Their children: the chain of the first ends at a top-level folder that is not the
+    // drive's root (unreachable from it); the second's at a trashed one (the trash's).
+    const under = await fx.folder(w.personal.driveId, stray, 'under');
+    const inTrash = await fx.folder(w.personal.driveId, trashedStray, 'in-trash');
+    await db.pool.query(
+      "UPDATE storage.folders SET is_trashed = true, trashed_at = now() - interval '3 days' WHERE id = $1",
+      [inTrash],
+    );
     const run = await runner.run(check);
-    expect(summary(run.findings)).toEqual([`${ORPHAN_ROOT} DataLoss ${stray}`]);
+    expect(summary(run.findings)).toEqual([stray, under].map((id) => `${ORPHAN_ROOT} DataLoss ${id}`).sort());
   });
 
   it('a parent cycle → orphan_root on each folder of it, no path findings', async () => {

@@ -127,6 +127,15 @@ describe('OxiTrashRepository: trash_cleanup with OxiCloud’s promises', () => {
     const gone = await fx.file(w.driveId, w.docs, 'gone.txt', 1);
     await fx.trashFile(gone.id, 90);
     const before = await ids('storage.files');
+    // The frozen subtree is not even selected (nor locked).
+    const cutoff = new Date(Date.now() - 31 * 86_400_000);
+    expect(await new OxiTrashRepository(kysely).purgeFolderBatch(cutoff, 10, null)).toEqual({
+      selected: 0,
+      folders: 0,
+      files: 0,
+      skippedLiveDescendants: [],
+      next: null,
+    });
     const outcome = await purge(30);
     expect(outcome.count).toBe(1);
     expect(await ids('storage.files')).toEqual(before.filter((id) => id !== gone.id));

@@ -90,7 +90,7 @@ export class OxiUsageRepository implements UsageRepository {
         updated AS (
           UPDATE auth.users t SET storage_used_bytes = a.after
             FROM actual a
-           WHERE t.id = a.id AND t.storage_used_bytes = a.before AND NOT t.is_external
+           WHERE t.id = a.id AND t.storage_used_bytes = a.before
           RETURNING t.id, a.before, a.after
         )`,
     );
