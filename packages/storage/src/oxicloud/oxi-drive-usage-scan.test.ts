@@ -152,6 +152,16 @@ describe('OxiDriveUsageScan: drives_consistency with OxiCloud’s formulas', () 
     expect(run.findings[0]?.detail).toMatchObject({ recorded: 8, actual: 7, owner_id: w.bob });
   });
 
+  it("a shared drive with no owner grant left (orphaned, §8) reports owner_id ''", async () => {
+    await db.pool.query("DELETE FROM storage.role_grants WHERE resource_id = $1 AND role = 'owner'", [
+      w.groupShared,
+    ]);
+    await db.pool.query('UPDATE storage.drives SET used_bytes = 0 WHERE id = $1', [w.groupShared]);
+    const run = await runner.run(check);
+    expect(summary(run.findings)).toEqual([`${DRIVE_USED_BYTES_DRIFT} Drift ${w.groupShared}`]);
+    expect(run.findings[0]?.detail).toMatchObject({ recorded: 0, actual: 5, owner_id: '' });
+  });
+
   it('an envelope that leaves out the secondary drive, or counts the shared one → user_used_bytes_drift', async () => {
     await db.pool.query('UPDATE auth.users SET storage_used_bytes = 100 WHERE id = $1', [w.alice]);
     await db.pool.query('UPDATE auth.users SET storage_used_bytes = 1007 WHERE id = $1', [w.bob]);
