@@ -225,13 +225,18 @@ describe('LocalFsBlobStorage (local disk)', () => {
     expect((await own.list({ limit: 100 })).map((e) => e.size)).toEqual([5, 5, 5]);
   });
 
-  it('lists nothing (and does not fail) when the storage root has no .blobs folder yet', async () => {
+  it('lists nothing when the storage root has no .blobs folder yet, and fails when the root itself is missing', async () => {
     const fresh = new LocalFsBlobStorage({ root: join(await tempFolder(), 'storage') });
     await mkdir(join(fresh.root, '.thumbnails'), { recursive: true });
     await writeFile(join(fresh.root, '.jwt_secret'), 'secret');
     expect(await fresh.list({ limit: 10 })).toEqual([]);
+    await mkdir(fresh.blobsDir);
+    expect(await fresh.list({ limit: 10 })).toEqual([]);
+    // A wrong path is not an empty store (every row would look like lost bytes).
     const missing = new LocalFsBlobStorage({ root: join(await tempFolder(), 'never-created') });
-    expect(await missing.list({ limit: 10 })).toEqual([]);
+    const error = await expectStorageError(missing.list({ limit: 10 }), 'BACKEND_ERROR');
+    expect(error.message).toContain('never-created does not exist');
+    expect(existsSync(missing.root)).toBe(false);
   });
 
   it('skips every prefix folder before startAfter without reading it', async () => {

@@ -76,7 +76,9 @@ async function readNames(dir: string): Promise<string[]> {
  * - `list` reads the prefix folders in sorted order from `startAfter`'s
  *   folder on (never the folders before it) and returns only names
  *   `<hash>.blob` whose hash starts with their folder's name: strays
- *   (`.blobs/zz/…`, `notahash.blob`, temp files) are skipped.
+ *   (`.blobs/zz/…`, `notahash.blob`, temp files) are skipped. A root
+ *   without `.blobs` lists nothing; a root that does not exist fails
+ *   (`BACKEND_ERROR`): it is a wrong path, not an empty store.
  * - `health` only reads (stat and access of the root and `.blobs`): it
  *   never writes into a store this engine may not own.
  * - Keys are validated with `assertBlobHash` before any file call.
@@ -219,9 +221,9 @@ export class LocalFsBlobStorage implements BlobStorage {
     const from = startAfter ?? '';
     const out: BlobEntry[] = [];
     try {
-      const folders = (await readNames(this.blobsDir))
-        .filter((name) => isBlobPrefixDir(name) && name >= from.slice(0, 2))
-        .sort();
+      const names = await readNames(this.blobsDir);
+      if (names.length === 0) await this.#assertRootExists();
+      const folders = names.filter((name) => isBlobPrefixDir(name) && name >= from.slice(0, 2)).sort();
       let read = 0;
       let blobsSeen = 0;
       while (read < folders.length && out.length < limit) {
@@ -286,6 +288,24 @@ export class LocalFsBlobStorage implements BlobStorage {
         backend: this.backend,
         message: `storage root ${this.root} is not a readable and writable folder: ${reason}`,
       };
+    }
+  }
+
+  /**
+   * A storage root that does not exist is a wrong path, not an empty store:
+   * listing it as empty would make every blob row look like lost bytes.
+   */
+  async #assertRootExists(): Promise<void> {
+    try {
+      await stat(this.root);
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT') throw error;
+      throw new StorageError(
+        'BACKEND_ERROR',
+        `local blob list: the storage root ${this.root} does not exist; a missing root is not an empty store ` +
+          '(check the root option, OXICLOUD_STORAGE_PATH for the server)',
+        { cause: error },
+      );
     }
   }
 
