@@ -88,7 +88,8 @@ export interface ServerConfig {
      * Whether the server creates `localRoot` when it is missing: only the
      * default `<dataDir>/storage`. A storage root named by
      * `OXICLOUD_STORAGE_PATH` (OxiCloud's) is never created, so a wrong path
-     * shows as an unhealthy backend, not as an empty store.
+     * fails the listing (and the migration target's health) instead of
+     * passing for an empty store.
      */
     readonly createLocalRoot: boolean;
     readonly s3: S3BlobStorageOptions | null;
