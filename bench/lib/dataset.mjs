@@ -9,7 +9,8 @@ import { createDatabase } from './postgres.mjs';
 
 /**
  * `files` files as `files / 1000` users × 1000 files, `blobs` blobs with real bytes under
- * `<dataDir>/blobs` (the server's local backend root for that data dir), then VACUUM ANALYZE.
+ * `<dataDir>/storage/.blobs` (the server's default local storage root for that data dir, in
+ * OxiCloud's layout), then VACUUM ANALYZE.
  * `faults` (names, `faultsPerKind` each) are injected as `oxijobs seed --faults` does; the
  * result's `faults` are the generator's records (each fault with the findings it must produce).
  */
@@ -27,7 +28,7 @@ export async function seedDatabase({
   try {
     const migrated = await migrate(pool);
     if (migrated.error) throw migrated.error;
-    const root = join(dataDir, 'blobs');
+    const root = join(dataDir, 'storage'); // the server's default OXICLOUD_STORAGE_PATH for this data dir
     mkdirSync(root, { recursive: true });
     const users = Math.max(1, Math.round(files / 1000));
     let lastPhase = '';

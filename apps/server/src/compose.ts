@@ -10,6 +10,7 @@ import {
 } from '@oxicloud/alerts';
 import { NodeMembership, PgOwnedRuns, PgPeriodicHistory, PgTickCoordinator } from '@oxicloud/cluster';
 import {
+  type ConsistencyCheck,
   ConsistencyRegistry,
   checkJob,
   FindingKindCatalog,
@@ -23,6 +24,7 @@ import { JobRegistry, type Logger, type MisfirePolicy } from '@oxicloud/schedule
 import {
   Blake3WorkerPool,
   createBlobHasher,
+  EncryptedBlobStorage,
   LocalFsBlobStorage,
   PgAdminRecipients,
   PgBlobIndexScan,
@@ -63,7 +65,7 @@ import type pg from 'pg';
 import { usersThroughOutage } from './auth/users-through-outage.js';
 import { clusterView } from './cluster/cluster-view.js';
 import { clusterConfigFromEnv } from './config/cluster-config.js';
-import type { ServerConfig } from './config/server-config.js';
+import type { ServerConfig, StorageEncryptionConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
 import { pgReadinessProbe } from './database/readiness-probe.js';
@@ -114,11 +116,42 @@ export interface ComposedServer {
   stop(): Promise<void>;
 }
 
-/** The blob backend `OXICLOUD_STORAGE_BACKEND` chose, plain (no checks): for `oxijobs seed`. */
-export function createBlobStorage(storage: ServerConfig['storage']): BlobStorage {
-  if (storage.backend === 's3') return new S3BlobStorage(storage.s3);
+type ChecksOf = (self: BlobStorage) => readonly ConsistencyCheck[];
+
+/**
+ * A backend as the server uses it: `make` builds the base store (local or
+ * S3), wrapped in `EncryptedBlobStorage` when encryption at rest is on. The
+ * consistency checks go on the outer store, so they see plaintext.
+ */
+function blobBackend<T extends BlobStorage>(
+  make: (checks: ChecksOf | undefined) => T,
+  encryption: StorageEncryptionConfig | null,
+  checks?: ChecksOf,
+): { readonly store: BlobStorage; readonly base: T } {
+  if (encryption === null) {
+    const base = make(checks);
+    return { store: base, base };
+  }
+  const base = make(undefined);
+  const store = new EncryptedBlobStorage({
+    inner: base,
+    key: encryption.key,
+    ...(checks === undefined ? {} : { consistencyChecks: checks }),
+  });
+  return { store, base };
+}
+
+/**
+ * The blob backend `OXICLOUD_STORAGE_BACKEND` chose, with no checks, encrypted
+ * when `encryption` is given (`OXICLOUD_STORAGE_ENCRYPTION_*`): for `oxijobs seed`.
+ */
+export function createBlobStorage(
+  storage: ServerConfig['storage'],
+  encryption: StorageEncryptionConfig | null = null,
+): BlobStorage {
+  if (storage.backend === 's3') return blobBackend(() => new S3BlobStorage(storage.s3), encryption).store;
   mkdirSync(storage.root, { recursive: true });
-  return new LocalFsBlobStorage({ root: storage.root });
+  return blobBackend(() => new LocalFsBlobStorage({ root: storage.root }), encryption).store;
 }
 
 /** The blob backends the server can reach, and the hashing pool their deep checks share. */
@@ -165,18 +198,32 @@ export function createBlobBackends(deps: {
     createStorageConsistencyCheck({ blobs: self, index, hasher: hasherOf(self), logger }),
   ];
   const sourceName = config.storage.backend;
-  mkdirSync(config.backends.localRoot, { recursive: true });
-  const local = new LocalFsBlobStorage({
-    root: config.backends.localRoot,
-    ...(sourceName === 'local' ? { consistencyChecks: storageCheck } : {}),
-  });
-  const s3 =
-    config.backends.s3 === null
+  const encryption = config.storageEncryption;
+  // The default root under the data folder is this server's own; an OXICLOUD_STORAGE_PATH is OxiCloud's.
+  if (config.backends.createLocalRoot) mkdirSync(config.backends.localRoot, { recursive: true });
+  const local = blobBackend(
+    (checks) =>
+      new LocalFsBlobStorage({
+        root: config.backends.localRoot,
+        ...(checks === undefined ? {} : { consistencyChecks: checks }),
+      }),
+    encryption,
+    sourceName === 'local' ? storageCheck : undefined,
+  ).store;
+  const s3Options = config.backends.s3;
+  const s3Backend =
+    s3Options === null
       ? null
-      : new S3BlobStorage({
-          ...config.backends.s3,
-          ...(sourceName === 's3' ? { consistencyChecks: storageCheck } : {}),
-        });
+      : blobBackend(
+          (checks) =>
+            new S3BlobStorage({
+              ...s3Options,
+              ...(checks === undefined ? {} : { consistencyChecks: checks }),
+            }),
+          encryption,
+          sourceName === 's3' ? storageCheck : undefined,
+        );
+  const s3 = s3Backend?.store ?? null;
   const source = sourceName === 's3' && s3 !== null ? s3 : local;
   return {
     source,
@@ -184,7 +231,7 @@ export function createBlobBackends(deps: {
     sourceHasher: hasherOf(source),
     async close() {
       await hashPool.close();
-      s3?.close();
+      s3Backend?.base.close();
     },
     hasherOf(name) {
       const backend = name === 'local' ? local : name === 's3' ? s3 : null;

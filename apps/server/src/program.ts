@@ -96,7 +96,13 @@ export function createProgram(env: Env = process.env): Command {
     .addHelpText(
       'after',
       envVarsHelp(
-        [...DATABASE_VAR_NAMES, 'OXICLOUD_STORAGE_BACKEND'],
+        [
+          ...DATABASE_VAR_NAMES,
+          'OXICLOUD_STORAGE_BACKEND',
+          'OXICLOUD_STORAGE_PATH',
+          'OXICLOUD_STORAGE_ENCRYPTION_ENABLED',
+          'OXICLOUD_STORAGE_ENCRYPTION_KEY',
+        ],
         ['OXICLOUD_S3_* (with OXICLOUD_STORAGE_BACKEND=s3: where the blobs are written)'],
       ),
     )

@@ -1,10 +1,10 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { join } from 'node:path';
+import { localBlobsDir } from '@oxicloud/storage';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cleanEnv, runCli } from './cli-process.js';
-import { scratchDir } from './fault-support.js';
+import { scratchDir, serverStorageRoot } from './fault-support.js';
 import { shellQuote, Terminal } from './terminal.js';
 
 /** Every command that runs something (`jobs list`, `serve`, …), from the root's and each group's --help. */
@@ -34,14 +34,10 @@ const COMMANDS = [
   ['repair', 'apply'],
 ];
 
-/** The folders under a blob root, two levels deep. */
+/** The blob folders of a storage root: `.blobs` and its prefix folders. */
 function blobFolders(root: string): string[] {
-  const out: string[] = [];
-  for (const first of readdirSync(root)) {
-    out.push(first);
-    for (const second of readdirSync(join(root, first))) out.push(`${first}/${second}`);
-  }
-  return out.sort();
+  const blobs = localBlobsDir(root);
+  return existsSync(blobs) ? ['.blobs', ...readdirSync(blobs).map((name) => `.blobs/${name}`)].sort() : [];
 }
 
 describe('a bad command line', () => {
@@ -224,7 +220,7 @@ describe('oxijobs seed output', () => {
   });
 
   it('--faults all with few blobs per file says which ratio it needs (exit 2), leaving no new blob folders', async () => {
-    const blobs = join(dir.path, 'blobs');
+    const blobs = serverStorageRoot(dir.path);
     const before = blobFolders(blobs);
     expect(before.length).toBeGreaterThan(0); // the seed above wrote some
     const result = await runCli(
@@ -264,7 +260,7 @@ describe('oxijobs seed output', () => {
       );
       expect(result.code, result.stderr).toBe(1);
       expect(result.stderr).toContain('dataset generation failed in phase users');
-      expect(readdirSync(fresh.path)).not.toContain('blobs');
+      expect(readdirSync(fresh.path)).not.toContain('storage');
     } finally {
       fresh.remove();
     }

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { type FaultName, generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
@@ -13,6 +12,7 @@ import {
   referenceRuns,
   scratchDir,
   serverEnv,
+  serverStorageRoot,
   sleep,
   startServer,
 } from './fault-support.js';
@@ -201,7 +201,7 @@ describe('three server processes on one database: one firing per tick, a run thr
     dir = scratchDir('cluster');
     await generateDataset({
       pool: db.pool,
-      blobs: new LocalFsBlobStorage({ root: join(dir.path, 'blobs') }),
+      blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
       options: {
         users: 20,
         filesPerUser: 40,

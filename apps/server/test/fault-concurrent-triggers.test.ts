@@ -1,5 +1,4 @@
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
@@ -12,6 +11,7 @@ import {
   killHard,
   scratchDir,
   serverEnv,
+  serverStorageRoot,
   startServer,
 } from './fault-support.js';
 
@@ -79,7 +79,7 @@ describe('100 concurrent triggers of one recoverable job', () => {
     dir = scratchDir('fault-concurrent');
     await generateDataset({
       pool: db.pool,
-      blobs: new LocalFsBlobStorage({ root: join(dir.path, 'blobs') }),
+      blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
       options: { users: 4, filesPerUser: 50, foldersPerDrive: { min: 3, max: 6 }, seed: 11 },
     });
     port = await freePort();

@@ -1,10 +1,16 @@
-import { join } from 'node:path';
 import { generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ComposedServer } from '../src/index.js';
-import { adminToken, composeInProcess, type RunJson, scratchDir, sleep } from './fault-support.js';
+import {
+  adminToken,
+  composeInProcess,
+  type RunJson,
+  scratchDir,
+  serverStorageRoot,
+  sleep,
+} from './fault-support.js';
 
 const CONSISTENCY_JOBS = [
   'drives_consistency',
@@ -53,7 +59,7 @@ describe('a corrupted cursor or params row', () => {
     dir = scratchDir('fault-corrupt');
     await generateDataset({
       pool: db.pool,
-      blobs: new LocalFsBlobStorage({ root: join(dir.path, 'blobs') }),
+      blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
       options: {
         users: 3,
         filesPerUser: 40,

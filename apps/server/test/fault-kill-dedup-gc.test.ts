@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { blake3Hex, LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import type pg from 'pg';
@@ -10,6 +9,7 @@ import {
   killHard,
   scratchDir,
   serverEnv,
+  serverStorageRoot,
   sleep,
   startServer,
 } from './fault-support.js';
@@ -39,7 +39,7 @@ describe('kill -9 of the server during dedup_gc', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     dir = scratchDir('fault-kill-gc');
-    storage = new LocalFsBlobStorage({ root: join(dir.path, 'blobs') });
+    storage = new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) });
     const user = await db.pool.query<{ id: string }>(
       "INSERT INTO auth.users (username) VALUES ('gc-owner') RETURNING id",
     );

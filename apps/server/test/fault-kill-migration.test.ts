@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage, S3BlobStorage } from '@oxicloud/storage';
 import {
@@ -17,6 +16,7 @@ import {
   type RunJson,
   scratchDir,
   serverEnv,
+  serverStorageRoot,
   sleep,
   startServer,
 } from './fault-support.js';
@@ -58,7 +58,7 @@ describe('kill -9 during storage_migration local → s3', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     dir = scratchDir('fault-migration');
-    local = new LocalFsBlobStorage({ root: join(dir.path, 'blobs') });
+    local = new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) });
     await generateDataset({
       pool: db.pool,
       blobs: local,

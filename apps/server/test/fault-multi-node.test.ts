@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { type FaultName, generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
@@ -16,6 +15,7 @@ import {
   type RunJson,
   scratchDir,
   serverEnv,
+  serverStorageRoot,
   sleep,
   startServer,
 } from './fault-support.js';
@@ -107,7 +107,7 @@ describe('several server processes on one database: leases and fencing of runs',
     dir = scratchDir('multi-node');
     await generateDataset({
       pool: db.pool,
-      blobs: new LocalFsBlobStorage({ root: join(dir.path, 'blobs') }),
+      blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
       options: {
         users: 20,
         filesPerUser: 40,

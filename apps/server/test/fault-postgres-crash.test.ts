@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { type FaultName, generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import pg from 'pg';
@@ -13,6 +12,7 @@ import {
   killHard,
   scratchDir,
   serverEnv,
+  serverStorageRoot,
   sleep,
   startServer,
 } from './fault-support.js';
@@ -70,7 +70,7 @@ describe('Postgres crashes (immediate stop) in the middle of a run', () => {
     pool.on('error', () => undefined);
     await generateDataset({
       pool,
-      blobs: new LocalFsBlobStorage({ root: join(dir.path, 'blobs') }),
+      blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
       options: {
         users: 25,
         filesPerUser: 40,

@@ -27,6 +27,15 @@ export function scratchDir(label: string): { path: string; remove(): void } {
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
+/**
+ * The local backend's storage root of a server whose `OXICLOUD_DATA_DIR` is
+ * `dataDir` (and no `OXICLOUD_STORAGE_PATH`): what the server reads, so a
+ * test writes its blobs where the server looks.
+ */
+export function serverStorageRoot(dataDir: string): string {
+  return loadConfig({ OXICLOUD_DATA_DIR: dataDir }).backends.localRoot;
+}
+
 /** Periodic jobs off (on demand only), so nothing but the test changes the data. */
 export const QUIET_PERIODIC_JOBS: Record<string, string> = {
   OXICLOUD_TRASH_CLEANUP_INTERVAL_HOURS: '0',
@@ -324,8 +333,8 @@ export const CONSISTENCY_FAULTS: FaultName[] = [
 ];
 
 /**
- * The consistency fault tests' dataset: 30 users, 300 blobs on disk under
- * `<dataDir>/blobs`, seed 4242, {@link CONSISTENCY_FAULTS} × `faultsPerKind`.
+ * The consistency fault tests' dataset: 30 users, 300 blobs on disk in the
+ * server's storage root ({@link serverStorageRoot}), seed 4242, {@link CONSISTENCY_FAULTS} × `faultsPerKind`.
  * Orphans on disk are backdated past the grace window, so storage_consistency
  * reports them too.
  */
@@ -334,7 +343,7 @@ export async function seedConsistencyFaults(
   dataDir: string,
   faultsPerKind: number,
 ): Promise<void> {
-  const blobs = new LocalFsBlobStorage({ root: join(dataDir, 'blobs') });
+  const blobs = new LocalFsBlobStorage({ root: serverStorageRoot(dataDir) });
   await generateDataset({
     pool,
     blobs,

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
@@ -12,6 +11,7 @@ import {
   killHard,
   scratchDir,
   serverEnv,
+  serverStorageRoot,
   sleep,
   startServer,
 } from './fault-support.js';
@@ -35,7 +35,7 @@ describe('SIGTERM during a recoverable run', () => {
     dir = scratchDir('graceful');
     await generateDataset({
       pool: db.pool,
-      blobs: new LocalFsBlobStorage({ root: join(dir.path, 'blobs') }),
+      blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
       options: { users: 6, filesPerUser: 60, foldersPerDrive: { min: 3, max: 6 }, seed: 21 },
     });
     const port = await freePort();

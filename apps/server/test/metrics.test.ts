@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
-import { join } from 'node:path';
 import { generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
@@ -14,6 +13,7 @@ import {
   killHard,
   scratchDir,
   serverEnv,
+  serverStorageRoot,
   startServer,
 } from './fault-support.js';
 import { parseSamples, type Sample, sampleValue } from './prometheus-text.js';
@@ -64,7 +64,7 @@ describe('/metrics of two processes on one database', () => {
       if (i === 0) {
         await generateDataset({
           pool: db.pool,
-          blobs: new LocalFsBlobStorage({ root: join(dir.path, 'blobs') }),
+          blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
           options: { users: 3, filesPerUser: 20, seed: 20 },
         });
       }

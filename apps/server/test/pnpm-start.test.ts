@@ -11,7 +11,14 @@ import { openDatabase } from '../src/database/open-database.js';
 import { applyMigrations } from '../src/database/prepare-database.js';
 import { createLogger } from '../src/logger.js';
 import { cleanEnv, runCli } from './cli-process.js';
-import { FAULT_JWT_SECRET, freePort, QUIET_PERIODIC_JOBS, scratchDir, sleep } from './fault-support.js';
+import {
+  FAULT_JWT_SECRET,
+  freePort,
+  QUIET_PERIODIC_JOBS,
+  scratchDir,
+  serverStorageRoot,
+  sleep,
+} from './fault-support.js';
 import { type ProcInfo, processTree, running, shellQuote, Terminal } from './terminal.js';
 
 /**
@@ -36,7 +43,7 @@ interface Case {
 async function seed(pool: pg.Pool, dataDir: string): Promise<void> {
   await generateDataset({
     pool,
-    blobs: new LocalFsBlobStorage({ root: join(dataDir, 'blobs') }),
+    blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dataDir) }),
     options: { users: 6, filesPerUser: 60, foldersPerDrive: { min: 3, max: 6 }, seed: 13 },
   });
 }

@@ -137,7 +137,7 @@ describe('oxijobs serve (DATABASE_URL)', () => {
     expect(result.stdout.trim().length).toBeGreaterThan(0);
     const after = await db.pool.query('SELECT count(*)::int AS n FROM storage.files');
     expect(after.rows[0].n - before.rows[0].n).toBe(10);
-    expect(existsSync(join(dataDir, 'blobs'))).toBe(true);
+    expect(existsSync(join(dataDir, 'storage', '.blobs'))).toBe(true); // OxiCloud's layout under the default root
   });
 
   it('reports degraded while Postgres is away, stays up, and recovers', async () => {

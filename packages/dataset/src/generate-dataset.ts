@@ -88,7 +88,7 @@ export function usernamePrefix(seed: number): string {
  * @example
  * ```ts
  * const report = await generateDataset({
- *   pool, blobs: new LocalFsBlobStorage({ root: './.oxicloud/blobs' }),
+ *   pool, blobs: new LocalFsBlobStorage({ root: './.oxicloud/storage' }),
  *   options: { users: 1000, filesPerUser: 1000, blobsOnDisk: 100_000, faults: parseFaults('all') },
  * });
  * console.log(describeDatasetReport(report));

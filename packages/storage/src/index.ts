@@ -1,11 +1,33 @@
 export type { BlobData } from './blob/blob-data.js';
 export { assertBlobHash, isBlobHash } from './blob/blob-hash.js';
+export {
+  BLOB_OBJECT_SUFFIX,
+  blobObjectKey,
+  hashOfBlobObjectKey,
+  LOCAL_BLOBS_DIR,
+  localBlobDir,
+  localBlobPath,
+  localBlobsDir,
+} from './blob/blob-layout.js';
+export type { EncryptedBlobStorageOptions } from './blob/encrypted-blob-storage.js';
+export {
+  ENCRYPTION_NONCE_BYTES,
+  ENCRYPTION_OVERHEAD_BYTES,
+  ENCRYPTION_TAG_BYTES,
+  EncryptedBlobStorage,
+} from './blob/encrypted-blob-storage.js';
 export type { LocalFsBlobStorageOptions } from './blob/local-fs-blob-storage.js';
 export { LocalFsBlobStorage } from './blob/local-fs-blob-storage.js';
 export type { S3BlobStorageOptions } from './blob/s3-blob-storage.js';
 export { S3BlobStorage } from './blob/s3-blob-storage.js';
 export type { StorageBackendName } from './blob/s3-config.js';
 export { S3_ENV, STORAGE_BACKEND_ENV, s3ConfigFromEnv, storageBackendFromEnv } from './blob/s3-config.js';
+export {
+  parseStorageEncryptionKey,
+  STORAGE_ENCRYPTION_ENV,
+  STORAGE_ENCRYPTION_KEY_BYTES,
+  storageEncryptionFromEnv,
+} from './blob/storage-encryption-config.js';
 export type {
   BlobRefCountBasis,
   ExpectedBlobRefCount,

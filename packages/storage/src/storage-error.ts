@@ -21,6 +21,11 @@
  *   repair marking a blob while a reference to it appeared); nothing written.
  * - `INVALID_CONFIG`: a factory option or environment variable is out of its
  *   allowed range; the message names it, the bad value and what is allowed.
+ * - `DECRYPTION_FAILED`: an object of an encrypted store (`EncryptedBlobStorage`)
+ *   does not decrypt: its AES-256-GCM tag does not match (the key is not the
+ *   one it was written with, or the stored bytes were altered), or it is
+ *   shorter than the 28 bytes of nonce and tag (truncated, or never
+ *   encrypted). No plaintext is returned.
  */
 export const STORAGE_ERROR_CODES = [
   'INVALID_HASH',
@@ -32,6 +37,7 @@ export const STORAGE_ERROR_CODES = [
   'INVALID_CONFIG',
   'BLOB_BEING_DELETED',
   'CONFLICT',
+  'DECRYPTION_FAILED',
 ] as const;
 
 /** One of {@link STORAGE_ERROR_CODES}. */

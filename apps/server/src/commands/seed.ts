@@ -8,7 +8,8 @@ import {
   generateDataset,
   isDatasetError,
 } from '@oxicloud/dataset';
-import { LocalFsBlobStorage } from '@oxicloud/storage';
+import { EncryptedBlobStorage, LocalFsBlobStorage } from '@oxicloud/storage';
+import type { BlobStorage } from '@oxicloud/tenants';
 import { createBlobStorage } from '../compose.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { openDatabase } from '../database/open-database.js';
@@ -17,6 +18,12 @@ import { createLogger } from '../logger.js';
 import { ServerError } from '../server-error.js';
 import { recordBlobDirs } from './new-blob-dirs.js';
 import { terminalSeedProgress } from './seed-progress.js';
+
+/** The local store whose files hold `blobs`' bytes (encrypted or not), or `null` on S3. */
+function localFiles(blobs: BlobStorage): LocalFsBlobStorage | null {
+  const base = blobs instanceof EncryptedBlobStorage ? blobs.inner : blobs;
+  return base instanceof LocalFsBlobStorage ? base : null;
+}
 
 /**
  * `oxijobs seed`: fills the database and the configured blob backend with a
@@ -44,7 +51,8 @@ export async function seedCommand(
   const madeDirs = config.storage.backend === 'local' ? await recordBlobDirs(config.storage.root) : undefined;
   let report: DatasetReport;
   try {
-    const blobs = createBlobStorage(config.storage);
+    const blobs = createBlobStorage(config.storage, config.storageEncryption);
+    const files = localFiles(blobs);
     const db = await openDatabase(config, logger, { max: 4 });
     try {
       await applyMigrations(db.pool, logger);
@@ -53,9 +61,7 @@ export async function seedCommand(
         blobs,
         options,
         logger,
-        ...(blobs instanceof LocalFsBlobStorage
-          ? { backdateBlob: backdateLocalBlob((h) => blobs.pathOf(h)) }
-          : {}),
+        ...(files === null ? {} : { backdateBlob: backdateLocalBlob((h) => files.pathOf(h)) }),
         ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
       });
     } finally {

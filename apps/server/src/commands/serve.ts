@@ -65,6 +65,8 @@ export async function serveCommand(
       public_base_url: config.publicBaseUrl,
       database: db.source,
       storage_backend: config.storage.backend,
+      ...(config.storage.backend === 'local' ? { storage_root: config.storage.root } : {}),
+      storage_encrypted: config.storageEncryption !== null,
       node: composed.engine.nodeId,
     },
     `listening on http://${config.http.host}:${http.port} (admin API at ${config.publicBaseUrl}/api/admin/jobs; token: pnpm oxijobs token --user admin)`,

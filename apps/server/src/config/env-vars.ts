@@ -11,6 +11,8 @@ export const CONFIG_DEFAULTS = {
   embeddedPostgresPort: 54329,
   logLevel: 'info',
   storageBackend: 'local',
+  /** The local backend's storage root under the data folder, when `OXICLOUD_STORAGE_PATH` is unset. */
+  storageDirName: 'storage',
   databaseRetrySeconds: 60,
   runLeaseSeconds: 30,
   runHeartbeatSeconds: 10,
@@ -36,7 +38,7 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     name: 'OXICLOUD_DATA_DIR',
     default: CONFIG_DEFAULTS.dataDir,
     meaning:
-      'embedded Postgres data (<dir>/postgres), local blobs (<dir>/blobs), generated JWT secret (<dir>/jwt-secret)',
+      'embedded Postgres data (<dir>/postgres), the default local storage root (<dir>/storage), generated JWT secret (<dir>/jwt-secret)',
   },
   { name: 'OXICLOUD_HTTP_PORT', default: String(CONFIG_DEFAULTS.httpPort), meaning: 'HTTP port (1-65535)' },
   {
@@ -113,6 +115,22 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     default: CONFIG_DEFAULTS.storageBackend,
     meaning:
       'local | s3 (s3 reads OXICLOUD_S3_BUCKET, _REGION, _ENDPOINT, _ACCESS_KEY_ID, _SECRET_ACCESS_KEY, _FORCE_PATH_STYLE, _PREFIX)',
+  },
+  {
+    name: 'OXICLOUD_STORAGE_PATH',
+    default: '(<data dir>/storage)',
+    meaning:
+      "OxiCloud's storage root (same name, same meaning): local blobs at <path>/.blobs/<aa>/<hash>.blob; serve does not create it",
+  },
+  {
+    name: 'OXICLOUD_STORAGE_ENCRYPTION_ENABLED',
+    default: 'false',
+    meaning: "true | false: blobs are AES-256-GCM encrypted at rest, in OxiCloud's format",
+  },
+  {
+    name: 'OXICLOUD_STORAGE_ENCRYPTION_KEY',
+    default: '(required when enabled)',
+    meaning: "OxiCloud's key: standard base64 of exactly 32 bytes (openssl rand -base64 32)",
   },
   {
     name: 'OXICLOUD_METRICS_ADDR',
@@ -223,5 +241,5 @@ export const JOB_VARS_HELP: readonly string[] = [
   "OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL (true | false: one job's alerts)",
   'OXICLOUD_JOB_<NAME>_MISFIRE (skip | once: catch up once on slots missed while no node was up; default skip)',
   'OXICLOUD_JOB_<NAME>_MAX_AGE_HOURS, OXICLOUD_JOB_STORAGE_CONSISTENCY_DEEP_MAX_AGE_HOURS (freshness: overdue after 1.5x)',
-  'OXICLOUD_S3_BUCKET, _REGION, _ENDPOINT, _ACCESS_KEY_ID, _SECRET_ACCESS_KEY, _FORCE_PATH_STYLE, _PREFIX (S3 storage)',
+  'OXICLOUD_S3_BUCKET, _REGION, _ENDPOINT, _ACCESS_KEY_ID, _SECRET_ACCESS_KEY, _FORCE_PATH_STYLE, _PREFIX (S3 storage; _PREFIX default none, as OxiCloud)',
 ];

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ServerError } from '../server-error.js';
 import { CONFIG_DEFAULTS } from './env-vars.js';
@@ -31,8 +32,9 @@ describe('loadConfig', () => {
       logFormat: undefined,
       adminEmail: undefined,
       publicBaseUrl: 'http://127.0.0.1:8086',
-      storage: { backend: 'local', root: '/srv/.oxicloud/blobs' },
-      backends: { localRoot: '/srv/.oxicloud/blobs', s3: null },
+      storage: { backend: 'local', root: '/srv/.oxicloud/storage' },
+      storageEncryption: null,
+      backends: { localRoot: '/srv/.oxicloud/storage', createLocalRoot: true, s3: null },
     });
     expect(CONFIG_DEFAULTS.embeddedPostgresPort).not.toBe(5432);
   });
@@ -143,6 +145,61 @@ describe('loadConfig', () => {
   it('refuses production without OXICLOUD_JWT_SECRET', () => {
     expect(problem({ OXICLOUD_ENV: 'production' })).toContain(
       'OXICLOUD_JWT_SECRET (unset): required when OXICLOUD_ENV=production',
+    );
+  });
+
+  it("OXICLOUD_STORAGE_PATH: OxiCloud's storage root for the local backend, relative to the working folder, never created", () => {
+    for (const [value, root] of [
+      ['/var/lib/oxicloud/storage', '/var/lib/oxicloud/storage'],
+      ['./storage', '/srv/storage'],
+      ['storage', '/srv/storage'],
+    ] as const) {
+      const config = loadConfig({ OXICLOUD_STORAGE_PATH: value }, '/srv');
+      expect(config.storage, value).toEqual({ backend: 'local', root });
+      expect(config.backends).toMatchObject({ localRoot: root, createLocalRoot: false });
+    }
+    // With S3 as the source it is still the local backend (a storage_migration target).
+    const s3 = loadConfig(
+      {
+        OXICLOUD_STORAGE_BACKEND: 's3',
+        OXICLOUD_S3_BUCKET: 'oxicloud',
+        OXICLOUD_S3_REGION: 'us-east-1',
+        OXICLOUD_STORAGE_PATH: '/data/storage',
+      },
+      '/srv',
+    );
+    expect(s3.backends.localRoot).toBe('/data/storage');
+    expect(loadConfig({ OXICLOUD_STORAGE_PATH: '  ' }, '/srv').backends).toMatchObject({
+      localRoot: '/srv/.oxicloud/storage',
+      createLocalRoot: true,
+    });
+  });
+
+  it('OXICLOUD_STORAGE_ENCRYPTION_ENABLED / _KEY: the key of 32 bytes, validated at load, never shown', () => {
+    const key = randomBytes(32).toString('base64');
+    const config = loadConfig(
+      { OXICLOUD_STORAGE_ENCRYPTION_ENABLED: 'true', OXICLOUD_STORAGE_ENCRYPTION_KEY: key },
+      '/srv',
+    );
+    expect(config.storageEncryption?.key.export().toString('base64')).toBe(key);
+    expect(JSON.stringify(config)).not.toContain(key);
+    expect(loadConfig({ OXICLOUD_STORAGE_ENCRYPTION_KEY: key }, '/srv').storageEncryption).toBeNull();
+    expect(problem({ OXICLOUD_STORAGE_ENCRYPTION_ENABLED: 'true' })).toContain(
+      'OXICLOUD_STORAGE_ENCRYPTION_KEY (unset) is required when OXICLOUD_STORAGE_ENCRYPTION_ENABLED=true',
+    );
+    const short = randomBytes(24).toString('base64');
+    const bad = problem({
+      OXICLOUD_STORAGE_ENCRYPTION_ENABLED: 'true',
+      OXICLOUD_STORAGE_ENCRYPTION_KEY: short,
+    });
+    expect(bad).toContain(
+      'OXICLOUD_STORAGE_ENCRYPTION_KEY is not a valid key: it decodes to 24 bytes, not 32',
+    );
+    expect(bad).toContain('standard base64');
+    expect(bad).toContain('exactly 32 bytes');
+    expect(bad).not.toContain(short);
+    expect(problem({ OXICLOUD_STORAGE_ENCRYPTION_ENABLED: 'maybe' })).toContain(
+      'OXICLOUD_STORAGE_ENCRYPTION_ENABLED="maybe" is not a boolean',
     );
   });
 

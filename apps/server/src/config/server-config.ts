@@ -1,7 +1,13 @@
+import type { KeyObject } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MAX_BODY_BYTES_RANGE } from '@oxicloud/admin-api';
 import { leaseSettings } from '@oxicloud/recoverable';
-import { type S3BlobStorageOptions, StorageError, s3ConfigFromEnv } from '@oxicloud/storage';
+import {
+  type S3BlobStorageOptions,
+  StorageError,
+  s3ConfigFromEnv,
+  storageEncryptionFromEnv,
+} from '@oxicloud/storage';
 import { z } from 'zod';
 import { ServerError } from '../server-error.js';
 import { CONFIG_DEFAULTS } from './env-vars.js';
@@ -14,10 +20,19 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
-/** Where the blobs live. */
+/**
+ * Where the blobs live. `root` of the local backend is a storage root in
+ * OxiCloud's sense (`OXICLOUD_STORAGE_PATH`): the blobs are under
+ * `<root>/.blobs/<aa>/<hash>.blob`.
+ */
 export type BlobStorageConfig =
   | { readonly backend: 'local'; readonly root: string }
   | { readonly backend: 's3'; readonly s3: S3BlobStorageOptions };
+
+/** Encryption at rest (`OXICLOUD_STORAGE_ENCRYPTION_ENABLED=true`): the AES-256 key, as a `KeyObject` that never prints. */
+export interface StorageEncryptionConfig {
+  readonly key: KeyObject;
+}
 
 /** The validated configuration of the server and the CLI. */
 export interface ServerConfig {
@@ -57,15 +72,32 @@ export interface ServerConfig {
   readonly publicBaseUrl: string;
   readonly storage: BlobStorageConfig;
   /**
-   * Every backend this server can reach, for `storage_migration` targets:
-   * `local` always (`<dataDir>/blobs`), `s3` when `OXICLOUD_S3_BUCKET` is set
-   * (whatever `OXICLOUD_STORAGE_BACKEND` says).
+   * `OXICLOUD_STORAGE_ENCRYPTION_ENABLED` / `_KEY`: every backend this server
+   * reads and writes holds OxiCloud's encrypted format; `null` = plaintext.
    */
-  readonly backends: { readonly localRoot: string; readonly s3: S3BlobStorageOptions | null };
+  readonly storageEncryption: StorageEncryptionConfig | null;
+  /**
+   * Every backend this server can reach, for `storage_migration` targets:
+   * `local` always (the storage root `OXICLOUD_STORAGE_PATH`, default
+   * `<dataDir>/storage`), `s3` when `OXICLOUD_S3_BUCKET` is set (whatever
+   * `OXICLOUD_STORAGE_BACKEND` says).
+   */
+  readonly backends: {
+    readonly localRoot: string;
+    /**
+     * Whether the server creates `localRoot` when it is missing: only the
+     * default `<dataDir>/storage`. A storage root named by
+     * `OXICLOUD_STORAGE_PATH` (OxiCloud's) is never created, so a wrong path
+     * fails the listing (and the migration target's health) instead of
+     * passing for an empty store.
+     */
+    readonly createLocalRoot: boolean;
+    readonly s3: S3BlobStorageOptions | null;
+  };
 }
 
 /** Variables whose values never appear in error messages. */
-const SECRET_VARS = new Set(['OXICLOUD_JWT_SECRET', 'DATABASE_URL']);
+const SECRET_VARS = new Set(['OXICLOUD_JWT_SECRET', 'DATABASE_URL', 'OXICLOUD_STORAGE_ENCRYPTION_KEY']);
 
 const unsetIfEmpty = (value: unknown) =>
   typeof value === 'string' && value.trim() === '' ? undefined : value;
@@ -196,6 +228,7 @@ const EnvSchema = z.object({
   ),
   OXICLOUD_PUBLIC_BASE_URL: httpUrl,
   OXICLOUD_STORAGE_BACKEND: oneOf(['local', 's3'], CONFIG_DEFAULTS.storageBackend),
+  OXICLOUD_STORAGE_PATH: z.preprocess(unsetIfEmpty, z.string().optional()),
 });
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -240,7 +273,14 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
   if (!parsed.success) throw configError(problems);
   const v = parsed.data;
   const dataDir = isAbsolute(v.OXICLOUD_DATA_DIR) ? v.OXICLOUD_DATA_DIR : resolve(cwd, v.OXICLOUD_DATA_DIR);
-  let storage: BlobStorageConfig = { backend: 'local', root: join(dataDir, 'blobs') };
+  const storagePath = v.OXICLOUD_STORAGE_PATH;
+  const localRoot =
+    storagePath === undefined
+      ? join(dataDir, CONFIG_DEFAULTS.storageDirName)
+      : isAbsolute(storagePath)
+        ? storagePath
+        : resolve(cwd, storagePath);
+  let storage: BlobStorageConfig = { backend: 'local', root: localRoot };
   if (v.OXICLOUD_STORAGE_BACKEND === 's3') {
     try {
       storage = { backend: 's3', s3: s3ConfigFromEnv(env) };
@@ -257,6 +297,13 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
       if (!(cause instanceof StorageError)) throw cause;
       problems.push(`OXICLOUD_S3_BUCKET is set: ${cause.message.replace(/\n- /g, '\n      - ')}`);
     }
+  }
+  let storageEncryption: StorageEncryptionConfig | null = null;
+  try {
+    storageEncryption = storageEncryptionFromEnv(env);
+  } catch (cause) {
+    if (!(cause instanceof StorageError)) throw cause;
+    problems.push(cause.message);
   }
   const runLeases = {
     leaseMs: v.OXICLOUD_RUN_LEASE_SECONDS * 1000,
@@ -295,6 +342,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
       '',
     ),
     storage,
-    backends: { localRoot: join(dataDir, 'blobs'), s3 },
+    storageEncryption,
+    backends: { localRoot, createLocalRoot: storagePath === undefined, s3 },
   };
 }

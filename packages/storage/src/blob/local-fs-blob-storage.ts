@@ -1,22 +1,30 @@
 import { randomUUID } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
+import { constants as fsConstants, type Stats } from 'node:fs';
 import { access, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ConsistencyCheck } from '@oxicloud/consistency';
 import type { BlobEntry, BlobStorage, BlobStorageHealth } from '@oxicloud/tenants';
 import { StorageError, toStorageError } from '../storage-error.js';
 import { type BlobData, chunksOf } from './blob-data.js';
+import { assertBlobHash, assertBlobSize, assertListLimit, normaliseStartAfter } from './blob-hash.js';
 import {
-  assertBlobHash,
-  assertBlobSize,
-  assertListLimit,
-  isBlobHash,
-  normaliseStartAfter,
-} from './blob-hash.js';
+  BLOB_OBJECT_SUFFIX,
+  hashOfBlobFileName,
+  isBlobPrefixDir,
+  localBlobDir,
+  localBlobPath,
+  localBlobsDir,
+} from './blob-layout.js';
 
 /** Options of {@link LocalFsBlobStorage}. */
 export interface LocalFsBlobStorageOptions {
-  /** Folder that holds the shards (`<root>/ab/cd/<hash>`). Created on the first `put` if missing. */
+  /**
+   * The storage root: OxiCloud's `OXICLOUD_STORAGE_PATH`, the folder that
+   * holds `.blobs/` (and `.thumbnails/`, `.uploads/`, `.jwt_secret`, … that
+   * this backend never lists or touches). Blobs live at
+   * `<root>/.blobs/<aa>/<hash>.blob`; the folders are created on the first
+   * `put` if missing.
+   */
   readonly root: string;
   /**
    * The consistency checks this backend contributes, built from the storage
@@ -26,17 +34,17 @@ export interface LocalFsBlobStorageOptions {
   readonly consistencyChecks?: (self: LocalFsBlobStorage) => readonly ConsistencyCheck[];
 }
 
-const SHARD = /^[0-9a-f]{2}$/;
 const TEMP_PREFIX = '.tmp-';
 /** How many `stat` calls `list` runs at once. */
 const STAT_CONCURRENCY = 64;
 /**
- * How many leaf folders `list` reads at once. A leaf holds a blob or two on
- * most servers (65,536 of them), so reading them one after another made a
- * page of 1000 cost ~650 sequential `readdir` round trips: 16–23 s of a
- * 24 s deep verify of 100,000 blobs was the listing (bench/results.md).
+ * At most this many prefix folders `list` reads at once. How many it reads
+ * is sized from the blobs per folder seen so far, so a page of 1000 on a
+ * store of a few hundred blobs (most of the 256 folders empty or nearly)
+ * does not cost 256 sequential `readdir` round trips, and a page on a store
+ * of millions (thousands of blobs a folder) reads one folder at a time.
  */
-const LEAF_CONCURRENCY = 32;
+const PREFIX_DIR_CONCURRENCY = 32;
 
 function errnoCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error
@@ -54,36 +62,41 @@ async function readNames(dir: string): Promise<string[]> {
   }
 }
 
-async function sortedShards(dir: string): Promise<string[]> {
-  return (await readNames(dir)).filter((name) => SHARD.test(name)).sort();
-}
-
 /**
- * Content-addressed blobs on a local disk, sharded by hash prefix:
- * `<root>/ab/cd/abcd…` (two levels of 256 folders each).
+ * Content-addressed blobs on a local disk in OxiCloud's layout:
+ * `<root>/.blobs/<aa>/<hash>.blob`, `aa` being the hash's first two hex
+ * characters (256 prefix folders). The root is OxiCloud's storage root;
+ * everything else in it (`.thumbnails`, `.uploads`, `.blob-cache`,
+ * `.jwt_secret`, …) is not a blob and is never listed, read or written.
  *
- * - Writes are atomic: the bytes go to a temp file in the blob's own folder
- *   (`.tmp-<hash>-<uuid>`), are fsynced, then renamed over the final name;
- *   a reader sees either no blob or the whole blob. Temp files are never
- *   listed.
- * - `list` walks the two shard levels in sorted order and skips every shard
- *   before `startAfter`'s prefix, so a page costs one `readdir` of the root,
- *   one per first-level shard visited and one per leaf folder visited (read
- *   {@link LEAF_CONCURRENCY} at a time), never a walk of the whole tree.
+ * - Writes are atomic: the bytes go to a temp file in the blob's own prefix
+ *   folder (`.tmp-<hash>-<uuid>`), are fsynced, then renamed over the final
+ *   name, then the folder is fsynced; a reader sees either no blob or the
+ *   whole blob. Temp files are never listed.
+ * - `list` reads the prefix folders in sorted order from `startAfter`'s
+ *   folder on (never the folders before it) and returns only names
+ *   `<hash>.blob` whose hash starts with their folder's name: strays
+ *   (`.blobs/zz/…`, `notahash.blob`, temp files) are skipped. A root
+ *   without `.blobs` lists nothing; a root that does not exist fails
+ *   (`BACKEND_ERROR`): it is a wrong path, not an empty store.
+ * - `health` only reads (stat and access of the root and `.blobs`): it
+ *   never writes into a store this engine may not own.
  * - Keys are validated with `assertBlobHash` before any file call.
  *
  * @example
  * ```ts
  * import { LocalFsBlobStorage } from '@oxicloud/storage';
- * const blobs = new LocalFsBlobStorage({ root: '/var/lib/oxicloud/blobs' });
- * await blobs.put(hash, bytes, bytes.length);
+ * const blobs = new LocalFsBlobStorage({ root: process.env.OXICLOUD_STORAGE_PATH ?? './storage' });
+ * await blobs.put(hash, bytes, bytes.length); // ./storage/.blobs/af/af13….blob
  * for await (const chunk of await blobs.get(hash)) process(chunk);
  * ```
  */
 export class LocalFsBlobStorage implements BlobStorage {
   readonly backend = 'local';
-  /** Absolute path of the root folder. */
+  /** Absolute path of the storage root. */
   readonly root: string;
+  /** Absolute path of `<root>/.blobs`, the folder of the prefix folders. */
+  readonly blobsDir: string;
   readonly #checksFactory: ((self: LocalFsBlobStorage) => readonly ConsistencyCheck[]) | undefined;
   #checks: readonly ConsistencyCheck[] | undefined;
 
@@ -91,7 +104,7 @@ export class LocalFsBlobStorage implements BlobStorage {
     if (typeof options?.root !== 'string' || options.root.trim() === '') {
       throw new StorageError(
         'INVALID_CONFIG',
-        `LocalFsBlobStorage: root must be a non-empty folder path, got ${JSON.stringify(options?.root)}`,
+        `LocalFsBlobStorage: root must be a non-empty folder path (the storage root), got ${JSON.stringify(options?.root)}`,
       );
     }
     if (options.consistencyChecks !== undefined && typeof options.consistencyChecks !== 'function') {
@@ -101,6 +114,7 @@ export class LocalFsBlobStorage implements BlobStorage {
       );
     }
     this.root = resolve(options.root);
+    this.blobsDir = localBlobsDir(this.root);
     this.#checksFactory = options.consistencyChecks;
   }
 
@@ -115,17 +129,16 @@ export class LocalFsBlobStorage implements BlobStorage {
     return this.#checks;
   }
 
-  /** Absolute path where the blob `hash` lives (validated first; the file may not exist). */
+  /** Absolute path where the blob `hash` lives: `<root>/.blobs/<aa>/<hash>.blob` (validated first; the file may not exist). */
   pathOf(hash: string): string {
-    assertBlobHash(hash);
-    return join(this.root, hash.slice(0, 2), hash.slice(2, 4), hash);
+    return localBlobPath(this.root, hash);
   }
 
   async put(hash: string, data: BlobData, size?: number): Promise<void> {
     assertBlobHash(hash);
     assertBlobSize(size);
     const target = this.pathOf(hash);
-    const dir = join(this.root, hash.slice(0, 2), hash.slice(2, 4));
+    const dir = localBlobDir(this.root, hash);
     const temp = join(dir, `${TEMP_PREFIX}${hash}-${randomUUID()}`);
     let written = 0;
     try {
@@ -208,57 +221,91 @@ export class LocalFsBlobStorage implements BlobStorage {
     const from = startAfter ?? '';
     const out: BlobEntry[] = [];
     try {
-      for (const first of await sortedShards(this.root)) {
-        if (first < from.slice(0, 2)) continue;
-        const firstDir = join(this.root, first);
-        const leaves = (await sortedShards(firstDir))
-          .filter((second) => first + second >= from.slice(0, 4))
-          .map((second) => ({ prefix: first + second, dir: join(firstDir, second) }));
-        for (let i = 0; i < leaves.length; i += LEAF_CONCURRENCY) {
-          // A window of leaves read at once; their blobs stay in key order (leaves are sorted).
-          const window = leaves.slice(i, i + LEAF_CONCURRENCY);
-          const listed = await Promise.all(window.map((leaf) => readNames(leaf.dir)));
-          const candidates = window.flatMap((leaf, j) =>
-            (listed[j] ?? [])
-              .filter((name) => isBlobHash(name) && name.startsWith(leaf.prefix) && name > from)
-              .sort()
-              .map((hash) => ({ path: join(leaf.dir, hash), hash })),
-          );
-          for (let k = 0; k < candidates.length && out.length < limit; k += STAT_CONCURRENCY) {
-            const batch = candidates.slice(k, k + Math.min(STAT_CONCURRENCY, limit - out.length));
-            const entries = await Promise.all(batch.map((c) => this.#statEntry(c.path, c.hash)));
-            for (const entry of entries) if (entry !== null && out.length < limit) out.push(entry);
+      const names = await readNames(this.blobsDir);
+      if (names.length === 0) await this.#assertRootExists();
+      const folders = names.filter((name) => isBlobPrefixDir(name) && name >= from.slice(0, 2)).sort();
+      let read = 0;
+      let blobsSeen = 0;
+      while (read < folders.length && out.length < limit) {
+        // One folder first, then as many as the blobs per folder seen so far say the rest of the page needs.
+        const want = read === 0 ? 1 : Math.ceil((limit - out.length) / Math.max(1, blobsSeen / read));
+        const window = folders.slice(read, read + Math.min(PREFIX_DIR_CONCURRENCY, Math.max(1, want)));
+        read += window.length;
+        const listed = await Promise.all(window.map((folder) => readNames(join(this.blobsDir, folder))));
+        // Folders are sorted and every hash starts with its folder: the candidates stay in hash order.
+        const candidates = window.flatMap((folder, j) => {
+          const hashes: string[] = [];
+          for (const name of listed[j] ?? []) {
+            const hash = hashOfBlobFileName(folder, name);
+            if (hash !== null) hashes.push(hash);
           }
-          if (out.length >= limit) return out;
+          blobsSeen += hashes.length;
+          return hashes
+            .filter((hash) => hash > from)
+            .sort()
+            .map((hash) => ({ hash, path: join(this.blobsDir, folder, `${hash}${BLOB_OBJECT_SUFFIX}`) }));
+        });
+        for (let k = 0; k < candidates.length && out.length < limit; ) {
+          // Never more stats than the page still needs; a candidate that is not a file (a folder
+          // named like a blob, a blob deleted since the readdir) leaves room for the next one.
+          const batch = candidates.slice(k, k + Math.min(STAT_CONCURRENCY, limit - out.length));
+          k += batch.length;
+          const entries = await Promise.all(batch.map((c) => this.#statEntry(c.path, c.hash)));
+          for (const entry of entries) if (entry !== null && out.length < limit) out.push(entry);
         }
       }
     } catch (error) {
-      throw toStorageError(error, `local blob list under ${this.root} failed`);
+      throw toStorageError(error, `local blob list under ${this.blobsDir} failed`);
     }
     return out;
   }
 
+  /**
+   * Read-only: the root must be a folder this process can read, write and
+   * enter (`access`, which writes nothing), and `.blobs`, when it exists,
+   * too. Nothing is created or written.
+   */
   async health(): Promise<BlobStorageHealth> {
-    const probe = join(this.root, `${TEMP_PREFIX}health-${randomUUID()}`);
-    try {
-      await access(this.root, fsConstants.W_OK);
-      const handle = await open(probe, 'wx', 0o600);
+    const usable = async (dir: string, optional: boolean): Promise<void> => {
+      let info: Stats;
       try {
-        await handle.write('ok');
-        await handle.sync();
-      } finally {
-        await handle.close();
+        info = await stat(dir);
+      } catch (error) {
+        if (optional && errnoCode(error) === 'ENOENT') return;
+        throw error;
       }
-      await unlink(probe);
+      if (!info.isDirectory()) throw new Error(`${dir} is not a folder`);
+      await access(dir, fsConstants.R_OK | fsConstants.W_OK | fsConstants.X_OK);
+    };
+    try {
+      await usable(this.root, false);
+      await usable(this.blobsDir, true);
       return { ok: true, backend: this.backend };
     } catch (error) {
-      await unlink(probe).catch(() => undefined);
       const reason = error instanceof Error ? error.message : String(error);
       return {
         ok: false,
         backend: this.backend,
-        message: `blob root ${this.root} is not writable: ${reason}`,
+        message: `storage root ${this.root} is not a readable and writable folder: ${reason}`,
       };
+    }
+  }
+
+  /**
+   * A storage root that does not exist is a wrong path, not an empty store:
+   * listing it as empty would make every blob row look like lost bytes.
+   */
+  async #assertRootExists(): Promise<void> {
+    try {
+      await stat(this.root);
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT') throw error;
+      throw new StorageError(
+        'BACKEND_ERROR',
+        `local blob list: the storage root ${this.root} does not exist; a missing root is not an empty store ` +
+          '(check the root option, OXICLOUD_STORAGE_PATH for the server)',
+        { cause: error },
+      );
     }
   }
 

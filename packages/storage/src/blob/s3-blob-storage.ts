@@ -4,13 +4,8 @@ import type { ConsistencyCheck } from '@oxicloud/consistency';
 import type { BlobEntry, BlobStorage, BlobStorageHealth } from '@oxicloud/tenants';
 import { StorageError, toStorageError } from '../storage-error.js';
 import { type BlobData, chunksOf } from './blob-data.js';
-import {
-  assertBlobHash,
-  assertBlobSize,
-  assertListLimit,
-  isBlobHash,
-  normaliseStartAfter,
-} from './blob-hash.js';
+import { assertBlobSize, assertListLimit, normaliseStartAfter } from './blob-hash.js';
+import { blobKeyStartAfter, blobObjectKey, hashOfBlobObjectKey } from './blob-layout.js';
 
 type S3Sdk = typeof import('@aws-sdk/client-s3');
 
@@ -26,7 +21,13 @@ export interface S3BlobStorageOptions {
   readonly secretAccessKey?: string;
   /** `http://host/bucket/key` addressing instead of `http://bucket.host/key` (most self-hosted servers). @defaultValue false */
   readonly forcePathStyle?: boolean;
-  /** Key prefix of every blob: the key of `hash` is `prefix + hash`. @defaultValue 'blobs/' */
+  /**
+   * Key prefix of every blob: the key of `hash` is `prefix + '<aa>/<hash>.blob'`.
+   * OxiCloud has no prefix option (its keys sit at the bucket root), so leave
+   * it empty to read OxiCloud's bucket; a prefix (ending in `/`) is for a
+   * bucket shared with other data, such as a test's.
+   * @defaultValue '' (none)
+   */
   readonly prefix?: string;
   /** Attempts per request, retries included (the SDK's `maxAttempts`). @defaultValue 3 */
   readonly maxAttempts?: number;
@@ -83,12 +84,9 @@ function validate(options: S3BlobStorageOptions): void {
       'accessKeyId and secretAccessKey go together: give both, or neither to use the default credential chain',
     );
   }
-  if (
-    options.prefix !== undefined &&
-    (typeof options.prefix !== 'string' || options.prefix.startsWith('/'))
-  ) {
+  if (options.prefix !== undefined && !isKeyPrefix(options.prefix)) {
     throw invalidConfig(
-      `prefix must be a key prefix without a leading slash, got ${JSON.stringify(options.prefix)}`,
+      `prefix must be empty (OxiCloud's layout: keys at the bucket root) or a key prefix ending in '/' without a leading '/', such as tenant-a/, got ${JSON.stringify(options.prefix)}`,
     );
   }
   const attempts = options.maxAttempts;
@@ -98,16 +96,28 @@ function validate(options: S3BlobStorageOptions): void {
 }
 
 /**
- * Content-addressed blobs in an S3 bucket (AWS or any S3-compatible server),
- * one object per blob under `prefix + hash` (default `blobs/<hash>`).
+ * Whether `prefix` is a usable key prefix: empty, or ending in `/` without a
+ * leading `/` (so a key parses back unambiguously into prefix and name).
+ */
+export function isKeyPrefix(prefix: unknown): prefix is string {
+  return typeof prefix === 'string' && (prefix === '' || (prefix.endsWith('/') && !prefix.startsWith('/')));
+}
+
+/**
+ * Content-addressed blobs in an S3 bucket (AWS or any S3-compatible server)
+ * in OxiCloud's layout: one object per blob under `<aa>/<hash>.blob` at the
+ * bucket root (`aa` = the hash's first two hex characters), after `prefix`
+ * when one is given (default none: OxiCloud has no prefix option).
  *
  * - `put` of bytes is one PutObject; a stream with a known `size` is sent as
  *   it comes (ContentLength = size, the byte count is verified), a stream
  *   without a size is buffered in memory first, so pass the size for large
  *   blobs. S3 makes each PutObject atomic.
- * - `list` is ListObjectsV2 with `StartAfter = prefix + startAfter`, pages of
- *   at most 1,000 keys, in ascending key (= hash) order; keys under the
- *   prefix that are not blob hashes are skipped.
+ * - `list` is ListObjectsV2 from the key of `startAfter` on, pages of at most
+ *   1,000 keys, in ascending key order, which is hash order (the folder is
+ *   the hash's own first two characters); keys under the prefix that are not
+ *   `<aa>/<hash>.blob` with `aa` matching are skipped.
+ * - `health` is HeadBucket: read-only.
  * - SDK failures become `StorageError` `BACKEND_ERROR` with the SDK error as
  *   `cause`; keys are validated before any network call.
  * - Checksums are only computed when an operation requires them, so
@@ -135,7 +145,7 @@ export class S3BlobStorage implements BlobStorage {
       throw invalidConfig('consistencyChecks must be a function (self) => ConsistencyCheck[] when given');
     }
     this.bucket = options.bucket;
-    this.prefix = options.prefix ?? 'blobs/';
+    this.prefix = options.prefix ?? '';
     this.#checksFactory = options.consistencyChecks;
     this.#clientConfig = {
       region: options.region,
@@ -161,10 +171,9 @@ export class S3BlobStorage implements BlobStorage {
     return this.#checks;
   }
 
-  /** The object key of `hash` (validated first). */
+  /** The object key of `hash`: `prefix + '<aa>/<hash>.blob'` (validated first). */
   keyOf(hash: string): string {
-    assertBlobHash(hash);
-    return this.prefix + hash;
+    return this.prefix + blobObjectKey(hash);
   }
 
   async put(hash: string, data: BlobData, size?: number): Promise<void> {
@@ -280,13 +289,9 @@ export class S3BlobStorage implements BlobStorage {
       return body as Readable;
     } catch (error) {
       if (isNotFound(error)) {
-        throw new StorageError(
-          'NOT_FOUND',
-          `blob ${hash} does not exist in s3://${this.bucket}/${this.prefix}`,
-          {
-            cause: error,
-          },
-        );
+        throw new StorageError('NOT_FOUND', `blob ${hash} does not exist in s3://${this.bucket}/${key}`, {
+          cause: error,
+        });
       }
       throw this.#backendError('get', key, error);
     }
@@ -336,15 +341,17 @@ export class S3BlobStorage implements BlobStorage {
         const response = await client.send(
           new sdk.ListObjectsV2Command({
             Bucket: this.bucket,
-            Prefix: this.prefix,
-            ...(startAfter === null ? {} : { StartAfter: this.prefix + startAfter }),
+            ...(this.prefix === '' ? {} : { Prefix: this.prefix }),
+            ...(startAfter === null ? {} : { StartAfter: this.prefix + blobKeyStartAfter(startAfter) }),
             MaxKeys: Math.min(S3_MAX_KEYS, options.limit - out.length),
             ...(continuationToken === undefined ? {} : { ContinuationToken: continuationToken }),
           }),
         );
         for (const object of response.Contents ?? []) {
-          const hash = object.Key?.slice(this.prefix.length);
-          if (hash === undefined || !isBlobHash(hash) || out.length >= options.limit) continue;
+          const key = object.Key;
+          if (key === undefined || !key.startsWith(this.prefix) || out.length >= options.limit) continue;
+          const hash = hashOfBlobObjectKey(key.slice(this.prefix.length));
+          if (hash === null || (startAfter !== null && hash <= startAfter)) continue;
           out.push({
             hash,
             size: object.Size ?? 0,

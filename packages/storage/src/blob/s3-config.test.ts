@@ -30,7 +30,6 @@ describe('s3ConfigFromEnv', () => {
       accessKeyId: 'minio',
       secretAccessKey: 'minio-secret',
       forcePathStyle: true,
-      prefix: 'blobs/',
     });
   });
 
@@ -39,7 +38,6 @@ describe('s3ConfigFromEnv', () => {
       bucket: 'b-1',
       region: 'us-east-1',
       forcePathStyle: false,
-      prefix: 'blobs/',
     });
     for (const [raw, value] of [
       ['1', true],
@@ -74,6 +72,18 @@ describe('s3ConfigFromEnv', () => {
       'OXICLOUD_S3_FORCE_PATH_STYLE="maybe" is not a boolean: use true or false',
     );
     expect(error.message).not.toContain('top-secret-value');
+  });
+
+  it("has no key prefix by default (OxiCloud's layout), and takes one ending in '/'", () => {
+    const base = { OXICLOUD_S3_BUCKET: 'b-1', OXICLOUD_S3_REGION: 'us-east-1' };
+    expect(s3ConfigFromEnv(base).prefix).toBeUndefined();
+    expect(s3ConfigFromEnv({ ...base, OXICLOUD_S3_PREFIX: '' }).prefix).toBeUndefined();
+    expect(s3ConfigFromEnv({ ...base, OXICLOUD_S3_PREFIX: 'tenant-a/' }).prefix).toBe('tenant-a/');
+    for (const bad of ['blobs', '/blobs/']) {
+      expect(configError({ ...base, OXICLOUD_S3_PREFIX: bad }).message).toContain(
+        `OXICLOUD_S3_PREFIX=${JSON.stringify(bad)} is not a key prefix: leave it unset for OxiCloud's layout`,
+      );
+    }
   });
 
   it('requires the region and a valid bucket name', () => {

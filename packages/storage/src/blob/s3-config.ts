@@ -1,5 +1,5 @@
 import { StorageError } from '../storage-error.js';
-import type { S3BlobStorageOptions } from './s3-blob-storage.js';
+import { isKeyPrefix, type S3BlobStorageOptions } from './s3-blob-storage.js';
 
 /** The environment variables {@link s3ConfigFromEnv} reads. */
 export const S3_ENV = {
@@ -51,7 +51,7 @@ export function storageBackendFromEnv(env: Env): StorageBackendName {
  * | `OXICLOUD_S3_ENDPOINT` | no | `http(s)://host:port` of an S3-compatible server; unset = AWS |
  * | `OXICLOUD_S3_ACCESS_KEY_ID`, `OXICLOUD_S3_SECRET_ACCESS_KEY` | both or neither | static credentials; neither = the SDK's default chain |
  * | `OXICLOUD_S3_FORCE_PATH_STYLE` | no | `true`/`false` (also `1`/`0`, `yes`/`no`); default `false` |
- * | `OXICLOUD_S3_PREFIX` | no | key prefix, default `blobs/` |
+ * | `OXICLOUD_S3_PREFIX` | no | key prefix ending in `/`; default none, OxiCloud's layout (`<aa>/<hash>.blob` at the bucket root; OxiCloud itself has no prefix option) |
  *
  * @example
  * ```ts
@@ -111,9 +111,11 @@ export function s3ConfigFromEnv(env: Env): S3BlobStorageOptions {
       );
     }
   }
-  const prefix = env[S3_ENV.prefix] ?? 'blobs/';
-  if (prefix.startsWith('/')) {
-    problems.push(`${S3_ENV.prefix}=${JSON.stringify(prefix)} must not start with '/' (for example blobs/)`);
+  const prefix = read(env, S3_ENV.prefix) ?? '';
+  if (!isKeyPrefix(prefix)) {
+    problems.push(
+      `${S3_ENV.prefix}=${JSON.stringify(env[S3_ENV.prefix])} is not a key prefix: leave it unset for OxiCloud's layout (keys <aa>/<hash>.blob at the bucket root; OxiCloud has no prefix option), or give one ending in '/' without a leading '/', such as tenant-a/`,
+    );
   }
   if (problems.length > 0) {
     throw new StorageError(
@@ -127,6 +129,6 @@ export function s3ConfigFromEnv(env: Env): S3BlobStorageOptions {
     ...(endpoint === undefined ? {} : { endpoint }),
     ...(accessKeyId === undefined || secretAccessKey === undefined ? {} : { accessKeyId, secretAccessKey }),
     forcePathStyle,
-    prefix,
+    ...(prefix === '' ? {} : { prefix }),
   };
 }

@@ -38,8 +38,10 @@ export class StreamingBlobHasher implements BlobHasher {
 
 /**
  * The best {@link BlobHasher} for `storage`: {@link LocalFsBlobHasher} for a
- * {@link LocalFsBlobStorage} (workers read files directly), else
- * {@link StreamingBlobHasher}.
+ * plain {@link LocalFsBlobStorage} (workers read files directly), else
+ * {@link StreamingBlobHasher}, which hashes what `get` yields: for an
+ * `EncryptedBlobStorage` (even over a local disk) that is the decrypted
+ * plaintext, whose hash is the key.
  */
 export function createBlobHasher(storage: BlobStorage, pool: Blake3WorkerPool): BlobHasher {
   return storage instanceof LocalFsBlobStorage

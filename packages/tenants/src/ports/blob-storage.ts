@@ -4,7 +4,15 @@ import type { StatefulAdapter } from '@oxicloud/consistency';
 export interface BlobEntry {
   /** BLAKE3 hex of the bytes (64 lowercase hex characters). */
   readonly hash: string;
+  /** Plaintext bytes: what `get` yields and `storage.blobs.size` records. */
   readonly size: number;
+  /**
+   * Bytes the backend actually holds for the object, when that differs from
+   * `size`: an encrypted store holds `size + 28` (nonce and tag). Absent =
+   * the same as `size`. An encrypted object shorter than 28 bytes reports
+   * `size` 0 and its true `storedSize` (reading it fails).
+   */
+  readonly storedSize?: number;
   /** When the bytes were written (file mtime, S3 LastModified), if the backend knows. */
   readonly modifiedAt?: Date;
 }
