@@ -27,6 +27,7 @@ export { OxiBlobRowScan } from './oxi-blob-row-scan.js';
 export { OxiBlobWalkRepository } from './oxi-blob-walk-repository.js';
 export type { OxiFileContentScanOptions } from './oxi-file-content-scan.js';
 export { OxiFileContentScan } from './oxi-file-content-scan.js';
+export { OxiFileRowStream } from './oxi-file-row-stream.js';
 export type { OxiMediaFileRow } from './oxi-media-file-repository.js';
 export { OxiMediaFileRepository } from './oxi-media-file-repository.js';
 

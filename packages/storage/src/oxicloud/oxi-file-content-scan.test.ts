@@ -84,11 +84,15 @@ async function cleanContent() {
 }
 
 describe('files_consistency on OxiCloud’s domain (OxiFileContentScan)', () => {
-  it('is files_consistency of the files subsystem, page by page', () => {
+  it('is files_consistency of the files subsystem, by segments unless segmentRows is 0', async () => {
     const scan = new OxiFileContentScan(h.db);
     expect(check().name).toBe(FILES_CONSISTENCY_CHECK_NAME);
     expect(scan.subsystem()).toBe('files');
-    expect(scan.openFileRowStream()).toBeNull();
+    const boundary = { createdBefore: new Date(), trashedBefore: new Date() };
+    const stream = scan.openFileRowStream(boundary);
+    expect(stream).not.toBeNull();
+    await stream?.close();
+    expect(new OxiFileContentScan(h.db, { segmentRows: 0 }).openFileRowStream(boundary)).toBeNull();
   });
 
   it('clean content (multi-chunk with repeats, dedup, one-chunk, legacy, empty, placeholder, trashed) → 0 findings', async () => {

@@ -5,6 +5,7 @@ import {
   type FileBlobAnomaly,
   type FileBlobScan,
   type FileRowAnomaly,
+  type FileRowStream,
   type FileScanOptions,
   type FilesConsistencyCheckOptions,
   type LiveFileInTrashedFolder,
@@ -13,8 +14,10 @@ import {
 } from '@oxicloud/tenants';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { bigintToNumber } from '../postgres/database.js';
+import { DEFAULT_SEGMENT_ROWS } from '../postgres/pg-file-row-stream.js';
 import { CONTENT_RESOLVES, estimateRowsOf, KNOWN_MIME, PLACEHOLDER_HASH } from './content-sql.js';
 import type { OxiCloudDatabase } from './database.js';
+import { OxiFileRowStream } from './oxi-file-row-stream.js';
 
 interface BlobAnomalyJson {
   id: string;
@@ -76,6 +79,13 @@ export interface OxiFileContentScanOptions {
     /** `graceWindowMs` on the file's age and its folder's trash age (default 1 h). */
     readonly files_consistency?: Omit<FilesConsistencyCheckOptions, 'scan' | 'logger'>;
   };
+  /**
+   * File rows phase 3 reads per statement ({@link OxiFileRowStream}: only the
+   * anomalies and each page's last key come back, the next segment is read
+   * while this one's pages are checkpointed); 0 reads one statement per page
+   * (`scanFilesById`). @defaultValue 100000
+   */
+  readonly segmentRows?: number;
 }
 
 /**
@@ -103,17 +113,21 @@ export interface OxiFileContentScanOptions {
  * - `drive_id_parent_mismatch`, `parent_folder_trashed`: as on the old
  *   model (same columns).
  *
- * Phase 3 is page by page ({@link FileBlobScan.scanFilesById}, one
- * statement per page: the page's folders, manifests, their chunk rows and
- * the legacy blob rows probed by primary key); the old adapter's segment
- * stream is not carried over (`openFileRowStream` returns `null`).
+ * Phase 3 reads segments of `segmentRows` file rows per statement
+ * ({@link OxiFileRowStream}, the old adapter's stream with this content
+ * rule); with `segmentRows: 0`, one statement per page
+ * ({@link FileBlobScan.scanFilesById}: the page's folders, manifests, their
+ * chunk rows and the legacy blob rows probed by primary key). Pass 2 always
+ * re-reads by file id.
  */
 export class OxiFileContentScan implements FileBlobScan {
   readonly #db: Kysely<OxiCloudDatabase>;
   readonly #checks: readonly ConsistencyCheck[];
+  readonly #segmentRows: number;
 
   constructor(db: Kysely<OxiCloudDatabase>, options: OxiFileContentScanOptions = {}) {
     this.#db = db;
+    this.#segmentRows = options.segmentRows ?? DEFAULT_SEGMENT_ROWS;
     const { checks = {} } = options;
     const logger = options.logger ? { logger: options.logger } : {};
     this.#checks = [createFilesConsistencyCheck({ ...checks.files_consistency, ...logger, scan: this })];
@@ -247,9 +261,9 @@ export class OxiFileContentScan implements FileBlobScan {
     };
   }
 
-  /** Page by page: no segment stream on this domain (yet). */
-  openFileRowStream(): null {
-    return null;
+  /** Phase 3 by segments of `segmentRows` file rows; `null` when that is 0 (one statement per page). */
+  openFileRowStream(options: FileScanOptions): FileRowStream | null {
+    return this.#segmentRows > 0 ? new OxiFileRowStream(this.#db, options, this.#segmentRows) : null;
   }
 
   async reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]> {
