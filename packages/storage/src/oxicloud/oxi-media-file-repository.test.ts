@@ -110,6 +110,16 @@ describe('OxiMediaFileRepository', () => {
       size: legacy.size,
     });
     expect(await files.countFiles(['audio/'])).toBe(3);
+    // openContent reads the listed content whole (all three chunks of the long song).
+    const parts: Buffer[] = [];
+    for await (const part of await files.openContent(byId.get(multi.fileId)!, blobs)) parts.push(part);
+    expect(Buffer.concat(parts)).toEqual(multi.bytes);
+    const bare = { id: legacy.fileId, blobHash: legacy.hash, size: legacy.size, mimeType: 'audio/mpeg' };
+    const read: Buffer[] = [];
+    for await (const part of await files.openContent(bare, blobs)) read.push(part);
+    expect(Buffer.concat(read)).toEqual(legacy.bytes);
+    const none = { ...bare, blobHash: 'e'.repeat(64) };
+    await expect(files.openContent(none, blobs)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     const second = await files.listFilesAfter({ mimePrefixes: ['AUDIO/'], afterId: rows[0]!.id, limit: 1 });
     expect(second.map((r) => r.id)).toEqual([rows[1]!.id]);
   });

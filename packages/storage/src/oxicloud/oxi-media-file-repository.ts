@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type {
   AudioMetadata,
   BlobStorage,
@@ -156,6 +157,27 @@ export class OxiMediaFileRepository implements MediaFileRepository {
         FROM (SELECT ${hash}::varchar(64) AS blob_hash) f ${CONTENT_JOINS}`.execute(this.#db);
     const row = rows[0];
     return row === undefined ? null : contentOf(row);
+  }
+
+  /**
+   * The whole plaintext of a listed file, read through its `content` (no
+   * second lookup; a row without `content` is looked up by `blobHash`):
+   * what the re-extraction job will call instead of `blobs.get(blobHash)`
+   * at the cut-over. No content → `StorageError` `NOT_FOUND`.
+   */
+  async openContent(
+    file: MediaFileRow | OxiMediaFileRow,
+    blobs: BlobStorage,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<Readable> {
+    const content = 'content' in file ? file.content : await this.contentOf(file.blobHash);
+    if (content === null) {
+      throw new StorageError(
+        'NOT_FOUND',
+        `file ${file.id}: no chunk manifest and no blob row for content ${file.blobHash}: no bytes to read`,
+      );
+    }
+    return openFileContent(content, blobs, options);
   }
 
   /**
