@@ -114,6 +114,42 @@ export interface OxiRoleGrantsTable {
   expires_at: PgNullableTimestamp;
 }
 
+/** `storage.file_metadata`: image and video capture data, one row per file (FK files ON DELETE CASCADE). */
+export interface OxiFileMetadataTable {
+  file_id: string;
+  captured_at: PgNullableTimestamp;
+  latitude: number | null;
+  longitude: number | null;
+  camera_make: string | null;
+  camera_model: string | null;
+  /** EXIF orientation 1–8. */
+  orientation: number | null;
+  width: number | null;
+  height: number | null;
+  created_at: PgTimestampDefault;
+}
+
+/** `audio.file_metadata`: audio tags, one row per file (FK files ON DELETE CASCADE). */
+export interface OxiAudioFileMetadataTable {
+  file_id: string;
+  title: string | null;
+  artist: string | null;
+  album: string | null;
+  album_artist: string | null;
+  genre: string | null;
+  track_number: number | null;
+  disc_number: number | null;
+  year: number | null;
+  /** Whole seconds, NOT NULL DEFAULT 0. */
+  duration_secs: ColumnType<number, number | undefined, number>;
+  bitrate: number | null;
+  sample_rate: number | null;
+  channels: number | null;
+  format: string | null;
+  created_at: PgTimestampDefault;
+  updated_at: PgTimestampDefault;
+}
+
 /** The tables of OxiCloud's storage domain the engine queries. */
 export interface OxiCloudDatabase {
   'auth.users': OxiUsersTable;
@@ -123,4 +159,6 @@ export interface OxiCloudDatabase {
   'storage.blobs': OxiBlobsTable;
   'storage.chunk_manifests': OxiChunkManifestsTable;
   'storage.role_grants': OxiRoleGrantsTable;
+  'storage.file_metadata': OxiFileMetadataTable;
+  'audio.file_metadata': OxiAudioFileMetadataTable;
 }

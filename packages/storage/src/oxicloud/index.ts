@@ -7,18 +7,29 @@
  * @packageDocumentation
  */
 
+export { PLACEHOLDER_HASH } from './content-sql.js';
 export type {
+  OxiAudioFileMetadataTable,
   OxiBlobsTable,
   OxiChunkManifestsTable,
   OxiCloudDatabase,
   OxiDrivesTable,
+  OxiFileMetadataTable,
   OxiFilesTable,
   OxiFoldersTable,
   OxiRoleGrantsTable,
   OxiUsersTable,
 } from './database.js';
-
 // content checks (files_consistency, blobs_consistency, storage_consistency)
+export { OxiBlobIndexScan } from './oxi-blob-index-scan.js';
+export type { OxiBlobRowScanOptions } from './oxi-blob-row-scan.js';
+export { OxiBlobRowScan } from './oxi-blob-row-scan.js';
+export { OxiBlobWalkRepository } from './oxi-blob-walk-repository.js';
+export type { OxiFileContentScanOptions } from './oxi-file-content-scan.js';
+export { OxiFileContentScan } from './oxi-file-content-scan.js';
+export { OxiFileRowStream } from './oxi-file-row-stream.js';
+export type { OxiMediaFileRow } from './oxi-media-file-repository.js';
+export { OxiMediaFileRepository } from './oxi-media-file-repository.js';
 
 // tree, drive, grant and usage checks (drives_, folders_, grants_consistency, storage_reconcile)
 export type { OxiDriveUsageScanOptions } from './oxi-drive-usage-scan.js';
