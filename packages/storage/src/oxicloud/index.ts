@@ -25,20 +25,19 @@ export { OxiBlobIndexScan } from './oxi-blob-index-scan.js';
 export type { OxiBlobRowScanOptions } from './oxi-blob-row-scan.js';
 export { OxiBlobRowScan } from './oxi-blob-row-scan.js';
 export { OxiBlobWalkRepository } from './oxi-blob-walk-repository.js';
-export type { OxiFileContentScanOptions } from './oxi-file-content-scan.js';
-export { OxiFileContentScan } from './oxi-file-content-scan.js';
-export { OxiFileRowStream } from './oxi-file-row-stream.js';
-export type { OxiMediaFileRow } from './oxi-media-file-repository.js';
-export { OxiMediaFileRepository } from './oxi-media-file-repository.js';
-
 // tree, drive, grant and usage checks (drives_, folders_, grants_consistency, storage_reconcile)
 export type { OxiDriveUsageScanOptions } from './oxi-drive-usage-scan.js';
 export { OxiDriveUsageScan } from './oxi-drive-usage-scan.js';
+export type { OxiFileContentScanOptions } from './oxi-file-content-scan.js';
+export { OxiFileContentScan } from './oxi-file-content-scan.js';
+export { OxiFileRowStream } from './oxi-file-row-stream.js';
 export type { OxiFolderTreeScanOptions } from './oxi-folder-tree-scan.js';
 export { OxiFolderTreeScan } from './oxi-folder-tree-scan.js';
 export { OxiGrantRepository } from './oxi-grant-repository.js';
 export type { OxiGrantAnomaly, OxiGrantScanOptions } from './oxi-grant-scan.js';
 export { OXICLOUD_INTERNAL_GROUP_ID, OxiGrantScan } from './oxi-grant-scan.js';
+export type { OxiMediaFileRow } from './oxi-media-file-repository.js';
+export { OxiMediaFileRepository } from './oxi-media-file-repository.js';
 export type { OxiTrashRepositoryOptions } from './oxi-trash-repository.js';
 export {
   OXICLOUD_TRASH_RETENTION_DAYS_FLOOR,
