@@ -20,12 +20,10 @@ export type {
   OxiRoleGrantsTable,
   OxiUsersTable,
 } from './database.js';
-// content checks (files_consistency, blobs_consistency, storage_consistency)
 export { OxiBlobIndexScan } from './oxi-blob-index-scan.js';
 export type { OxiBlobRowScanOptions } from './oxi-blob-row-scan.js';
 export { OxiBlobRowScan } from './oxi-blob-row-scan.js';
 export { OxiBlobWalkRepository } from './oxi-blob-walk-repository.js';
-// tree, drive, grant and usage checks (drives_, folders_, grants_consistency, storage_reconcile)
 export type { OxiDriveUsageScanOptions } from './oxi-drive-usage-scan.js';
 export { OxiDriveUsageScan } from './oxi-drive-usage-scan.js';
 export type { OxiFileContentScanOptions } from './oxi-file-content-scan.js';
