@@ -97,7 +97,8 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
 
   // 19. Thumbnails of hashes that are neither a manifest nor a blob.
   const thumbs = new Set<string>();
-  for (const size of THUMBNAIL_SIZES) for (const h of await listThumbnailHashes(storageRoot, size)) thumbs.add(h);
+  for (const size of THUMBNAIL_SIZES)
+    for (const h of await listThumbnailHashes(storageRoot, size)) thumbs.add(h);
 
   return {
     // 1. Root path and lpath.
@@ -220,7 +221,10 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
     ),
     blobRefCount: refCount,
     // 16. orphaned_at set whenever ref_count = 0.
-    orphanedAt: await ids(pool, 'SELECT hash AS id FROM storage.blobs WHERE ref_count = 0 AND orphaned_at IS NULL'),
+    orphanedAt: await ids(
+      pool,
+      'SELECT hash AS id FROM storage.blobs WHERE ref_count = 0 AND orphaned_at IS NULL',
+    ),
     rowsWithoutBytes: rowsWithoutBytes.sort(),
     // 18. Objects in the store with no row.
     bytesWithoutRows: [...stored.keys()].filter((h) => !rowHashes.has(h)).sort(),

@@ -52,7 +52,9 @@ class WriteQueue {
     await Promise.all(this.#inFlight);
     if (this.#failure !== undefined) {
       const err = this.#failure as Error;
-      throw new DatasetError('GENERATION_FAILED', `writing blob bytes failed: ${err.message}`, { cause: err });
+      throw new DatasetError('GENERATION_FAILED', `writing blob bytes failed: ${err.message}`, {
+        cause: err,
+      });
     }
   }
 }
@@ -172,7 +174,7 @@ export async function insertContentRows(
     }
     manifests.push({ d, c, refCount });
     const distinct = new Map<string, number>();
-    d.chunkHashes.forEach((h, i) => distinct.set(h, d.chunkSizes[i] as number));
+    for (const [i, h] of d.chunkHashes.entries()) distinct.set(h, d.chunkSizes[i] as number);
     for (const [hash, size] of distinct) {
       const row = blobs.get(hash);
       if (row) {

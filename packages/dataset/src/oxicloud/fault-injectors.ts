@@ -258,7 +258,12 @@ const orphanBlobOnDisk: Injector = async (ctx) => {
     const hash = blake3Hex(bytes);
     ctx.storage.push({ type: 'put', hash, bytes, modifiedAt: new Date(ctx.now.getTime() - 3 * DAY_MS) });
     ctx.usedHashes.add(hash);
-    out.push({ type: 'blob', id: hash, label: `orphan bytes ${i + 1} (${bytes.length} B)`, detail: { size: bytes.length } });
+    out.push({
+      type: 'blob',
+      id: hash,
+      label: `orphan bytes ${i + 1} (${bytes.length} B)`,
+      detail: { size: bytes.length },
+    });
   }
   return out;
 };
@@ -304,9 +309,10 @@ const manifestRefCountDrift: Injector = async (ctx) => {
     (p) => ctx.usedHashes.add(p.file_hash),
   );
   for (const p of picks) {
-    await ctx.client.query('UPDATE storage.chunk_manifests SET ref_count = ref_count - 1 WHERE file_hash = $1', [
-      p.file_hash,
-    ]);
+    await ctx.client.query(
+      'UPDATE storage.chunk_manifests SET ref_count = ref_count - 1 WHERE file_hash = $1',
+      [p.file_hash],
+    );
   }
   return picks.map((p) => ({
     type: 'manifest',
@@ -498,7 +504,8 @@ async function pickFolder(ctx: Ctx, salt: number, i: number, where: string): Pro
   )[0];
 }
 
-const LIVE_LEAF = 'NOT f.is_trashed AND NOT EXISTS (SELECT 1 FROM storage.folders c WHERE c.parent_id = f.id)';
+const LIVE_LEAF =
+  'NOT f.is_trashed AND NOT EXISTS (SELECT 1 FROM storage.folders c WHERE c.parent_id = f.id)';
 
 const wrongFolderPath: Injector = async (ctx) => {
   const picks = await pickEach(
@@ -592,7 +599,9 @@ const liveFileUnderTrashedFolder: Injector = async (ctx) => {
   );
   const out: OxiCloudFaultResource[] = [];
   for (const p of picks) {
-    await ctx.client.query('UPDATE storage.files SET is_trashed = false, trashed_at = NULL WHERE id = $1', [p.id]);
+    await ctx.client.query('UPDATE storage.files SET is_trashed = false, trashed_at = NULL WHERE id = $1', [
+      p.id,
+    ]);
     // A live file counts toward its drive (and a personal drive's owner): usage follows.
     await addToDrive(ctx, p.drive_id, toInt(p.size));
     out.push({ type: 'file', id: p.id, label: `${p.label}:${p.name}`, detail: { folderId: p.folder_id } });
@@ -610,12 +619,15 @@ const folderUnderOtherDrive: Injector = async (ctx) => {
     (p) => ctx.usedDrives.add(p.drive_id),
   );
   for (const [i, p] of picks.entries()) {
-    const target = (await pickDrive(ctx, 59, i, "d.kind = 'personal'")) ?? (await pickDrive(ctx, 59, i, 'true'));
+    const target =
+      (await pickDrive(ctx, 59, i, "d.kind = 'personal'")) ?? (await pickDrive(ctx, 59, i, 'true'));
     if (!target) notApplicable('folder_under_other_drive', n(ctx), i, 'raise users');
     ctx.usedDrives.add(target.id);
-    const [root] = await rows<{ id: string }>(ctx.client, 'SELECT root_folder_id AS id FROM storage.drives WHERE id = $1', [
-      target.id,
-    ]);
+    const [root] = await rows<{ id: string }>(
+      ctx.client,
+      'SELECT root_folder_id AS id FROM storage.drives WHERE id = $1',
+      [target.id],
+    );
     await ctx.client.query('UPDATE storage.folders SET parent_id = $2 WHERE id = $1', [p.id, root?.id]);
     out.push({
       type: 'folder',
@@ -637,7 +649,8 @@ const fileInOtherDriveFolder: Injector = async (ctx) => {
   );
   const out: OxiCloudFaultResource[] = [];
   for (const [i, p] of picks.entries()) {
-    const target = (await pickDrive(ctx, 67, i, "d.kind = 'personal'")) ?? (await pickDrive(ctx, 67, i, 'true'));
+    const target =
+      (await pickDrive(ctx, 67, i, "d.kind = 'personal'")) ?? (await pickDrive(ctx, 67, i, 'true'));
     if (!target) notApplicable('file_in_other_drive_folder', n(ctx), i, 'raise users');
     ctx.usedDrives.add(target.id);
     const size = toInt(p.size);
@@ -712,7 +725,8 @@ async function insertGrant(
 
 const danglingGrant: Injector = async (ctx) => {
   const out: OxiCloudFaultResource[] = [];
-  for (let i = 0; i < n(ctx); i++) out.push(await insertGrant(ctx, 'dangling_grant', i, 'missing_file', null));
+  for (let i = 0; i < n(ctx); i++)
+    out.push(await insertGrant(ctx, 'dangling_grant', i, 'missing_file', null));
   return out;
 };
 

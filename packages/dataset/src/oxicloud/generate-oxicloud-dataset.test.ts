@@ -65,7 +65,9 @@ async function count(db: TestDatabase, sql: string): Promise<number> {
 async function fingerprint(db: TestDatabase): Promise<unknown> {
   const q = async (sql: string) => (await db.pool.query(sql)).rows;
   return {
-    users: await q('SELECT username, email, role, is_external, storage_used_bytes FROM auth.users ORDER BY username'),
+    users: await q(
+      'SELECT username, email, role, is_external, storage_used_bytes FROM auth.users ORDER BY username',
+    ),
     folders: await q(
       `SELECT d.kind, r.name AS drive, f.path, f.is_trashed, f.original_parent_id IS NOT NULL AS trash_root
          FROM storage.folders f JOIN storage.drives d ON d.id = f.drive_id JOIN storage.folders r ON r.id = d.root_folder_id
@@ -88,7 +90,12 @@ describe('a clean OxiCloud-shaped dataset', () => {
 
   beforeAll(async () => {
     f = await fixture();
-    report = await generateOxiCloudDataset({ pool: f.db.pool, blobs: f.blobs, storageRoot: f.dir, options: SMALL });
+    report = await generateOxiCloudDataset({
+      pool: f.db.pool,
+      blobs: f.blobs,
+      storageRoot: f.dir,
+      options: SMALL,
+    });
   });
 
   it('holds every content kind, dedup, shared chunks, old trash, externals and groups, as the report counts them', async () => {
@@ -112,17 +119,24 @@ describe('a clean OxiCloud-shaped dataset', () => {
     expect(c.multiChunkFiles + c.oneChunkFiles + c.emptyFiles + c.legacyFiles).toBe(c.files);
     expect(await count(f.db, 'SELECT count(*) AS n FROM storage.files')).toBe(c.files);
     expect(await count(f.db, 'SELECT count(*) AS n FROM storage.folders')).toBe(c.folders);
-    expect(await count(f.db, 'SELECT count(*) AS n FROM storage.folders WHERE is_trashed')).toBe(c.trashedFolders);
+    expect(await count(f.db, 'SELECT count(*) AS n FROM storage.folders WHERE is_trashed')).toBe(
+      c.trashedFolders,
+    );
     expect(await count(f.db, 'SELECT count(*) AS n FROM storage.chunk_manifests')).toBe(c.manifests);
-    expect(await count(f.db, 'SELECT count(*) AS n FROM storage.blobs WHERE content_type IS NULL')).toBe(c.chunkBlobs);
+    expect(await count(f.db, 'SELECT count(*) AS n FROM storage.blobs WHERE content_type IS NULL')).toBe(
+      c.chunkBlobs,
+    );
     expect(await count(f.db, 'SELECT count(*) AS n FROM storage.blobs WHERE content_type IS NOT NULL')).toBe(
       c.legacyBlobs,
     );
     expect(await count(f.db, 'SELECT count(*) AS n FROM storage.role_grants')).toBe(c.grants);
     expect(await count(f.db, 'SELECT COALESCE(sum(size), 0) AS n FROM storage.blobs')).toBe(c.blobBytes);
-    expect(await count(f.db, "SELECT count(*) AS n FROM storage.files WHERE trashed_at < now() - interval '30 days'")).toBe(
-      c.oldTrashedFiles,
-    );
+    expect(
+      await count(
+        f.db,
+        "SELECT count(*) AS n FROM storage.files WHERE trashed_at < now() - interval '30 days'",
+      ),
+    ).toBe(c.oldTrashedFiles);
     expect(
       await count(f.db, 'SELECT count(*) AS n FROM storage.chunk_manifests WHERE chunk_count >= 2'),
     ).toBeGreaterThan(0);
@@ -176,7 +190,13 @@ describe('a clean OxiCloud-shaped dataset', () => {
     ).toBe(3);
     // Every id is a random UUIDv4 (the schema's gen_random_uuid()).
     const v4 = "'^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'";
-    for (const t of ['auth.users', 'storage.drives', 'storage.folders', 'storage.files', 'storage.role_grants']) {
+    for (const t of [
+      'auth.users',
+      'storage.drives',
+      'storage.folders',
+      'storage.files',
+      'storage.role_grants',
+    ]) {
       expect(await count(f.db, `SELECT count(*) AS n FROM ${t} WHERE id::text !~ ${v4}`), t).toBe(0);
     }
   });
@@ -189,7 +209,9 @@ describe('a clean OxiCloud-shaped dataset', () => {
       )
     ).rows;
     expect(empty).toEqual([{ n: 0, total_size: '0', chunk_count: 0, ref_count: report.counts.emptyFiles }]);
-    expect(await count(f.db, `SELECT count(*) AS n FROM storage.blobs WHERE hash = '${BLAKE3_EMPTY}'`)).toBe(0);
+    expect(await count(f.db, `SELECT count(*) AS n FROM storage.blobs WHERE hash = '${BLAKE3_EMPTY}'`)).toBe(
+      0,
+    );
     expect(
       await count(
         f.db,
@@ -257,7 +279,8 @@ describe('a clean OxiCloud-shaped dataset', () => {
       )
     ).rows.map((r) => r.blob_hash);
     expect(images.length).toBeGreaterThan(0);
-    for (const size of THUMBNAIL_SIZES) expect((await listThumbnailHashes(f.dir, size)).sort()).toEqual(images);
+    for (const size of THUMBNAIL_SIZES)
+      expect((await listThumbnailHashes(f.dir, size)).sort()).toEqual(images);
     expect(report.counts.thumbnails).toBe(images.length * 3);
   });
 
@@ -266,12 +289,15 @@ describe('a clean OxiCloud-shaped dataset', () => {
     const second = await generateOxiCloudDataset({ pool: again.db.pool, blobs: again.blobs, options: SMALL });
     expect(second.counts).toEqual({ ...report.counts, thumbnails: 0 });
     expect(await fingerprint(again.db)).toEqual(await fingerprint(f.db));
-    const ids = async (db: TestDatabase) => (await db.pool.query('SELECT id FROM storage.drives ORDER BY id')).rows;
+    const ids = async (db: TestDatabase) =>
+      (await db.pool.query('SELECT id FROM storage.drives ORDER BY id')).rows;
     expect(await ids(again.db)).not.toEqual(await ids(f.db));
     // A second run with the same seed into the same database is refused, and writes nothing.
-    const error = await generateOxiCloudDataset({ pool: again.db.pool, blobs: again.blobs, options: SMALL }).catch(
-      (e: unknown) => e,
-    );
+    const error = await generateOxiCloudDataset({
+      pool: again.db.pool,
+      blobs: again.blobs,
+      options: SMALL,
+    }).catch((e: unknown) => e);
     expect(isDatasetError(error, 'ALREADY_SEEDED')).toBe(true);
   });
 });
@@ -313,7 +339,7 @@ describe('every ported fault', () => {
       blobs: f.blobs,
       storageRoot: f.dir,
       backdateBlob: backdateLocalBlob((h) => f.blobs.pathOf(h)),
-      options: { ...SMALL, users: 12, sharedDrives: 4, seed: 11, faults: [...OXICLOUD_FAULT_NAMES] },
+      options: { ...SMALL, users: 12, sharedDrives: 5, seed: 11, faults: [...OXICLOUD_FAULT_NAMES] },
     });
   });
 
@@ -326,6 +352,8 @@ describe('every ported fault', () => {
 
   it('produces exactly its drift: each check finds the ids of the faults mapped to it, and nothing else', async () => {
     const found = await checkInvariants(f.db.pool, f.blobs, f.dir);
+    // Every check the faults map to finds something (so a check that finds nothing cannot pass here).
+    for (const name of new Set(Object.values(CHECK_OF))) expect(found[name], name).not.toEqual([]);
     const expected: Record<string, string[]> = Object.fromEntries(Object.keys(found).map((k) => [k, []]));
     for (const r of report.faults) expected[CHECK_OF[r.fault]]?.push(...r.resourceIds);
     for (const k of Object.keys(expected)) expected[k]?.sort();

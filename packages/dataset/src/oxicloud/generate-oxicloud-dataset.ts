@@ -3,8 +3,12 @@ import type pg from 'pg';
 import { DatasetError, isDatasetError } from '../errors.js';
 import type { DatasetLogger } from '../generate-dataset.js';
 import { rows, type SqlClient } from '../sql-client.js';
-import { type ContentDigest, insertContentRows, writeContentBytes } from './content-writer.js';
-import { injectOxiCloudFaults, type OxiCloudFaultRecord, type OxiCloudStorageAction } from './fault-injectors.js';
+import { insertContentRows, writeContentBytes } from './content-writer.js';
+import {
+  injectOxiCloudFaults,
+  type OxiCloudFaultRecord,
+  type OxiCloudStorageAction,
+} from './fault-injectors.js';
 import {
   type OxiCloudDatasetOptions,
   type ResolvedOxiCloudDatasetOptions,
@@ -88,7 +92,9 @@ const THIRTY_DAYS = 30 * 86_400;
  * console.log(describeOxiCloudDatasetReport(report));
  * ```
  */
-export async function generateOxiCloudDataset(input: GenerateOxiCloudDatasetInput): Promise<OxiCloudDatasetReport> {
+export async function generateOxiCloudDataset(
+  input: GenerateOxiCloudDatasetInput,
+): Promise<OxiCloudDatasetReport> {
   const options = resolveOxiCloudDatasetOptions(input.options);
   const started = Date.now();
   const phaseMs: Partial<Record<OxiCloudDatasetPhase, number>> = {};
@@ -142,7 +148,11 @@ export async function generateOxiCloudDataset(input: GenerateOxiCloudDatasetInpu
         progress('drives', 0, plan.drives.length);
         const { driveIds, rootIds } = await insertDrives(client, options, plan, { userIds, groupIds }, per);
         const folderId = await insertFolders(client, plan, { userIds, driveIds, rootIds }, per, (done) =>
-          progress('folders', done, plan.drives.reduce((s, d) => s + d.folders.length - 1, 0)),
+          progress(
+            'folders',
+            done,
+            plan.drives.reduce((s, d) => s + d.folders.length - 1, 0),
+          ),
         );
         memberGrants = await insertMemberGrants(client, plan, userIds, driveIds, folderId);
         await insertFiles(client, plan, content.digests, { userIds, driveIds, folderId }, per, (done) =>
@@ -195,7 +205,7 @@ export async function generateOxiCloudDataset(input: GenerateOxiCloudDatasetInpu
     }
     phaseMs[current] = Date.now() - phaseStarted;
 
-    const counts = countDataset(options, plan, content.digests, {
+    const counts = countDataset(options, plan, {
       ...rowStats,
       blobBytes: content.bytes,
       thumbnails,
@@ -210,7 +220,13 @@ export async function generateOxiCloudDataset(input: GenerateOxiCloudDatasetInpu
       durationMs: Date.now() - started,
     };
     input.logger?.info(
-      { target: TARGET, event: 'dataset.generated', counts, faults: faults.map((f) => f.fault), ms: report.durationMs },
+      {
+        target: TARGET,
+        event: 'dataset.generated',
+        counts,
+        faults: faults.map((f) => f.fault),
+        ms: report.durationMs,
+      },
       'oxicloud dataset generated',
     );
     return report;
@@ -227,13 +243,19 @@ export async function generateOxiCloudDataset(input: GenerateOxiCloudDatasetInpu
 }
 
 /** Deletes the objects among `hashes` that have no `storage.blobs` row (after a rolled-back generation). */
-async function removeBytesWithoutRows(client: SqlClient, blobs: BlobStorage, hashes: readonly string[]): Promise<void> {
+async function removeBytesWithoutRows(
+  client: SqlClient,
+  blobs: BlobStorage,
+  hashes: readonly string[],
+): Promise<void> {
   for (let at = 0; at < hashes.length; at += 10_000) {
     const part = hashes.slice(at, at + 10_000);
     const kept = new Set(
-      (await rows<{ hash: string }>(client, 'SELECT hash FROM storage.blobs WHERE hash = ANY($1::text[])', [part])).map(
-        (r) => r.hash,
-      ),
+      (
+        await rows<{ hash: string }>(client, 'SELECT hash FROM storage.blobs WHERE hash = ANY($1::text[])', [
+          part,
+        ])
+      ).map((r) => r.hash),
     );
     for (const hash of part) if (!kept.has(hash)) await blobs.delete(hash);
   }
@@ -242,7 +264,6 @@ async function removeBytesWithoutRows(client: SqlClient, blobs: BlobStorage, has
 function countDataset(
   options: ResolvedOxiCloudDatasetOptions,
   plan: OxiCloudDatasetPlan,
-  digests: readonly ContentDigest[],
   stats: {
     manifests: number;
     chunkRows: number;
@@ -258,7 +279,6 @@ function countDataset(
   const kindOf = (no: number) => plan.contents[no]?.kind;
   const files = plan.files;
   const folders = plan.drives.flatMap((d) => d.folders);
-  void digests;
   return {
     users: options.users,
     admins: options.admins,
@@ -274,8 +294,9 @@ function countDataset(
     oneChunkFiles: files.filter((f) => kindOf(f.contentNo) === 'one_chunk').length,
     emptyFiles: files.filter((f) => kindOf(f.contentNo) === 'empty').length,
     legacyFiles: files.filter((f) => kindOf(f.contentNo) === 'legacy').length,
-    imageFiles: files.filter((f) => plan.contents[f.contentNo]?.media === 'image' && kindOf(f.contentNo) !== 'empty')
-      .length,
+    imageFiles: files.filter(
+      (f) => plan.contents[f.contentNo]?.media === 'image' && kindOf(f.contentNo) !== 'empty',
+    ).length,
     trashedFiles: files.filter((f) => f.trashedAgo !== null).length,
     oldTrashedFiles: files.filter((f) => f.trashedAgo !== null && f.trashedAgo > THIRTY_DAYS).length,
     dedupFiles: files.filter((f) => (filesOf.get(f.contentNo) ?? 0) >= 2).length,

@@ -167,7 +167,9 @@ function sumAtMostOne(names: string, values: readonly number[]): void {
  * resolveOxiCloudDatasetOptions({ users: 10, filesPerDrive: 20 }).sharedDrives; // 2
  * ```
  */
-export function resolveOxiCloudDatasetOptions(options: OxiCloudDatasetOptions): ResolvedOxiCloudDatasetOptions {
+export function resolveOxiCloudDatasetOptions(
+  options: OxiCloudDatasetOptions,
+): ResolvedOxiCloudDatasetOptions {
   if (typeof options !== 'object' || options === null) {
     invalid('options must be an object with at least users and filesPerDrive');
   }
@@ -189,14 +191,20 @@ export function resolveOxiCloudDatasetOptions(options: OxiCloudDatasetOptions): 
       `(users + sharedDrives) × filesPerDrive = ${totalFiles} is not allowed: at most ${L.totalFiles} files`,
     );
   }
-  const quota = options.sharedDriveQuotaBytes === undefined ? d.sharedDriveQuotaBytes : options.sharedDriveQuotaBytes;
+  const quota =
+    options.sharedDriveQuotaBytes === undefined ? d.sharedDriveQuotaBytes : options.sharedDriveQuotaBytes;
   const sharedDriveQuotaBytes =
-    quota === null ? null : int('sharedDriveQuotaBytes (null = unlimited)', quota, 0, Number.MAX_SAFE_INTEGER);
+    quota === null
+      ? null
+      : int('sharedDriveQuotaBytes (null = unlimited)', quota, 0, Number.MAX_SAFE_INTEGER);
   const groups = int('groups', options.groups ?? (sharedDrives > 0 ? 1 : 0), 0, L.groups);
   const membersPerGroup = int('membersPerGroup', options.membersPerGroup ?? Math.min(users, 3), 0, users);
   const emptyFileShare = share('emptyFileShare', options.emptyFileShare ?? d.emptyFileShare);
   const legacyFileShare = share('legacyFileShare', options.legacyFileShare ?? d.legacyFileShare);
-  const multiChunkFileShare = share('multiChunkFileShare', options.multiChunkFileShare ?? d.multiChunkFileShare);
+  const multiChunkFileShare = share(
+    'multiChunkFileShare',
+    options.multiChunkFileShare ?? d.multiChunkFileShare,
+  );
   sumAtMostOne('emptyFileShare + legacyFileShare + multiChunkFileShare', [
     emptyFileShare,
     legacyFileShare,
@@ -224,7 +232,12 @@ export function resolveOxiCloudDatasetOptions(options: OxiCloudDatasetOptions): 
     sharedDriveQuotaBytes,
     groups,
     membersPerGroup,
-    foldersPerDrive: range('foldersPerDrive', options.foldersPerDrive ?? d.foldersPerDrive, 1, L.foldersPerDrive),
+    foldersPerDrive: range(
+      'foldersPerDrive',
+      options.foldersPerDrive ?? d.foldersPerDrive,
+      1,
+      L.foldersPerDrive,
+    ),
     folderDepth: range('folderDepth', options.folderDepth ?? d.folderDepth, 1, L.folderDepth),
     emptyFileShare,
     legacyFileShare,
@@ -260,6 +273,11 @@ export function resolveOxiCloudDatasetOptions(options: OxiCloudDatasetOptions): 
       1,
       L.writeConcurrency,
     ),
-    rowsPerStatement: int('rowsPerStatement', options.rowsPerStatement ?? d.rowsPerStatement, 100, L.rowsPerStatement),
+    rowsPerStatement: int(
+      'rowsPerStatement',
+      options.rowsPerStatement ?? d.rowsPerStatement,
+      100,
+      L.rowsPerStatement,
+    ),
   };
 }

@@ -3,7 +3,7 @@
  * file and distinct content decided in Node from the seed, before a row or a
  * byte is written (ids are the database's, drawn when the rows are written).
  */
-import { type BlobKind, BLOB_KINDS, drawKind, drawSize } from '../blob-content.js';
+import { BLOB_KINDS, type BlobKind, drawKind, drawSize } from '../blob-content.js';
 import { planDriveFolders } from '../folder-plan.js';
 import { Prng } from '../prng.js';
 import { type ChunkReuse, type FileBytesPlan, planChunkSizes } from './chunk-plan.js';
@@ -128,7 +128,18 @@ export interface OxiCloudDatasetPlan {
   readonly maxDepth: number;
 }
 
-const WORDS = ['report', 'photo', 'track', 'invoice', 'notes', 'scan', 'draft', 'summary', 'slides', 'budget'];
+const WORDS = [
+  'report',
+  'photo',
+  'track',
+  'invoice',
+  'notes',
+  'scan',
+  'draft',
+  'summary',
+  'slides',
+  'budget',
+];
 const SHARED_NAMES = ['Team', 'Projects', 'Finance', 'Marketing', 'Legal', 'Design', 'Support', 'Ops'];
 
 /** The content types of the generated files, by media kind (`text/plain` for the empty file). */
@@ -201,7 +212,8 @@ function planFolders(o: ResolvedOxiCloudDatasetOptions, driveNo: number, rootNam
   const ageOfRoot = new Map<number, number>();
   for (const f of tree.folders) {
     const parent = f.parentNo >= 0 ? tree.folders[f.parentNo] : undefined;
-    const isRoot = f.trashedAgoSeconds !== null && (parent === undefined || parent.trashedAgoSeconds === null);
+    const isRoot =
+      f.trashedAgoSeconds !== null && (parent === undefined || parent.trashedAgoSeconds === null);
     let trashedAgo: number | null = null;
     if (f.trashedAgoSeconds !== null) {
       if (isRoot) {

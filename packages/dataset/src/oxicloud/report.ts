@@ -104,7 +104,9 @@ export function describeOxiCloudDatasetReport(report: OxiCloudDatasetReport): st
     report.faults.length === 0
       ? 'No faults injected.'
       : `Faults: ${report.faults
-          .map((f) => `${f.fault} (${f.resourceIds.length} → §12.${f.expect.invariant ?? '-'} ${f.expect.kind})`)
+          .map(
+            (f) => `${f.fault} (${f.resourceIds.length} → §12.${f.expect.invariant ?? '-'} ${f.expect.kind})`,
+          )
           .join(', ')}.`;
   return (
     `Generated OxiCloud dataset seed ${report.options.seed} in ${(report.durationMs / 1000).toFixed(1)} s: ` +

@@ -17,7 +17,11 @@ const THUMBNAIL_BYTES = { icon: 600, preview: 2400, large: 6000 } as const;
 const THUMBNAIL_STREAM = 106;
 
 /** The path of one thumbnail under `root` (OxiCloud's storage path). */
-export function thumbnailPath(root: string, size: (typeof THUMBNAIL_SIZES)[number], fileHash: string): string {
+export function thumbnailPath(
+  root: string,
+  size: (typeof THUMBNAIL_SIZES)[number],
+  fileHash: string,
+): string {
   return join(root, '.thumbnails', size, `${fileHash}.webp`);
 }
 
@@ -32,7 +36,11 @@ function webpBytes(seed: number, index: number, size: number): Uint8Array {
 }
 
 /** Writes the three thumbnails of each file hash under `root`. Returns how many files were written. */
-export async function writeThumbnails(root: string, seed: number, fileHashes: readonly string[]): Promise<number> {
+export async function writeThumbnails(
+  root: string,
+  seed: number,
+  fileHashes: readonly string[],
+): Promise<number> {
   for (const size of THUMBNAIL_SIZES) await mkdir(join(root, '.thumbnails', size), { recursive: true });
   let written = 0;
   for (const [i, hash] of fileHashes.entries()) {

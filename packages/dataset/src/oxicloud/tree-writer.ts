@@ -36,7 +36,7 @@ export async function insertFolders(
     );
     for (const part of batches(level, perStatement)) {
       const newIds = await drawIds(client, part.length);
-      part.forEach((p, i) => byKey.set(key(p.d.driveNo, p.f.folderNo), newIds[i] as string));
+      for (const [i, p] of part.entries()) byKey.set(key(p.d.driveNo, p.f.folderNo), newIds[i] as string);
       await client.query(
         `INSERT INTO storage.folders
            (id, name, parent_id, drive_id, is_trashed, trashed_at, original_parent_id,

@@ -12,7 +12,10 @@ import type { ResolvedOxiCloudDatasetOptions } from './options.js';
 import { ACCOUNT_AGE_SECONDS, type OxiCloudDatasetPlan } from './plan.js';
 
 /** `drives.policies` of a personal drive, as OxiCloud creates it. */
-export const PERSONAL_DRIVE_POLICIES = { include_in_photo_index: true, include_in_music_index: true } as const;
+export const PERSONAL_DRIVE_POLICIES = {
+  include_in_photo_index: true,
+  include_in_music_index: true,
+} as const;
 
 /** `n` new ids from the database's `gen_random_uuid()`. */
 export async function drawIds(client: SqlClient, n: number): Promise<string[]> {
