@@ -284,7 +284,7 @@ describe('a clean OxiCloud-shaped dataset', () => {
     expect(report.counts.thumbnails).toBe(images.length * 3);
   });
 
-  it('gives the same names, paths, sizes, hashes and counts for the same seed (ids differ), other data for another', async () => {
+  it('gives the same names, paths, sizes, hashes and counts for the same seed (ids differ)', async () => {
     const again = await fixture();
     const second = await generateOxiCloudDataset({ pool: again.db.pool, blobs: again.blobs, options: SMALL });
     expect(second.counts).toEqual({ ...report.counts, thumbnails: 0 });
@@ -299,6 +299,35 @@ describe('a clean OxiCloud-shaped dataset', () => {
       options: SMALL,
     }).catch((e: unknown) => e);
     expect(isDatasetError(error, 'ALREADY_SEEDED')).toBe(true);
+  });
+
+  it('has checks that can fail, those no fault maps to included (run last: it breaks the dataset)', async () => {
+    const q = (sql: string) => f.db.pool.query(sql);
+    // The path cascade carries the root's new path down, so only the root breaks rule 1.
+    await q(
+      "UPDATE storage.folders SET path = path || '-x' WHERE id = (SELECT root_folder_id FROM storage.drives ORDER BY id LIMIT 1)",
+    );
+    await q(
+      'UPDATE storage.drives SET root_folder_id = NULL WHERE id = (SELECT id FROM storage.drives ORDER BY id DESC LIMIT 1)',
+    );
+    await q(
+      'UPDATE storage.chunk_manifests SET chunk_count = chunk_count + 1 WHERE file_hash = (SELECT min(file_hash) FROM storage.chunk_manifests)',
+    );
+    await q(
+      "UPDATE storage.files SET media_sort_date = created_at - interval '1 day' WHERE id = (SELECT min(id::text)::uuid FROM storage.files)",
+    );
+    const found = await checkInvariants(f.db.pool, f.blobs, f.dir);
+    const broken = Object.entries(found)
+      .filter(([, ids]) => ids.length > 0)
+      .map(([name, ids]) => [name, ids.length]);
+    // The drive without a root also leaves its root folder without a drive pointing at it (rule 4).
+    expect(Object.fromEntries(broken)).toEqual({
+      rootPath: 1,
+      driveRoot: 1,
+      folderDrive: 1,
+      manifestShape: 1,
+      mediaSortDate: 1,
+    });
   });
 });
 
