@@ -322,6 +322,36 @@ const manifestRefCountDrift: Injector = async (ctx) => {
   }));
 };
 
+const manifestShapeMismatch: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'manifest_shape_mismatch',
+    'raise multiChunkFileShare or filesPerDrive',
+    async (i) =>
+      (
+        await rows<{ file_hash: string; chunk_count: number }>(
+          ctx.client,
+          `SELECT m.file_hash, m.chunk_count FROM storage.chunk_manifests m WHERE ${MANIFEST_FILTER}
+            ORDER BY hashtextextended(m.file_hash, $2::bigint + 89 + $3::bigint) LIMIT 1`,
+          [hashes(ctx), ctx.options.seed, i],
+        )
+      )[0],
+    (p) => ctx.usedHashes.add(p.file_hash),
+  );
+  for (const p of picks) {
+    await ctx.client.query(
+      'UPDATE storage.chunk_manifests SET chunk_count = chunk_count + 1 WHERE file_hash = $1',
+      [p.file_hash],
+    );
+  }
+  return picks.map((p) => ({
+    type: 'manifest',
+    id: p.file_hash,
+    label: `manifest ${p.file_hash.slice(0, 12)}… (${p.chunk_count} chunks)`,
+    detail: { storedChunkCount: p.chunk_count + 1, chunkCount: p.chunk_count },
+  }));
+};
+
 const blobOrphanedAtUnset: Injector = async (ctx) => {
   const out: OxiCloudFaultResource[] = [];
   for (let i = 0; i < n(ctx); i++) {
@@ -767,6 +797,7 @@ const INJECTORS: Record<OxiCloudFaultName, Injector> = {
   orphan_blob_on_disk: orphanBlobOnDisk,
   blob_ref_count_drift: blobRefCountDrift,
   manifest_ref_count_drift: manifestRefCountDrift,
+  manifest_shape_mismatch: manifestShapeMismatch,
   blob_orphaned_at_unset: blobOrphanedAtUnset,
   blob_size_mismatch: blobSizeMismatch,
   drive_used_bytes_drift: driveUsedBytesDrift,

@@ -16,6 +16,7 @@ export const OXICLOUD_FAULT_NAMES = [
   'orphan_blob_on_disk',
   'blob_ref_count_drift',
   'manifest_ref_count_drift',
+  'manifest_shape_mismatch',
   'blob_orphaned_at_unset',
   'blob_size_mismatch',
   'drive_used_bytes_drift',
@@ -63,6 +64,9 @@ export interface OxiCloudFaultExpectation {
  * - `blob_ref_count_drift`: a legacy blob's or a chunk's `ref_count` + 2. Id: the hash.
  * - `manifest_ref_count_drift`: a manifest used by two files or more counts
  *   one file too few (the dangerous direction). Id: the file hash.
+ * - `manifest_shape_mismatch`: a multi-chunk manifest's `chunk_count` one
+ *   more than its arrays (what `verify_integrity` reports as a length
+ *   mismatch; readers go by the arrays, so the bytes still resolve). Id: the file hash.
  * - `blob_orphaned_at_unset`: an unreferenced blob row (bytes present) with
  *   `ref_count` 0 and no `orphaned_at`. Id: the hash.
  * - `blob_size_mismatch`: a live file's `size` + delta (its drive's
@@ -99,6 +103,7 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
   orphan_blob_on_disk: { invariant: 18, kind: 'orphan_blob', severity: 'Reclaimable' },
   blob_ref_count_drift: { invariant: 15, kind: 'blob_ref_count_mismatch', severity: 'Drift' },
   manifest_ref_count_drift: { invariant: 14, kind: 'manifest_ref_count_low', severity: 'DataLoss' },
+  manifest_shape_mismatch: { invariant: 13, kind: 'manifest_shape_mismatch', severity: 'Drift' },
   blob_orphaned_at_unset: { invariant: 16, kind: 'orphaned_at_mismatch', severity: 'Drift' },
   blob_size_mismatch: { invariant: 12, kind: 'file_size_mismatch', severity: 'Drift' },
   drive_used_bytes_drift: { invariant: 9, kind: 'drive_used_bytes_drift', severity: 'Drift' },

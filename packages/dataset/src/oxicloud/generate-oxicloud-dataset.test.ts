@@ -340,6 +340,7 @@ const CHECK_OF: Record<OxiCloudFaultName, InvariantName> = {
   orphan_blob_on_disk: 'bytesWithoutRows',
   blob_ref_count_drift: 'blobRefCount',
   manifest_ref_count_drift: 'manifestRefCount',
+  manifest_shape_mismatch: 'manifestShape',
   blob_orphaned_at_unset: 'orphanedAt',
   blob_size_mismatch: 'fileSize',
   drive_used_bytes_drift: 'driveUsage',
