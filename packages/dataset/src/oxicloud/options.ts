@@ -50,7 +50,7 @@ export interface OxiCloudDatasetOptions {
   readonly multiChunkSize?: IntRange;
   /** Sizes of legacy whole-file blobs, in bytes. @defaultValue 1 KiB to 256 KiB */
   readonly legacySize?: IntRange;
-  /** Share of each drive's folders that are trashed, as whole subtrees. @defaultValue 0.15 */
+  /** Share of each drive's folders that are trashed, as whole subtrees. @defaultValue 0.1 */
   readonly trashedFolderShare?: number;
   /** Share of files in live folders that are trashed one by one. @defaultValue 0.05 */
   readonly trashedFileShare?: number;
@@ -91,7 +91,7 @@ export const OXICLOUD_DATASET_DEFAULTS = {
   oneChunkSize: { min: 64, max: CDC_CHUNK_SIZES.min - 1 },
   multiChunkSize: { min: CDC_CHUNK_SIZES.max + 1, max: 3 * MiB },
   legacySize: { min: 1024, max: 256 * 1024 },
-  trashedFolderShare: 0.15,
+  trashedFolderShare: 0.1,
   trashedFileShare: 0.05,
   oldTrashShare: 0.3,
   seed: 1,
