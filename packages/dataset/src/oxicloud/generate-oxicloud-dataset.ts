@@ -8,7 +8,7 @@ import {
   injectOxiCloudFaults,
   type OxiCloudFaultRecord,
   type OxiCloudStorageAction,
-} from './fault-injectors.js';
+} from './inject-faults.js';
 import {
   type OxiCloudDatasetOptions,
   type ResolvedOxiCloudDatasetOptions,

@@ -6,11 +6,6 @@
  */
 export type { ChunkReuse, FileBytesPlan, PlannedChunk } from './chunk-plan.js';
 export { planChunkBytes, planChunkSizes, planFileBytes } from './chunk-plan.js';
-export type {
-  OxiCloudFaultRecord,
-  OxiCloudFaultResource,
-  OxiCloudStorageAction,
-} from './fault-injectors.js';
 export type { OxiCloudFaultExpectation, OxiCloudFaultName } from './faults.js';
 export {
   isOxiCloudFaultName,
@@ -21,6 +16,11 @@ export {
 } from './faults.js';
 export type { GenerateOxiCloudDatasetInput } from './generate-oxicloud-dataset.js';
 export { generateOxiCloudDataset } from './generate-oxicloud-dataset.js';
+export type {
+  OxiCloudFaultRecord,
+  OxiCloudFaultResource,
+  OxiCloudStorageAction,
+} from './inject-faults.js';
 export type { OxiCloudDatasetOptions, ResolvedOxiCloudDatasetOptions } from './options.js';
 export {
   OXICLOUD_DATASET_DEFAULTS,

@@ -2,7 +2,7 @@
  * The report of an OxiCloud-shaped dataset: counts per kind, the faults,
  * the time per phase, and a one-paragraph summary for the CLI.
  */
-import type { OxiCloudFaultRecord } from './fault-injectors.js';
+import type { OxiCloudFaultRecord } from './inject-faults.js';
 import type { ResolvedOxiCloudDatasetOptions } from './options.js';
 
 /** Counts of the CLEAN dataset (before faults). */
