@@ -10,7 +10,7 @@ import { isDatasetError } from '../errors.js';
 import { OXICLOUD_FAULT_NAMES, type OxiCloudFaultName } from './faults.js';
 import { generateOxiCloudDataset } from './generate-oxicloud-dataset.js';
 import type { OxiCloudDatasetOptions } from './options.js';
-import type { OxiCloudDatasetReport } from './report.js';
+import { describeOxiCloudDatasetReport, type OxiCloudDatasetReport } from './report.js';
 import { listThumbnailHashes, THUMBNAIL_SIZES } from './thumbnails.js';
 
 const MiB = 1024 * 1024;
@@ -117,6 +117,9 @@ describe('a clean OxiCloud-shaped dataset', () => {
       expect(c[k], k).toBeGreaterThan(0);
     }
     expect(c.multiChunkFiles + c.oneChunkFiles + c.emptyFiles + c.legacyFiles).toBe(c.files);
+    expect(describeOxiCloudDatasetReport(report)).toContain(
+      `${c.files} files (${c.multiChunkFiles} multi-chunk, ${c.oneChunkFiles} one-chunk, ${c.emptyFiles} empty, ${c.legacyFiles} legacy;`,
+    );
     expect(await count(f.db, 'SELECT count(*) AS n FROM storage.files')).toBe(c.files);
     expect(await count(f.db, 'SELECT count(*) AS n FROM storage.folders')).toBe(c.folders);
     expect(await count(f.db, 'SELECT count(*) AS n FROM storage.folders WHERE is_trashed')).toBe(
