@@ -20,6 +20,33 @@ export { generateDataset, usernamePrefix } from './generate-dataset.js';
 export type { DatasetOptions, IntRange, ResolvedDatasetOptions } from './options.js';
 export { DATASET_DEFAULTS, DATASET_LIMITS, resolveDatasetOptions } from './options.js';
 export type {
+  ContentKind,
+  GenerateOxiCloudDatasetInput,
+  OxiCloudDatasetCounts,
+  OxiCloudDatasetOptions,
+  OxiCloudDatasetPhase,
+  OxiCloudDatasetProgress,
+  OxiCloudDatasetReport,
+  OxiCloudFaultExpectation,
+  OxiCloudFaultName,
+  OxiCloudFaultRecord,
+  OxiCloudFaultResource,
+  ResolvedOxiCloudDatasetOptions,
+} from './oxicloud/index.js';
+export {
+  describeOxiCloudDatasetReport,
+  generateOxiCloudDataset,
+  isOxiCloudFaultName,
+  OXICLOUD_DATASET_DEFAULTS,
+  OXICLOUD_DATASET_LIMITS,
+  OXICLOUD_FAULT_EXPECTATIONS,
+  OXICLOUD_FAULT_NAMES,
+  OXICLOUD_FAULTS_NOT_PORTED,
+  oxiUsernamePrefix,
+  parseOxiCloudFaults,
+  resolveOxiCloudDatasetOptions,
+} from './oxicloud/index.js';
+export type {
   DatasetCounts,
   DatasetPhase,
   DatasetProgress,

@@ -1,0 +1,306 @@
+/**
+ * The content faults: a manifest, a chunk row or a legacy blob gone, bytes
+ * gone or without a row, reference counts and a manifest's shape off, an
+ * unreferenced row never marked orphaned, a thumbnail of nothing.
+ */
+import { blake3Hex } from '@oxicloud/storage';
+import { rows } from '../../sql-client.js';
+import {
+  DAY_MS,
+  type FaultContext,
+  faultBytes,
+  hashes,
+  type Injector,
+  n,
+  notApplicable,
+  type OxiCloudFaultResource,
+  pickEach,
+} from './fault-context.js';
+
+/** Conditions on `m`: a multi-chunk manifest of this dataset that no earlier fault touched, chunks included. */
+const MANIFEST_FILTER = `m.chunk_count >= 2 AND NOT (m.file_hash = ANY($1::text[])) AND NOT (m.chunk_hashes && $1::text[])
+   AND EXISTS (SELECT 1 FROM storage.files f JOIN oxi_drives d ON d.id = f.drive_id WHERE f.blob_hash = m.file_hash)`;
+
+export const missingManifest: Injector = (ctx) =>
+  pickEach(
+    ctx,
+    'missing_manifest',
+    'raise multiChunkFileShare or filesPerDrive',
+    async (i) =>
+      (
+        await rows<{ file_hash: string; chunk_hashes: string[]; file_ids: string[] }>(
+          ctx.client,
+          `SELECT m.file_hash, m.chunk_hashes,
+                  ARRAY(SELECT f.id::text FROM storage.files f WHERE f.blob_hash = m.file_hash ORDER BY f.name) AS file_ids
+             FROM storage.chunk_manifests m WHERE ${MANIFEST_FILTER}
+            ORDER BY hashtextextended(m.file_hash, $2::bigint + $3::bigint) LIMIT 1`,
+          [hashes(ctx), ctx.options.seed, i],
+        )
+      )[0],
+    (m) => {
+      ctx.usedHashes.add(m.file_hash);
+      for (const h of m.chunk_hashes) ctx.usedHashes.add(h);
+    },
+  ).then(async (picks) => {
+    for (const m of picks) {
+      // As remove_manifest_reference does: the row goes, each distinct chunk loses one reference.
+      await ctx.client.query(
+        `WITH del AS (DELETE FROM storage.chunk_manifests WHERE file_hash = $1 RETURNING chunk_hashes)
+         UPDATE storage.blobs b
+            SET ref_count = greatest(b.ref_count - 1, 0),
+                orphaned_at = CASE WHEN b.ref_count <= 1 THEN now() ELSE b.orphaned_at END
+          WHERE b.hash IN (SELECT DISTINCT unnest(chunk_hashes) FROM del)`,
+        [m.file_hash],
+      );
+    }
+    return picks.map((m) => ({
+      type: 'manifest' as const,
+      id: m.file_hash,
+      label: `manifest ${m.file_hash.slice(0, 12)}… (${m.chunk_hashes.length} chunks)`,
+      detail: { fileIds: m.file_ids, chunkHashes: m.chunk_hashes },
+    }));
+  });
+
+export const missingChunkRow: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'missing_chunk_row',
+    'raise multiChunkFileShare or filesPerDrive',
+    async (i) =>
+      (
+        await rows<{ hash: string; file_hash: string; chunk_hashes: string[] }>(
+          ctx.client,
+          `SELECT b.hash, m.file_hash, m.chunk_hashes
+             FROM storage.chunk_manifests m
+            CROSS JOIN LATERAL unnest(m.chunk_hashes) AS c(hash)
+             JOIN storage.blobs b ON b.hash = c.hash
+            WHERE ${MANIFEST_FILTER}
+              AND b.ref_count = 1 AND NOT EXISTS (SELECT 1 FROM storage.chunk_manifests o WHERE o.file_hash = b.hash)
+            ORDER BY hashtextextended(b.hash, $2::bigint + 7 + $3::bigint) LIMIT 1`,
+          [hashes(ctx), ctx.options.seed, i],
+        )
+      )[0],
+    (p) => {
+      ctx.usedHashes.add(p.file_hash);
+      for (const h of p.chunk_hashes) ctx.usedHashes.add(h);
+    },
+  );
+  for (const p of picks) {
+    await ctx.client.query('DELETE FROM storage.blobs WHERE hash = $1', [p.hash]);
+    ctx.storage.push({ type: 'delete', hash: p.hash });
+  }
+  return picks.map((p) => ({
+    type: 'blob',
+    id: p.hash,
+    label: `chunk ${p.chunk_hashes.indexOf(p.hash)} of manifest ${p.file_hash.slice(0, 12)}…`,
+    detail: { fileHash: p.file_hash },
+  }));
+};
+
+const LEGACY_CANDIDATES = `
+  FROM storage.blobs b
+ WHERE b.content_type IS NOT NULL AND NOT (b.hash = ANY($1::text[]))
+   AND NOT EXISTS (SELECT 1 FROM storage.chunk_manifests m WHERE m.file_hash = b.hash)
+   AND EXISTS (SELECT 1 FROM storage.files f JOIN oxi_drives d ON d.id = f.drive_id
+                WHERE f.blob_hash = b.hash AND NOT f.is_trashed)`;
+
+export const missingBlobRow: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'missing_blob_row',
+    'raise legacyFileShare or filesPerDrive',
+    async (i) =>
+      (
+        await rows<{ hash: string; file_ids: string[] }>(
+          ctx.client,
+          `SELECT b.hash, ARRAY(SELECT f.id::text FROM storage.files f WHERE f.blob_hash = b.hash ORDER BY f.name) AS file_ids
+             ${LEGACY_CANDIDATES}
+            ORDER BY hashtextextended(b.hash, $2::bigint + 11 + $3::bigint) LIMIT 1`,
+          [hashes(ctx), ctx.options.seed, i],
+        )
+      )[0],
+    (p) => ctx.usedHashes.add(p.hash),
+  );
+  for (const p of picks) {
+    await ctx.client.query('DELETE FROM storage.blobs WHERE hash = $1', [p.hash]);
+    ctx.storage.push({ type: 'delete', hash: p.hash });
+  }
+  return picks.map((p) => ({
+    type: 'blob',
+    id: p.hash,
+    label: `legacy blob ${p.hash.slice(0, 12)}…`,
+    detail: { fileIds: p.file_ids },
+  }));
+};
+
+/** A chunk of a multi-chunk manifest (not a one-chunk file's hash), not touched yet. */
+async function pickChunk(ctx: FaultContext, salt: number, i: number) {
+  return (
+    await rows<{ hash: string; ref_count: number; listing: string[] }>(
+      ctx.client,
+      `SELECT b.hash, b.ref_count,
+              ARRAY(SELECT o.file_hash FROM storage.chunk_manifests o WHERE o.chunk_hashes @> ARRAY[b.hash::text]) AS listing
+         FROM storage.blobs b
+        WHERE b.content_type IS NULL AND NOT (b.hash = ANY($1::text[]))
+          AND NOT EXISTS (SELECT 1 FROM storage.chunk_manifests o WHERE o.file_hash = b.hash)
+          AND NOT EXISTS (SELECT 1 FROM storage.chunk_manifests o
+                           WHERE o.chunk_hashes @> ARRAY[b.hash::text] AND o.file_hash = ANY($1::text[]))
+          AND EXISTS (SELECT 1 FROM storage.chunk_manifests o
+                        JOIN storage.files f ON f.blob_hash = o.file_hash JOIN oxi_drives d ON d.id = f.drive_id
+                       WHERE o.chunk_hashes @> ARRAY[b.hash::text])
+        ORDER BY hashtextextended(b.hash, $2::bigint + $3::bigint) LIMIT 1`,
+      [hashes(ctx), ctx.options.seed, salt * 1000 + i],
+    )
+  )[0];
+}
+
+export const blobBytesMissing: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'blob_bytes_missing',
+    'raise multiChunkFileShare',
+    (i) => pickChunk(ctx, 13, i),
+    (p) => {
+      ctx.usedHashes.add(p.hash);
+      for (const h of p.listing) ctx.usedHashes.add(h);
+    },
+  );
+  for (const p of picks) ctx.storage.push({ type: 'delete', hash: p.hash });
+  return picks.map((p) => ({
+    type: 'blob',
+    id: p.hash,
+    label: `chunk ${p.hash.slice(0, 12)}…`,
+    detail: { listedBy: p.listing },
+  }));
+};
+
+export const orphanBlobOnDisk: Injector = async (ctx) => {
+  const out: OxiCloudFaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++) {
+    const bytes = faultBytes(ctx, 1, i);
+    const hash = blake3Hex(bytes);
+    ctx.storage.push({ type: 'put', hash, bytes, modifiedAt: new Date(ctx.now.getTime() - 3 * DAY_MS) });
+    ctx.usedHashes.add(hash);
+    out.push({
+      type: 'blob',
+      id: hash,
+      label: `orphan bytes ${i + 1} (${bytes.length} B)`,
+      detail: { size: bytes.length },
+    });
+  }
+  return out;
+};
+
+export const blobRefCountDrift: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'blob_ref_count_drift',
+    'raise multiChunkFileShare',
+    (i) => pickChunk(ctx, 17, i),
+    (p) => {
+      ctx.usedHashes.add(p.hash);
+      for (const h of p.listing) ctx.usedHashes.add(h);
+    },
+  );
+  for (const p of picks) {
+    await ctx.client.query('UPDATE storage.blobs SET ref_count = ref_count + 2 WHERE hash = $1', [p.hash]);
+  }
+  return picks.map((p) => ({
+    type: 'blob',
+    id: p.hash,
+    label: `chunk ${p.hash.slice(0, 12)}…`,
+    detail: { storedRefCount: p.ref_count + 2, expectedRefCount: p.ref_count },
+  }));
+};
+
+export const manifestRefCountDrift: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'manifest_ref_count_drift',
+    'it needs a manifest shared by two files: raise dedupShare',
+    async (i) =>
+      (
+        await rows<{ file_hash: string; ref_count: number; chunk_hashes: string[] }>(
+          ctx.client,
+          `SELECT m.file_hash, m.ref_count, m.chunk_hashes FROM storage.chunk_manifests m
+            WHERE m.ref_count >= 2 AND NOT (m.file_hash = ANY($1::text[]))
+              AND EXISTS (SELECT 1 FROM storage.files f JOIN oxi_drives d ON d.id = f.drive_id WHERE f.blob_hash = m.file_hash)
+            ORDER BY hashtextextended(m.file_hash, $2::bigint + 19 + $3::bigint) LIMIT 1`,
+          [hashes(ctx), ctx.options.seed, i],
+        )
+      )[0],
+    (p) => ctx.usedHashes.add(p.file_hash),
+  );
+  for (const p of picks) {
+    await ctx.client.query(
+      'UPDATE storage.chunk_manifests SET ref_count = ref_count - 1 WHERE file_hash = $1',
+      [p.file_hash],
+    );
+  }
+  return picks.map((p) => ({
+    type: 'manifest',
+    id: p.file_hash,
+    label: `manifest ${p.file_hash.slice(0, 12)}… (${p.chunk_hashes.length} chunks)`,
+    detail: { storedRefCount: p.ref_count - 1, fileCount: p.ref_count },
+  }));
+};
+
+export const manifestShapeMismatch: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'manifest_shape_mismatch',
+    'raise multiChunkFileShare or filesPerDrive',
+    async (i) =>
+      (
+        await rows<{ file_hash: string; chunk_count: number }>(
+          ctx.client,
+          `SELECT m.file_hash, m.chunk_count FROM storage.chunk_manifests m WHERE ${MANIFEST_FILTER}
+            ORDER BY hashtextextended(m.file_hash, $2::bigint + 89 + $3::bigint) LIMIT 1`,
+          [hashes(ctx), ctx.options.seed, i],
+        )
+      )[0],
+    (p) => ctx.usedHashes.add(p.file_hash),
+  );
+  for (const p of picks) {
+    await ctx.client.query(
+      'UPDATE storage.chunk_manifests SET chunk_count = chunk_count + 1 WHERE file_hash = $1',
+      [p.file_hash],
+    );
+  }
+  return picks.map((p) => ({
+    type: 'manifest',
+    id: p.file_hash,
+    label: `manifest ${p.file_hash.slice(0, 12)}… (${p.chunk_count} chunks)`,
+    detail: { storedChunkCount: p.chunk_count + 1, chunkCount: p.chunk_count },
+  }));
+};
+
+export const blobOrphanedAtUnset: Injector = async (ctx) => {
+  const out: OxiCloudFaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++) {
+    const bytes = faultBytes(ctx, 2, i);
+    const hash = blake3Hex(bytes);
+    await ctx.client.query(
+      `INSERT INTO storage.blobs (hash, size, ref_count, content_type, created_at, orphaned_at)
+       VALUES ($1, $2, 0, NULL, now() - interval '3 days', NULL)`,
+      [hash, bytes.length],
+    );
+    ctx.storage.push({ type: 'put', hash, bytes, modifiedAt: new Date(ctx.now.getTime() - 3 * DAY_MS) });
+    ctx.usedHashes.add(hash);
+    out.push({ type: 'blob', id: hash, label: `never-marked blob ${i + 1}`, detail: { size: bytes.length } });
+  }
+  return out;
+};
+
+export const orphanThumbnail: Injector = async (ctx) => {
+  if (!ctx.hasStorageRoot) {
+    notApplicable('orphan_thumbnail', n(ctx), 0, 'it needs storageRoot (where OxiCloud keeps .thumbnails)');
+  }
+  const out: OxiCloudFaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++) {
+    const hash = blake3Hex(faultBytes(ctx, 3, i));
+    ctx.storage.push({ type: 'thumbnail', hash });
+    out.push({ type: 'thumbnail', id: hash, label: `orphan thumbnail ${i + 1}`, detail: {} });
+  }
+  return out;
+};

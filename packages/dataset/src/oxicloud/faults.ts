@@ -1,0 +1,170 @@
+import type { Severity } from '@oxicloud/consistency/severity';
+import { DatasetError } from '../errors.js';
+
+/**
+ * The faults the OxiCloud-shaped generator can inject, best first: each one
+ * is one deliberate drift of one OXICLOUD.md §12 invariant, on resources no
+ * other fault touched. The names of the old generator's faults are kept
+ * where the meaning is the same (`missing_blob_row`, `blob_size_mismatch`,
+ * …); the others are new to OxiCloud's content model.
+ */
+export const OXICLOUD_FAULT_NAMES = [
+  'missing_manifest',
+  'missing_chunk_row',
+  'missing_blob_row',
+  'blob_bytes_missing',
+  'orphan_blob_on_disk',
+  'blob_ref_count_drift',
+  'manifest_ref_count_drift',
+  'manifest_shape_mismatch',
+  'blob_orphaned_at_unset',
+  'blob_size_mismatch',
+  'drive_used_bytes_drift',
+  'user_used_bytes_drift',
+  'wrong_folder_path',
+  'wrong_folder_lpath',
+  'live_folder_under_trashed_parent',
+  'live_file_under_trashed_folder',
+  'folder_under_other_drive',
+  'file_in_other_drive_folder',
+  'drive_without_owner',
+  'dangling_grant',
+  'orphan_thumbnail',
+  'expired_grants',
+  'lingering_expired_grant',
+] as const;
+
+/** One of {@link OXICLOUD_FAULT_NAMES}. */
+export type OxiCloudFaultName = (typeof OXICLOUD_FAULT_NAMES)[number];
+
+/** Where a fault is found: the §12 invariant it breaks and the finding kind a check should record. */
+export interface OxiCloudFaultExpectation {
+  /** The OXICLOUD.md §12 item; `null` for the grant-expiry faults, which a cleanup acts on. */
+  readonly invariant: number | null;
+  /** The finding kind (this package's proposal; the checks on OxiCloud's domain are still to come). */
+  readonly kind: string;
+  /** Severity of the finding; absent for the faults a cleanup job acts on. */
+  readonly severity?: Severity;
+}
+
+/**
+ * What each fault breaks and what the finding's resource id is (see
+ * `OxiCloudFaultRecord.resourceIds`):
+ *
+ * - `missing_manifest`: a multi-chunk manifest deleted while its files
+ *   remain, as `remove_manifest_reference` does when it trusts a low count
+ *   (§5 hazard): its distinct chunks lose one reference each, stamped
+ *   orphaned at 0, so only the files' content fails to resolve. Id: the file hash.
+ * - `missing_chunk_row`: a chunk listed by one manifest loses its blobs row
+ *   and its bytes (a GC that ignored the manifest). Id: the chunk hash.
+ * - `missing_blob_row`: a legacy blob's row and bytes gone while live files
+ *   use it. Id: the blob hash.
+ * - `blob_bytes_missing`: a chunk's bytes gone, its row kept. Id: the chunk hash.
+ * - `orphan_blob_on_disk`: bytes in the store with no row. Id: the hash.
+ * - `blob_ref_count_drift`: a legacy blob's or a chunk's `ref_count` + 2. Id: the hash.
+ * - `manifest_ref_count_drift`: a manifest used by two files or more counts
+ *   one file too few (the dangerous direction). Id: the file hash.
+ * - `manifest_shape_mismatch`: a multi-chunk manifest's `chunk_count` one
+ *   more than its arrays (what `verify_integrity` reports as a length
+ *   mismatch; readers go by the arrays, so the bytes still resolve). Id: the file hash.
+ * - `blob_orphaned_at_unset`: an unreferenced blob row (bytes present) with
+ *   `ref_count` 0 and no `orphaned_at`. Id: the hash.
+ * - `blob_size_mismatch`: a live file's `size` + delta (its drive's
+ *   `used_bytes` and, on a personal drive, its owner's envelope follow, so
+ *   only the mismatch remains). Id: the file id.
+ * - `drive_used_bytes_drift`: a drive's `used_bytes` + delta (a shared
+ *   drive when there is one, else a personal drive and its owner's
+ *   envelope, so the envelope still adds up). Id: the drive id.
+ * - `user_used_bytes_drift`: an internal user's envelope + delta. Id: the user id.
+ * - `wrong_folder_path` / `wrong_folder_lpath`: the column of a live leaf
+ *   folder changed without the trigger. Id: the folder id.
+ * - `live_folder_under_trashed_parent`: a new live folder inside a trashed
+ *   one (the pre-2026-06-17 state). Id: the new folder's id.
+ * - `live_file_under_trashed_folder`: a file of a trashed subtree
+ *   untrashed alone (usage follows). Id: the file id.
+ * - `folder_under_other_drive`: a live leaf folder moved under another
+ *   drive's root without its `drive_id` (its files keep its drive). Id: the folder id.
+ * - `file_in_other_drive_folder`: a live file's `drive_id` set to another
+ *   drive (usage of both drives and envelopes follows). Id: the file id.
+ * - `drive_without_owner`: a shared drive's owner grants deleted. Id: the drive id.
+ * - `dangling_grant`: a viewer grant on a file id that does not exist. Id: the grant id.
+ * - `orphan_thumbnail`: the three thumbnails of a hash that is neither a
+ *   manifest nor a blob (needs `storageRoot`). Id: the hash.
+ * - `expired_grants`: a grant that expired 2 days ago (inside OxiCloud's
+ *   15-day cleanup grace). Id: the grant id.
+ * - `lingering_expired_grant`: a grant that expired 30 days ago (past the
+ *   grace: OxiCloud's cleanup is not running). Id: the grant id.
+ */
+export const OXICLOUD_FAULT_EXPECTATIONS = {
+  missing_manifest: { invariant: 11, kind: 'missing_content', severity: 'DataLoss' },
+  missing_chunk_row: { invariant: 11, kind: 'missing_chunk', severity: 'DataLoss' },
+  missing_blob_row: { invariant: 11, kind: 'missing_content', severity: 'DataLoss' },
+  blob_bytes_missing: { invariant: 17, kind: 'missing_blob_bytes', severity: 'DataLoss' },
+  orphan_blob_on_disk: { invariant: 18, kind: 'orphan_blob', severity: 'Reclaimable' },
+  blob_ref_count_drift: { invariant: 15, kind: 'blob_ref_count_mismatch', severity: 'Drift' },
+  manifest_ref_count_drift: { invariant: 14, kind: 'manifest_ref_count_low', severity: 'DataLoss' },
+  manifest_shape_mismatch: { invariant: 13, kind: 'manifest_shape_mismatch', severity: 'Drift' },
+  blob_orphaned_at_unset: { invariant: 16, kind: 'orphaned_at_mismatch', severity: 'Drift' },
+  blob_size_mismatch: { invariant: 12, kind: 'file_size_mismatch', severity: 'Drift' },
+  drive_used_bytes_drift: { invariant: 9, kind: 'drive_used_bytes_drift', severity: 'Drift' },
+  user_used_bytes_drift: { invariant: 10, kind: 'user_used_bytes_drift', severity: 'Drift' },
+  wrong_folder_path: { invariant: 2, kind: 'path_mismatch', severity: 'Drift' },
+  wrong_folder_lpath: { invariant: 2, kind: 'lpath_mismatch', severity: 'Drift' },
+  live_folder_under_trashed_parent: { invariant: 7, kind: 'parent_trashed_mismatch', severity: 'DataLoss' },
+  live_file_under_trashed_folder: { invariant: 7, kind: 'parent_folder_trashed', severity: 'DataLoss' },
+  folder_under_other_drive: { invariant: 3, kind: 'drive_id_parent_mismatch', severity: 'DataLoss' },
+  file_in_other_drive_folder: { invariant: 6, kind: 'drive_id_parent_mismatch', severity: 'DataLoss' },
+  drive_without_owner: { invariant: 8, kind: 'drive_without_owner', severity: 'DataLoss' },
+  dangling_grant: { invariant: 20, kind: 'dangling_grant', severity: 'Reclaimable' },
+  orphan_thumbnail: { invariant: 19, kind: 'orphan_thumbnail', severity: 'Reclaimable' },
+  expired_grants: { invariant: null, kind: 'expired_grant' },
+  lingering_expired_grant: { invariant: null, kind: 'expired_grant_lingering' },
+} as const satisfies Record<OxiCloudFaultName, OxiCloudFaultExpectation>;
+
+/**
+ * The old generator's faults that are not ported, and why. Every old fault
+ * is either in {@link OXICLOUD_FAULT_NAMES} under the same name or here.
+ * (None of the old faults is about `blobs.deleting_at` or `drives.owner_id`,
+ * which do not exist in OxiCloud's schema: the ported ones were rewritten
+ * for drives owned through grants and content through manifests.)
+ */
+export const OXICLOUD_FAULTS_NOT_PORTED = {
+  old_trash:
+    'not a drift in OxiCloud: trash older than its fixed 30-day retention is work its own purge has not done yet, ' +
+    'and the clean dataset already holds it (oldTrashShare)',
+  folder_parent_cycle:
+    'not yet ported: OxiCloud can only reach it by a bad restore, and no §12 invariant names it (item 2 reports ' +
+    'the paths); it needs its cascade trigger disabled (ALTER TABLE, owner rights on OxiCloud’s table)',
+  file_mime_mismatch:
+    'no §12 invariant compares files.mime_type with the content: OxiCloud sniffs at upload only and keeps ' +
+    'manifest/blob content_type as upload-time metadata, so there is no finding to expect',
+} as const;
+
+/** Whether `value` is one of {@link OXICLOUD_FAULT_NAMES}. */
+export function isOxiCloudFaultName(value: string): value is OxiCloudFaultName {
+  return (OXICLOUD_FAULT_NAMES as readonly string[]).includes(value);
+}
+
+/**
+ * Parses a comma-separated fault list: `"all"` gives every fault, `""` /
+ * `"none"` none; names come back once each, in {@link OXICLOUD_FAULT_NAMES} order.
+ *
+ * @throws DatasetError `INVALID_OPTIONS` naming the unknown entries and listing the allowed names.
+ */
+export function parseOxiCloudFaults(text: string): OxiCloudFaultName[] {
+  const entries = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (entries.length === 0 || (entries.length === 1 && entries[0] === 'none')) return [];
+  if (entries.length === 1 && entries[0] === 'all') return [...OXICLOUD_FAULT_NAMES];
+  const unknown = entries.filter((e) => !isOxiCloudFaultName(e));
+  if (unknown.length > 0) {
+    throw new DatasetError(
+      'INVALID_OPTIONS',
+      `unknown OxiCloud fault name${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u)).join(', ')}: ` +
+        `allowed are "all", "none" or a comma-separated list of ${OXICLOUD_FAULT_NAMES.join(', ')}`,
+    );
+  }
+  return OXICLOUD_FAULT_NAMES.filter((name) => entries.includes(name));
+}

@@ -1,0 +1,39 @@
+/**
+ * The OxiCloud-shaped dataset generator: data as OxiCloud's own upload path
+ * writes it (drives with owner grants, chunk manifests, FastCDC-sized
+ * chunks, legacy blobs, dedup, thumbnails), with faults ported to that
+ * model. The old generator (`generateDataset`) stays until the cut-over.
+ */
+export type { ChunkReuse, FileBytesPlan, PlannedChunk } from './chunk-plan.js';
+export { planChunkBytes, planChunkSizes, planFileBytes } from './chunk-plan.js';
+export type { OxiCloudFaultExpectation, OxiCloudFaultName } from './faults.js';
+export {
+  isOxiCloudFaultName,
+  OXICLOUD_FAULT_EXPECTATIONS,
+  OXICLOUD_FAULT_NAMES,
+  OXICLOUD_FAULTS_NOT_PORTED,
+  parseOxiCloudFaults,
+} from './faults.js';
+export type { GenerateOxiCloudDatasetInput } from './generate-oxicloud-dataset.js';
+export { generateOxiCloudDataset } from './generate-oxicloud-dataset.js';
+export type {
+  OxiCloudFaultRecord,
+  OxiCloudFaultResource,
+  OxiCloudStorageAction,
+} from './inject-faults.js';
+export type { OxiCloudDatasetOptions, ResolvedOxiCloudDatasetOptions } from './options.js';
+export {
+  OXICLOUD_DATASET_DEFAULTS,
+  OXICLOUD_DATASET_LIMITS,
+  resolveOxiCloudDatasetOptions,
+} from './options.js';
+export type { ContentKind } from './plan.js';
+export { oxiUsernamePrefix } from './plan.js';
+export type {
+  OxiCloudDatasetCounts,
+  OxiCloudDatasetPhase,
+  OxiCloudDatasetProgress,
+  OxiCloudDatasetReport,
+} from './report.js';
+export { describeOxiCloudDatasetReport } from './report.js';
+export { listThumbnailHashes, THUMBNAIL_SIZES, thumbnailPath } from './thumbnails.js';

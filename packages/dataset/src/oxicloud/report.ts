@@ -1,0 +1,122 @@
+/**
+ * The report of an OxiCloud-shaped dataset: counts per kind, the faults,
+ * the time per phase, and a one-paragraph summary for the CLI.
+ */
+import type { OxiCloudFaultRecord } from './inject-faults.js';
+import type { ResolvedOxiCloudDatasetOptions } from './options.js';
+
+/** Counts of the CLEAN dataset (before faults). */
+export interface OxiCloudDatasetCounts {
+  /** Internal users (admins included). */
+  readonly users: number;
+  readonly admins: number;
+  readonly externalUsers: number;
+  readonly groups: number;
+  readonly groupMembers: number;
+  readonly personalDrives: number;
+  readonly sharedDrives: number;
+  /** Folders, the drives' root folders included. */
+  readonly folders: number;
+  readonly trashedFolders: number;
+  readonly files: number;
+  /** Files by content kind. */
+  readonly multiChunkFiles: number;
+  readonly oneChunkFiles: number;
+  readonly emptyFiles: number;
+  readonly legacyFiles: number;
+  readonly imageFiles: number;
+  readonly trashedFiles: number;
+  /** Trashed files trashed more than 30 days ago (with their folder or alone). */
+  readonly oldTrashedFiles: number;
+  /** Files whose content at least one other file has too (same manifest or legacy blob). */
+  readonly dedupFiles: number;
+  /** `storage.chunk_manifests` rows (the empty manifest included when there are empty files). */
+  readonly manifests: number;
+  /** `storage.blobs` rows of chunks (one-chunk files' rows included). */
+  readonly chunkBlobs: number;
+  /** Chunk rows listed by two manifests or more (different files sharing chunks). */
+  readonly sharedChunks: number;
+  /** `storage.blobs` rows of legacy whole-file blobs. */
+  readonly legacyBlobs: number;
+  /** Σ sizes of the objects written to the blob store (each distinct chunk and legacy blob once). */
+  readonly blobBytes: number;
+  /** Σ `files.size` over all files (trashed included). */
+  readonly fileBytes: number;
+  /** Σ `files.size` over live files (what the drives' `used_bytes` add up to). */
+  readonly liveFileBytes: number;
+  /** Thumbnail files written (three per image content; 0 without `storageRoot`). */
+  readonly thumbnails: number;
+  /** Grants: drive owner grants and the externals' grants. */
+  readonly grants: number;
+  /** Depth of the deepest folder (root folders are 0). */
+  readonly maxFolderDepth: number;
+}
+
+/** The phases of a generation, in order. */
+export type OxiCloudDatasetPhase =
+  | 'plan'
+  | 'blob_bytes'
+  | 'users'
+  | 'drives'
+  | 'folders'
+  | 'files'
+  | 'content_rows'
+  | 'usage'
+  | 'faults'
+  | 'commit'
+  | 'after_commit';
+
+/** Per-phase progress, for a CLI progress line. */
+export interface OxiCloudDatasetProgress {
+  readonly phase: OxiCloudDatasetPhase;
+  readonly done: number;
+  readonly total: number;
+  readonly elapsedMs: number;
+}
+
+/** What {@link generateOxiCloudDataset} produced. */
+export interface OxiCloudDatasetReport {
+  readonly options: ResolvedOxiCloudDatasetOptions;
+  /** Usernames are `<usernamePrefix>u000001`, … (externals `…x000001`). */
+  readonly usernamePrefix: string;
+  readonly counts: OxiCloudDatasetCounts;
+  /** One record per requested fault, in `OXICLOUD_FAULT_NAMES` order. */
+  readonly faults: readonly OxiCloudFaultRecord[];
+  readonly phaseMs: Readonly<Partial<Record<OxiCloudDatasetPhase, number>>>;
+  readonly durationMs: number;
+}
+
+function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
+}
+
+/** A one-paragraph human summary of a report, for the CLI. */
+export function describeOxiCloudDatasetReport(report: OxiCloudDatasetReport): string {
+  const c = report.counts;
+  const faults =
+    report.faults.length === 0
+      ? 'No faults injected.'
+      : `Faults: ${report.faults
+          .map(
+            (f) => `${f.fault} (${f.resourceIds.length} → §12.${f.expect.invariant ?? '-'} ${f.expect.kind})`,
+          )
+          .join(', ')}.`;
+  return (
+    `Generated OxiCloud dataset seed ${report.options.seed} in ${(report.durationMs / 1000).toFixed(1)} s: ` +
+    `${c.users} users (${c.admins} admins, ${report.usernamePrefix}…), ${c.externalUsers} external users, ` +
+    `${c.groups} groups (${c.groupMembers} members), ${c.personalDrives} personal and ${c.sharedDrives} shared drives, ` +
+    `${c.folders} folders (${c.trashedFolders} trashed, depth up to ${c.maxFolderDepth}), ` +
+    `${c.files} files (${c.multiChunkFiles} multi-chunk, ${c.oneChunkFiles} one-chunk, ${c.emptyFiles} empty, ` +
+    `${c.legacyFiles} legacy; ${c.dedupFiles} deduplicated; ${c.trashedFiles} trashed, ${c.oldTrashedFiles} over 30 days; ` +
+    `${formatBytes(c.fileBytes)}), ${c.manifests} manifests, ${c.chunkBlobs} chunk blobs (${c.sharedChunks} shared) and ` +
+    `${c.legacyBlobs} legacy blobs (${formatBytes(c.blobBytes)} in the store), ${c.thumbnails} thumbnails, ` +
+    `${c.grants} grants. ${faults}`
+  );
+}

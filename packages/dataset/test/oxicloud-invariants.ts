@@ -1,0 +1,259 @@
+/**
+ * OXICLOUD.md §12 invariants 1–20 written as independent SQL (plus a listing
+ * of the blob store and the thumbnails folder), for the tests of the
+ * OxiCloud-shaped generator: each check returns the ids that break it
+ * (empty = the invariant holds).
+ */
+import {
+  expectedBlobRefCounts,
+  hashFileContent,
+  type ManifestShapeProblem,
+  manifestShapeProblems,
+} from '@oxicloud/storage';
+import type { BlobEntry, BlobStorage } from '@oxicloud/tenants';
+import type pg from 'pg';
+import { listThumbnailHashes, THUMBNAIL_SIZES } from '../src/oxicloud/thumbnails.js';
+
+async function ids(pool: pg.Pool, sql: string): Promise<string[]> {
+  const result = await pool.query(sql);
+  return [...new Set(result.rows.map((r: { id: string }) => String(r.id)))].sort();
+}
+
+/** Every blob the store holds, in hash order. */
+export async function listAll(blobs: BlobStorage): Promise<BlobEntry[]> {
+  const out: BlobEntry[] = [];
+  let startAfter: string | null = null;
+  for (;;) {
+    const page = await blobs.list({ startAfter, limit: 1000 });
+    out.push(...page);
+    if (page.length < 1000) return out;
+    startAfter = page[page.length - 1]?.hash ?? null;
+  }
+}
+
+interface ManifestRow {
+  file_hash: string;
+  chunk_hashes: string[];
+  chunk_sizes: string[];
+  total_size: string;
+  chunk_count: number;
+}
+
+/** The names of the checks of {@link checkInvariants}, one per §12 rule (some items are split in two). */
+export type InvariantName = keyof Awaited<ReturnType<typeof checkInvariants>>;
+
+/** Runs every check; each value is the sorted ids that break the rule. */
+export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storageRoot: string) {
+  const manifests = (
+    await pool.query<ManifestRow>(
+      'SELECT file_hash, chunk_hashes, chunk_sizes, total_size, chunk_count FROM storage.chunk_manifests',
+    )
+  ).rows;
+  const files = (await pool.query<{ blob_hash: string }>('SELECT blob_hash FROM storage.files')).rows;
+  const blobRows = (
+    await pool.query<{ hash: string; size: string; ref_count: number }>(
+      'SELECT hash, size, ref_count FROM storage.blobs',
+    )
+  ).rows;
+  const stored = new Map((await listAll(blobs)).map((b) => [b.hash, b]));
+  const rowHashes = new Set(blobRows.map((b) => b.hash));
+  const contentHashes = new Set([...rowHashes, ...manifests.map((m) => m.file_hash)]);
+
+  // 13. Manifest shape (pure), and FastCDC's: every chunk but the last ≥ 64 KiB.
+  const shape: string[] = [];
+  for (const m of manifests) {
+    const sizes = m.chunk_sizes.map(Number);
+    const problems: ManifestShapeProblem[] = manifestShapeProblems({
+      fileHash: m.file_hash,
+      chunkHashes: m.chunk_hashes,
+      chunkSizes: sizes,
+      totalSize: Number(m.total_size),
+      chunkCount: m.chunk_count,
+    });
+    if (problems.length > 0 || sizes.slice(0, -1).some((s) => s < 65_536)) shape.push(m.file_hash);
+  }
+
+  // 15. Blob ref counts as the upload path leaves them (the package's pure model).
+  const expected = expectedBlobRefCounts({
+    manifests: manifests.map((m) => ({ fileHash: m.file_hash, chunkHashes: m.chunk_hashes })),
+    files: files.map((f) => ({ blobHash: f.blob_hash })),
+  });
+  const refCount = blobRows
+    .filter((b) => b.ref_count !== (expected.get(b.hash)?.expected ?? 0))
+    .map((b) => b.hash)
+    .sort();
+
+  // 17. Rows without bytes (or of another size, or whose bytes hash to something else).
+  const rowsWithoutBytes: string[] = [];
+  for (const b of blobRows) {
+    const entry = stored.get(b.hash);
+    if (entry === undefined || entry.size !== Number(b.size)) {
+      rowsWithoutBytes.push(b.hash);
+      continue;
+    }
+    const digest = await hashFileContent({ kind: 'legacy', hash: b.hash, size: Number(b.size) }, blobs);
+    if (digest.hash !== b.hash) rowsWithoutBytes.push(b.hash);
+  }
+
+  // 19. Thumbnails of hashes that are neither a manifest nor a blob.
+  const thumbs = new Set<string>();
+  for (const size of THUMBNAIL_SIZES)
+    for (const h of await listThumbnailHashes(storageRoot, size)) thumbs.add(h);
+
+  return {
+    // 1. Root path and lpath.
+    rootPath: await ids(
+      pool,
+      `SELECT id FROM storage.folders WHERE parent_id IS NULL
+          AND (path <> name OR lpath <> text2ltree(replace(id::text, '-', '_')))`,
+    ),
+    // 2. Child path, and child lpath.
+    childPath: await ids(
+      pool,
+      `SELECT c.id FROM storage.folders c JOIN storage.folders p ON p.id = c.parent_id
+        WHERE c.path <> p.path || '/' || c.name`,
+    ),
+    childLpath: await ids(
+      pool,
+      `SELECT c.id FROM storage.folders c JOIN storage.folders p ON p.id = c.parent_id
+        WHERE c.lpath <> p.lpath || text2ltree(replace(c.id::text, '-', '_'))`,
+    ),
+    // 3. Folder drive = parent's drive; 4. every live root has its drive pointing at it.
+    folderDrive: await ids(
+      pool,
+      `SELECT c.id FROM storage.folders c JOIN storage.folders p ON p.id = c.parent_id WHERE c.drive_id <> p.drive_id
+       UNION
+       SELECT r.id FROM storage.folders r WHERE r.parent_id IS NULL AND NOT r.is_trashed
+          AND NOT EXISTS (SELECT 1 FROM storage.drives d WHERE d.root_folder_id = r.id AND d.id = r.drive_id)`,
+    ),
+    // 5. Every drive has its own root (a parentless folder of the drive), no two drives share one.
+    driveRoot: await ids(
+      pool,
+      `SELECT d.id FROM storage.drives d LEFT JOIN storage.folders r ON r.id = d.root_folder_id
+        WHERE r.id IS NULL OR r.parent_id IS NOT NULL OR r.drive_id <> d.id
+           OR EXISTS (SELECT 1 FROM storage.drives o WHERE o.root_folder_id = d.root_folder_id AND o.id <> d.id)`,
+    ),
+    // 6. File drive = its folder's drive; folder_id set.
+    fileDrive: await ids(
+      pool,
+      `SELECT f.id FROM storage.files f LEFT JOIN storage.folders fo ON fo.id = f.folder_id
+        WHERE fo.id IS NULL OR f.drive_id <> fo.drive_id`,
+    ),
+    // 7. Trash flags: nothing live under a trashed folder; trashed_at iff is_trashed; original_* only on
+    //    rows trashed directly (= their parent then), NULL on live rows and on rows trashed with their folder.
+    trashFlags: await ids(
+      pool,
+      `SELECT c.id FROM storage.folders c LEFT JOIN storage.folders p ON p.id = c.parent_id
+        WHERE (NOT c.is_trashed AND p.is_trashed) OR (c.trashed_at IS NULL) = c.is_trashed
+           OR (NOT c.is_trashed AND c.original_parent_id IS NOT NULL)
+           OR (c.is_trashed AND p.is_trashed AND c.original_parent_id IS NOT NULL)
+           OR (c.is_trashed AND NOT p.is_trashed AND c.original_parent_id IS DISTINCT FROM c.parent_id)
+       UNION
+       SELECT f.id FROM storage.files f JOIN storage.folders fo ON fo.id = f.folder_id
+        WHERE (NOT f.is_trashed AND fo.is_trashed) OR (f.trashed_at IS NULL) = f.is_trashed
+           OR (NOT f.is_trashed AND f.original_folder_id IS NOT NULL)
+           OR (f.is_trashed AND fo.is_trashed AND f.original_folder_id IS NOT NULL)
+           OR (f.is_trashed AND NOT fo.is_trashed AND f.original_folder_id IS DISTINCT FROM f.folder_id)`,
+    ),
+    // 8. Drive shape: personal = NULL quota, exactly one owner grant, a user, = default_for_user; shared ≥ 1 owner.
+    driveShape: await ids(
+      pool,
+      `WITH o AS (
+         SELECT d.id, d.kind, d.quota_bytes, d.default_for_user,
+                count(g.id) AS owners, count(g.id) FILTER (WHERE g.subject_type = 'user') AS user_owners,
+                bool_or(g.subject_type = 'user' AND g.subject_id = d.default_for_user) AS default_owns
+           FROM storage.drives d
+           LEFT JOIN storage.role_grants g ON g.resource_type = 'drive' AND g.resource_id = d.id AND g.role = 'owner'
+          GROUP BY d.id)
+       SELECT id FROM o
+        WHERE (kind = 'personal' AND (quota_bytes IS NOT NULL OR owners <> 1 OR user_owners <> 1
+                                      OR (default_for_user IS NOT NULL AND NOT default_owns)))
+           OR (kind = 'shared' AND owners = 0)`,
+    ),
+    // 9. Drive usage = Σ live files.
+    driveUsage: await ids(
+      pool,
+      `SELECT d.id FROM storage.drives d
+        WHERE d.used_bytes <> COALESCE((SELECT sum(f.size) FROM storage.files f
+                                         WHERE f.drive_id = d.id AND NOT f.is_trashed), 0)`,
+    ),
+    // 10. User envelope = Σ used_bytes of the personal drives the user owns; externals 0.
+    userUsage: await ids(
+      pool,
+      `SELECT u.id FROM auth.users u
+        WHERE u.storage_used_bytes <> CASE WHEN u.is_external THEN 0 ELSE COALESCE((
+              SELECT sum(d.used_bytes) FROM storage.drives d
+               WHERE d.kind = 'personal' AND EXISTS (
+                     SELECT 1 FROM storage.role_grants g
+                      WHERE g.resource_type = 'drive' AND g.resource_id = d.id AND g.role = 'owner'
+                        AND g.subject_type = 'user' AND g.subject_id = u.id)), 0) END`,
+    ),
+    // 11. Every file's content resolves (manifest or legacy blob)...
+    contentResolves: await ids(
+      pool,
+      `SELECT f.blob_hash AS id FROM storage.files f
+        WHERE NOT EXISTS (SELECT 1 FROM storage.chunk_manifests m WHERE m.file_hash = f.blob_hash)
+          AND NOT EXISTS (SELECT 1 FROM storage.blobs b WHERE b.hash = f.blob_hash)`,
+    ),
+    // ... and every chunk of a manifest has its row, of the declared size.
+    chunkRows: await ids(
+      pool,
+      `SELECT c.hash AS id FROM storage.chunk_manifests m
+        CROSS JOIN LATERAL unnest(m.chunk_hashes, m.chunk_sizes) AS c(hash, size)
+         LEFT JOIN storage.blobs b ON b.hash = c.hash
+        WHERE b.hash IS NULL OR b.size <> c.size`,
+    ),
+    // 12. files.size = manifest total_size, or the legacy blob's size.
+    fileSize: await ids(
+      pool,
+      `SELECT f.id FROM storage.files f
+         LEFT JOIN storage.chunk_manifests m ON m.file_hash = f.blob_hash
+         LEFT JOIN storage.blobs b ON b.hash = f.blob_hash
+        WHERE (m.file_hash IS NOT NULL AND f.size <> m.total_size)
+           OR (m.file_hash IS NULL AND b.hash IS NOT NULL AND f.size <> b.size)`,
+    ),
+    manifestShape: shape.sort(),
+    // 14. Manifest ref_count = its files rows, trashed included.
+    manifestRefCount: await ids(
+      pool,
+      `SELECT m.file_hash AS id FROM storage.chunk_manifests m
+        WHERE m.ref_count <> (SELECT count(*) FROM storage.files f WHERE f.blob_hash = m.file_hash)`,
+    ),
+    blobRefCount: refCount,
+    // 16. orphaned_at set whenever ref_count = 0.
+    orphanedAt: await ids(
+      pool,
+      'SELECT hash AS id FROM storage.blobs WHERE ref_count = 0 AND orphaned_at IS NULL',
+    ),
+    rowsWithoutBytes: rowsWithoutBytes.sort(),
+    // 18. Objects in the store with no row.
+    bytesWithoutRows: [...stored.keys()].filter((h) => !rowHashes.has(h)).sort(),
+    orphanThumbnails: [...thumbs].filter((h) => !contentHashes.has(h)).sort(),
+    // 20. Grants whose subject or resource does not exist (expired ones belong to the purge).
+    danglingGrants: await ids(
+      pool,
+      `SELECT g.id FROM storage.role_grants g
+        WHERE (g.expires_at IS NULL OR g.expires_at > now())
+          AND (NOT CASE g.subject_type
+                 WHEN 'user' THEN EXISTS (SELECT 1 FROM auth.users u WHERE u.id = g.subject_id)
+                 WHEN 'group' THEN EXISTS (SELECT 1 FROM auth.subject_groups s WHERE s.id = g.subject_id)
+                 ELSE EXISTS (SELECT 1 FROM storage.shares s WHERE s.id = g.subject_id) END
+            OR NOT CASE g.resource_type
+                 WHEN 'folder' THEN EXISTS (SELECT 1 FROM storage.folders x WHERE x.id = g.resource_id)
+                 WHEN 'file' THEN EXISTS (SELECT 1 FROM storage.files x WHERE x.id = g.resource_id)
+                 WHEN 'drive' THEN EXISTS (SELECT 1 FROM storage.drives x WHERE x.id = g.resource_id)
+                 ELSE true END)`,
+    ),
+    // Grants expired inside OxiCloud's 15-day cleanup grace, and past it.
+    expiredInGrace: await ids(
+      pool,
+      `SELECT id FROM storage.role_grants WHERE expires_at < now() AND expires_at >= now() - interval '15 days'`,
+    ),
+    expiredPastGrace: await ids(
+      pool,
+      `SELECT id FROM storage.role_grants WHERE expires_at < now() - interval '15 days'`,
+    ),
+    // 22. media_sort_date = created_at (no metadata rows are generated).
+    mediaSortDate: await ids(pool, 'SELECT id FROM storage.files WHERE media_sort_date <> created_at'),
+  };
+}
