@@ -73,14 +73,15 @@ describe('withConnectionRetry', () => {
     ).rejects.toThrow(/ECONNREFUSED/);
     // How many attempts fit in 120 ms depends on the timers of a busy machine;
     // what holds on any machine: it retried, each wait within the cap, each
-    // retry begun inside the window, and the loss thrown only after it.
+    // retry begun inside the window (elapsedMs is rounded: 119.6 reads 120),
+    // and the loss thrown only after it.
     expect(performance.now() - started).toBeGreaterThanOrEqual(110);
     expect(retries.length).toBeGreaterThanOrEqual(1);
     expect(calls).toBe(retries.length + 1);
     expect(retries[0]?.delayMs).toBe(10);
     for (const r of retries) {
       expect(r.delayMs).toBeLessThanOrEqual(20);
-      expect(r.elapsedMs).toBeLessThan(120);
+      expect(r.elapsedMs).toBeLessThanOrEqual(120);
     }
 
     let other = 0;
