@@ -5,6 +5,14 @@ import {
   type OxiCloudDatasetReport,
   type OxiCloudFaultRecord,
 } from '@oxicloud/dataset';
+import { defaultRunArgs, type JobOutcomeOk } from '@oxicloud/scheduler';
+import { OxiTrashRepository, OxiUsageRepository } from '@oxicloud/storage/oxicloud';
+import {
+  createStorageReconcileJob,
+  createTrashCleanupJob,
+  storageReconcileConfigFromEnv,
+  trashCleanupConfigFromEnv,
+} from '@oxicloud/tenants';
 import { type S3rverProcess, startS3rver } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -151,4 +159,131 @@ describe('the faults no check on OxiCloud’s domain reports', () => {
       'expired_grants',
     ]);
   });
+});
+
+describe('storage_reconcile on the generated data (OxiUsageRepository)', () => {
+  it('agrees with OxiCloud’s counters: trashed files are not counted, a file trashed without its usage is corrected', async () => {
+    const w = await world('local', OXI_SMALL);
+    const q = async <T extends Record<string, unknown>>(text: string, values: unknown[] = []) =>
+      (await w.db.pool.query<T>(text, values)).rows;
+    // The dataset holds trash whose bytes a "trashed included" sum would count.
+    const [trash] = await q<{ n: string }>(
+      'SELECT COALESCE(sum(size), 0)::text AS n FROM storage.files WHERE is_trashed',
+    );
+    expect(Number(trash?.n)).toBeGreaterThan(0);
+    const job = createStorageReconcileJob({
+      repository: new OxiUsageRepository(w.kysely),
+      config: storageReconcileConfigFromEnv({}),
+    });
+    const clean = (await job.run(defaultRunArgs, new AbortController().signal)) as JobOutcomeOk;
+    expect(clean).toMatchObject({ kind: 'ok', count: 0 });
+
+    // A live file of a personal drive trashed the way a bulk path leaves it: the flag set, usage untouched.
+    const [victim] = await q<{ id: string; size: string; drive_id: string; owner: string }>(
+      `SELECT f.id, f.size::text AS size, f.drive_id, d.default_for_user AS owner
+         FROM storage.files f JOIN storage.drives d ON d.id = f.drive_id
+        WHERE NOT f.is_trashed AND f.size > 0 AND d.kind = 'personal' AND d.default_for_user IS NOT NULL
+        ORDER BY f.name LIMIT 1`,
+    );
+    expect(victim).toBeDefined();
+    await q(
+      "UPDATE storage.files SET is_trashed = true, trashed_at = now() - interval '2 days' WHERE id = $1",
+      [victim!.id],
+    );
+    // §12 item 9 drifts; item 10 still holds (the envelope is the sum of the drives' stored counters).
+    const drifted = await w.runBatch();
+    expect(drifted.findings).toEqual([`drives_consistency drive_used_bytes_drift Drift ${victim!.drive_id}`]);
+    const [before] = await q<{ used: string }>(
+      'SELECT used_bytes::text AS used FROM storage.drives WHERE id = $1',
+      [victim!.drive_id],
+    );
+
+    // The reconcile corrects the drive, and the owner's envelope follows it.
+    const fixed = (await job.run(defaultRunArgs, new AbortController().signal)) as JobOutcomeOk;
+    expect(fixed).toMatchObject({ kind: 'ok', count: 2, extra: { drives_corrected: 1, users_corrected: 1 } });
+    const size = Number(victim!.size);
+    expect(fixed.extra['largest']).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          id: victim!.drive_id,
+          kind: 'drive',
+          before: Number(before?.used),
+          after: Number(before?.used) - size,
+          delta: -size,
+        }),
+        expect.objectContaining({ id: victim!.owner, kind: 'user', delta: -size }),
+      ]),
+    );
+    // The counters are OxiCloud's again: Σ live files per drive, and the batch finds nothing.
+    expect(
+      await q(
+        `SELECT d.id FROM storage.drives d
+          WHERE d.used_bytes <> COALESCE((SELECT sum(f.size) FROM storage.files f
+                                           WHERE f.drive_id = d.id AND NOT f.is_trashed), 0)`,
+      ),
+    ).toEqual([]);
+    expect((await w.runBatch()).findings).toEqual([]);
+  }, 120_000);
+});
+
+describe('trash_cleanup on the generated data (OxiTrashRepository)', () => {
+  it('never purges trash younger than OxiCloud’s 30 days, whatever the configured retention', async () => {
+    const w = await world('local', OXI_SMALL);
+    const q = async <T extends Record<string, unknown>>(text: string) =>
+      (await w.db.pool.query<T>(text)).rows;
+    const ids = async (where: string) =>
+      (
+        await q<{ id: string }>(
+          `SELECT id::text FROM storage.folders WHERE ${where}
+           UNION ALL SELECT id::text FROM storage.files WHERE ${where} ORDER BY 1`,
+        )
+      ).map((r) => r.id);
+    const old = await ids("is_trashed AND trashed_at < now() - interval '30 days'");
+    const fresh = await ids("is_trashed AND trashed_at >= now() - interval '30 days'");
+    const live = await ids('NOT is_trashed');
+    // Fresh trash is 1–7 days old: a 1-day retention would purge it, the floor must not.
+    expect(old.length).toBeGreaterThan(0);
+    expect(fresh.length).toBeGreaterThan(0);
+    expect(
+      await ids(
+        "is_trashed AND trashed_at < now() - interval '1 day' AND trashed_at >= now() - interval '30 days'",
+      ),
+    ).not.toEqual([]);
+
+    // One-chunk contents with a file in the old trash: OxiCloud's trigger decrements their chunk row per
+    // deleted file and nothing decrements the manifest (§5), so those rows drift low after any purge.
+    const oneChunk = (
+      await q<{ hash: string }>(
+        `SELECT DISTINCT f.blob_hash AS hash FROM storage.files f
+           JOIN storage.chunk_manifests m ON m.file_hash = f.blob_hash AND cardinality(m.chunk_hashes) = 1
+          WHERE f.is_trashed AND f.trashed_at < now() - interval '30 days' ORDER BY 1`,
+      )
+    ).map((r) => r.hash);
+    expect(oneChunk.length).toBeGreaterThan(0);
+
+    const job = createTrashCleanupJob({
+      repository: new OxiTrashRepository(w.kysely, { logger: w.h.logger }),
+      config: { ...trashCleanupConfigFromEnv({}), retentionDays: 1, batchSize: 7 },
+      logger: w.h.logger,
+    });
+    const outcome = (await job.run(defaultRunArgs, new AbortController().signal)) as JobOutcomeOk;
+    expect(outcome.kind).toBe('ok');
+    expect(outcome.count).toBe(old.length);
+    expect(w.h.lines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ event: 'trash_cleanup.retention_floor', floor_days: 30 }),
+      ]),
+    );
+    // Exactly the trash older than 30 days is gone; the fresh trash and every live row stay.
+    expect(await ids('is_trashed')).toEqual(fresh);
+    expect(await ids('NOT is_trashed')).toEqual(live);
+    expect(await ids("is_trashed AND trashed_at < now() - interval '30 days'")).toEqual([]);
+
+    // The batch afterwards: the usage, tree, grants and store still hold; only that documented drift shows.
+    const after = await w.runBatch();
+    expect(after).toMatchObject({ completed: w.checks.length, failed: 0 });
+    expect(after.findings).toEqual(
+      oneChunk.map((h) => `blobs_consistency ref_count_mismatch Drift ${h}`).sort(),
+    );
+  }, 120_000);
 });
