@@ -14,7 +14,7 @@ import {
   trashCleanupConfigFromEnv,
 } from '@oxicloud/tenants';
 import { type S3rverProcess, startS3rver } from '@oxicloud/test-support';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   OXI_SMALL,
   OXI_STORES,
@@ -35,7 +35,10 @@ import {
  * - clean data: 0 findings, every check completed;
  * - every ported fault injected at once (each on resources of its own):
  *   exactly the findings `OXICLOUD_FAULT_EXPECTATIONS` declares, by check,
- *   kind, severity and resource id, no missing and no extra.
+ *   kind, severity and resource id, no missing and no extra;
+ * - `storage_reconcile` (OxiUsageRepository) and `trash_cleanup`
+ *   (OxiTrashRepository, its 30-day floor) on the generated data, with the
+ *   batch afterwards.
  */
 
 let s3: S3rverProcess;
@@ -44,8 +47,11 @@ const worlds: OxiDomainWorld[] = [];
 beforeAll(async () => {
   s3 = await startS3rver();
 }, 60_000);
+// Each test's world (database, store, S3 prefix, hashing workers) is closed after it.
+afterEach(async () => {
+  for (const w of worlds.splice(0)) await w.close();
+}, 60_000);
 afterAll(async () => {
-  for (const w of worlds) await w.close();
   await s3?.stop();
 }, 60_000);
 
@@ -113,6 +119,12 @@ describe.each(OXI_STORES)('consistency_batch --force --deep on OxiCloud’s doma
         WHERE b.content_type IS NULL ORDER BY b.hash LIMIT 1`,
     );
     const victim = rows[0]!;
+    // The store is the one named: S3 or local, and the encrypted ones hold nonce ‖ ciphertext ‖ tag.
+    expect(w.store.blobs.backend).toBe(store.endsWith('s3') ? 's3' : 'local');
+    const entry = await w.store.blobs.head(victim.hash);
+    expect(entry?.storedSize ?? entry?.size).toBe(
+      Number(victim.size) + (store.startsWith('encrypted') ? 28 : 0),
+    );
     await w.store.blobs.put(victim.hash, randomBytes(Number(victim.size)), Number(victim.size));
     const swapped = await w.runBatch();
     expect(swapped).toMatchObject({ completed: w.checks.length, failed: 0 });
