@@ -51,7 +51,7 @@ export interface OxiCloudFaultExpectation {
   readonly check: string | null;
   /** The finding kind the check records (a proposal when `check` is `null`). */
   readonly kind: string;
-  /** Severity of the finding; absent for the faults a cleanup job acts on. */
+  /** Severity of the finding; absent for `expired_grants`, which no check reports (the cleanup acts on it). */
   readonly severity?: Severity;
   /**
    * The finding's resource id, when it is not the record's resource id:
