@@ -37,14 +37,29 @@ export const OXICLOUD_FAULT_NAMES = [
 /** One of {@link OXICLOUD_FAULT_NAMES}. */
 export type OxiCloudFaultName = (typeof OXICLOUD_FAULT_NAMES)[number];
 
-/** Where a fault is found: the §12 invariant it breaks and the finding kind a check should record. */
+/** Where a fault is found: the §12 invariant it breaks, the check that reports it and the finding it records. */
 export interface OxiCloudFaultExpectation {
   /** The OXICLOUD.md §12 item; `null` for the grant-expiry faults, which a cleanup acts on. */
   readonly invariant: number | null;
-  /** The finding kind (this package's proposal; the checks on OxiCloud's domain are still to come). */
+  /**
+   * The check on OxiCloud's domain (`@oxicloud/storage/oxicloud` adapters,
+   * run by `consistency_batch`) that records the finding; `null` when no
+   * check does: a grant inside its cleanup grace (the purge's, not a drift),
+   * or a §12 item no check covers yet (then `kind` is this package's
+   * proposal and the batch reports nothing for the fault).
+   */
+  readonly check: string | null;
+  /** The finding kind the check records (a proposal when `check` is `null`). */
   readonly kind: string;
-  /** Severity of the finding; absent for the faults a cleanup job acts on. */
+  /** Severity of the finding; absent for `expired_grants`, which no check reports (the cleanup acts on it). */
   readonly severity?: Severity;
+  /**
+   * The finding's resource id, when it is not the record's resource id:
+   * `file_hash`, the content hash the resource belongs to (its
+   * `detail.fileHash`): a lost chunk row is reported on the file content
+   * that no longer resolves. @defaultValue the record's resource id
+   */
+  readonly findingId?: 'file_hash';
 }
 
 /**
@@ -56,7 +71,8 @@ export interface OxiCloudFaultExpectation {
  *   (§5 hazard): its distinct chunks lose one reference each, stamped
  *   orphaned at 0, so only the files' content fails to resolve. Id: the file hash.
  * - `missing_chunk_row`: a chunk listed by one manifest loses its blobs row
- *   and its bytes (a GC that ignored the manifest). Id: the chunk hash.
+ *   and its bytes (a GC that ignored the manifest). Id: the chunk hash; the
+ *   finding's: the manifest's file hash (`findingId: 'file_hash'`).
  * - `missing_blob_row`: a legacy blob's row and bytes gone while live files
  *   use it. Id: the blob hash.
  * - `blob_bytes_missing`: a chunk's bytes gone, its row kept. Id: the chunk hash.
@@ -96,29 +112,110 @@ export interface OxiCloudFaultExpectation {
  *   grace: OxiCloud's cleanup is not running). Id: the grant id.
  */
 export const OXICLOUD_FAULT_EXPECTATIONS = {
-  missing_manifest: { invariant: 11, kind: 'missing_content', severity: 'DataLoss' },
-  missing_chunk_row: { invariant: 11, kind: 'missing_chunk', severity: 'DataLoss' },
-  missing_blob_row: { invariant: 11, kind: 'missing_content', severity: 'DataLoss' },
-  blob_bytes_missing: { invariant: 17, kind: 'missing_blob_bytes', severity: 'DataLoss' },
-  orphan_blob_on_disk: { invariant: 18, kind: 'orphan_blob', severity: 'Reclaimable' },
-  blob_ref_count_drift: { invariant: 15, kind: 'blob_ref_count_mismatch', severity: 'Drift' },
-  manifest_ref_count_drift: { invariant: 14, kind: 'manifest_ref_count_low', severity: 'DataLoss' },
-  manifest_shape_mismatch: { invariant: 13, kind: 'manifest_shape_mismatch', severity: 'Drift' },
-  blob_orphaned_at_unset: { invariant: 16, kind: 'orphaned_at_mismatch', severity: 'Drift' },
-  blob_size_mismatch: { invariant: 12, kind: 'file_size_mismatch', severity: 'Drift' },
-  drive_used_bytes_drift: { invariant: 9, kind: 'drive_used_bytes_drift', severity: 'Drift' },
-  user_used_bytes_drift: { invariant: 10, kind: 'user_used_bytes_drift', severity: 'Drift' },
-  wrong_folder_path: { invariant: 2, kind: 'path_mismatch', severity: 'Drift' },
-  wrong_folder_lpath: { invariant: 2, kind: 'lpath_mismatch', severity: 'Drift' },
-  live_folder_under_trashed_parent: { invariant: 7, kind: 'parent_trashed_mismatch', severity: 'DataLoss' },
-  live_file_under_trashed_folder: { invariant: 7, kind: 'parent_folder_trashed', severity: 'DataLoss' },
-  folder_under_other_drive: { invariant: 3, kind: 'drive_id_parent_mismatch', severity: 'DataLoss' },
-  file_in_other_drive_folder: { invariant: 6, kind: 'drive_id_parent_mismatch', severity: 'DataLoss' },
-  drive_without_owner: { invariant: 8, kind: 'drive_without_owner', severity: 'DataLoss' },
-  dangling_grant: { invariant: 20, kind: 'dangling_grant', severity: 'Reclaimable' },
-  orphan_thumbnail: { invariant: 19, kind: 'orphan_thumbnail', severity: 'Reclaimable' },
-  expired_grants: { invariant: null, kind: 'expired_grant' },
-  lingering_expired_grant: { invariant: null, kind: 'expired_grant_lingering' },
+  missing_manifest: { invariant: 11, check: 'files_consistency', kind: 'missing_blob', severity: 'DataLoss' },
+  missing_chunk_row: {
+    invariant: 11,
+    check: 'files_consistency',
+    kind: 'missing_blob',
+    severity: 'DataLoss',
+    findingId: 'file_hash',
+  },
+  missing_blob_row: { invariant: 11, check: 'files_consistency', kind: 'missing_blob', severity: 'DataLoss' },
+  blob_bytes_missing: {
+    invariant: 17,
+    check: 'storage_consistency',
+    kind: 'missing_blob_bytes',
+    severity: 'DataLoss',
+  },
+  orphan_blob_on_disk: {
+    invariant: 18,
+    check: 'storage_consistency',
+    kind: 'orphan_blob',
+    severity: 'Reclaimable',
+  },
+  blob_ref_count_drift: {
+    invariant: 15,
+    check: 'blobs_consistency',
+    kind: 'ref_count_mismatch',
+    severity: 'Drift',
+  },
+  manifest_ref_count_drift: {
+    invariant: 14,
+    check: null,
+    kind: 'manifest_ref_count_low',
+    severity: 'DataLoss',
+  },
+  manifest_shape_mismatch: { invariant: 13, check: null, kind: 'manifest_shape_mismatch', severity: 'Drift' },
+  blob_orphaned_at_unset: {
+    invariant: 16,
+    check: 'blobs_consistency',
+    kind: 'orphaned_at_mismatch',
+    severity: 'Drift',
+  },
+  blob_size_mismatch: {
+    invariant: 12,
+    check: 'files_consistency',
+    kind: 'blob_size_mismatch',
+    severity: 'Drift',
+  },
+  drive_used_bytes_drift: {
+    invariant: 9,
+    check: 'drives_consistency',
+    kind: 'drive_used_bytes_drift',
+    severity: 'Drift',
+  },
+  user_used_bytes_drift: {
+    invariant: 10,
+    check: 'drives_consistency',
+    kind: 'user_used_bytes_drift',
+    severity: 'Drift',
+  },
+  wrong_folder_path: { invariant: 2, check: 'folders_consistency', kind: 'path_mismatch', severity: 'Drift' },
+  wrong_folder_lpath: {
+    invariant: 2,
+    check: 'folders_consistency',
+    kind: 'lpath_mismatch',
+    severity: 'Drift',
+  },
+  live_folder_under_trashed_parent: {
+    invariant: 7,
+    check: 'folders_consistency',
+    kind: 'parent_trashed_mismatch',
+    severity: 'DataLoss',
+  },
+  live_file_under_trashed_folder: {
+    invariant: 7,
+    check: 'files_consistency',
+    kind: 'parent_folder_trashed',
+    severity: 'DataLoss',
+  },
+  folder_under_other_drive: {
+    invariant: 3,
+    check: 'folders_consistency',
+    kind: 'drive_id_parent_mismatch',
+    severity: 'DataLoss',
+  },
+  file_in_other_drive_folder: {
+    invariant: 6,
+    check: 'files_consistency',
+    kind: 'drive_id_parent_mismatch',
+    severity: 'DataLoss',
+  },
+  drive_without_owner: { invariant: 8, check: null, kind: 'drive_without_owner', severity: 'DataLoss' },
+  dangling_grant: {
+    invariant: 20,
+    check: 'grants_consistency',
+    kind: 'dangling_grant',
+    severity: 'Reclaimable',
+  },
+  orphan_thumbnail: { invariant: 19, check: null, kind: 'orphan_thumbnail', severity: 'Reclaimable' },
+  expired_grants: { invariant: null, check: null, kind: 'expired_grant' },
+  lingering_expired_grant: {
+    invariant: null,
+    check: 'grants_consistency',
+    kind: 'expired_grant_lingering',
+    severity: 'Drift',
+  },
 } as const satisfies Record<OxiCloudFaultName, OxiCloudFaultExpectation>;
 
 /**

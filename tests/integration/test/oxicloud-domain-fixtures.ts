@@ -1,0 +1,226 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ConsistencyCheck, checkJob } from '@oxicloud/consistency';
+import {
+  backdateLocalBlob,
+  generateOxiCloudDataset,
+  type OxiCloudDatasetOptions,
+  type OxiCloudDatasetReport,
+} from '@oxicloud/dataset';
+import {
+  Blake3WorkerPool,
+  createBlobHasher,
+  EncryptedBlobStorage,
+  LocalFsBlobStorage,
+  S3BlobStorage,
+} from '@oxicloud/storage';
+import {
+  OxiBlobIndexScan,
+  OxiBlobRowScan,
+  type OxiCloudDatabase,
+  OxiDriveUsageScan,
+  OxiFileContentScan,
+  OxiFolderTreeScan,
+  OxiGrantScan,
+} from '@oxicloud/storage/oxicloud';
+import {
+  type BlobStorage,
+  createConsistencyBatchJob,
+  createStorageConsistencyCheck,
+} from '@oxicloud/tenants';
+import { createTestDatabase, type S3rverProcess, type TestDatabase } from '@oxicloud/test-support';
+import { Kysely, PostgresDialect } from 'kysely';
+import { type ConsistencyHarness, consistencyHarness } from './consistency-fixtures.js';
+
+const MiB = 1024 * 1024;
+
+/** The four blob stores OxiCloud can run on: local disk and S3, each plain or encrypted (AES-256-GCM). */
+export const OXI_STORES = ['local', 's3', 'encrypted-local', 'encrypted-s3'] as const;
+export type OxiStoreKind = (typeof OXI_STORES)[number];
+
+/**
+ * A small dataset with every content and tree shape OxiCloud writes:
+ * multi-chunk (FastCDC-sized chunks, some shared between contents), one-chunk,
+ * empty, legacy whole-file blobs, dedup across files, trashed subtrees and
+ * files (some older than 30 days), shared drives owned by a user and a group,
+ * images with thumbnails. 11 drives × 20 files.
+ */
+export const OXI_SMALL: OxiCloudDatasetOptions = {
+  users: 8,
+  admins: 2,
+  externalUsers: 3,
+  sharedDrives: 3,
+  groups: 1,
+  membersPerGroup: 3,
+  filesPerDrive: 20,
+  multiChunkFileShare: 0.06,
+  legacyFileShare: 0.12,
+  emptyFileShare: 0.04,
+  dedupShare: 0.2,
+  sharedChunkShare: 0.4,
+  multiChunkSize: { min: MiB + 1, max: MiB + 300_000 },
+  trashedFolderShare: 0.2,
+  trashedFileShare: 0.08,
+  oldTrashShare: 0.4,
+  seed: 7,
+};
+
+/** One blob store in a scratch folder (and, for S3, under a prefix of its own on the shared s3rver). */
+export interface OxiStore {
+  readonly kind: OxiStoreKind;
+  /** OxiCloud's storage root (`.thumbnails/` lives here; the local store is `<root>/.blobs`). */
+  readonly storageRoot: string;
+  readonly blobs: BlobStorage;
+  readonly backdateBlob?: (hash: string, modifiedAt: Date) => Promise<void>;
+  /** Deletes every object of the store (S3: its prefix) and the scratch folder. */
+  close(): Promise<void>;
+}
+
+export async function openOxiStore(kind: OxiStoreKind, s3?: S3rverProcess): Promise<OxiStore> {
+  const storageRoot = await mkdtemp(join(tmpdir(), `oxicloud-domain-${kind}-`));
+  let base: BlobStorage;
+  let local: LocalFsBlobStorage | undefined;
+  let s3Store: S3BlobStorage | undefined;
+  if (kind === 'local' || kind === 'encrypted-local') {
+    local = new LocalFsBlobStorage({ root: join(storageRoot, '.blobs') });
+    base = local;
+  } else {
+    if (s3 === undefined) throw new Error(`the ${kind} store needs the s3rver`);
+    s3Store = new S3BlobStorage({
+      bucket: s3.bucket,
+      region: 'us-east-1',
+      endpoint: s3.endpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+      prefix: `oxicloud-domain/${kind}-${randomBytes(4).toString('hex')}/`,
+    });
+    base = s3Store;
+  }
+  const blobs = kind.startsWith('encrypted-')
+    ? new EncryptedBlobStorage({ inner: base, key: randomBytes(32) })
+    : base;
+  const localStore = local;
+  return {
+    kind,
+    storageRoot,
+    blobs,
+    ...(localStore === undefined ? {} : { backdateBlob: backdateLocalBlob((h) => localStore.pathOf(h)) }),
+    async close() {
+      if (s3Store !== undefined) {
+        // Empty the prefix: page through the listing, deleting as we go.
+        for (;;) {
+          const page = await s3Store.list({ limit: 1000 });
+          if (page.length === 0) break;
+          for (const entry of page) await s3Store.delete(entry.hash);
+        }
+        s3Store.close();
+      }
+      await rm(storageRoot, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One finding as a test compares it: `check kind severity resource_id`. */
+export type FindingLine = string;
+
+/** An OxiCloud-domain database with a generated dataset, the checks on its adapters, and the batch. */
+export interface OxiDomainWorld {
+  readonly db: TestDatabase;
+  readonly kysely: Kysely<OxiCloudDatabase>;
+  readonly store: OxiStore;
+  readonly report: OxiCloudDatasetReport;
+  readonly h: ConsistencyHarness;
+  /** Every check, wired to the OxiCloud adapters (`storage_consistency` over the store). */
+  readonly checks: readonly ConsistencyCheck[];
+  /** Runs `consistency_batch` (`force`, `deep`) and returns its outcome and every child's findings. */
+  runBatch(): Promise<{ outcome: unknown; completed: number; failed: number; findings: FindingLine[] }>;
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the database (`createTestDatabase({ domain: 'oxicloud' })`), the
+ * store, generates the dataset into both, and registers the checks on the
+ * OxiCloud adapters with the engine, each check once.
+ */
+export async function oxiDomainWorld(input: {
+  readonly store: OxiStoreKind;
+  readonly s3?: S3rverProcess;
+  readonly options: OxiCloudDatasetOptions;
+}): Promise<OxiDomainWorld> {
+  const db = await createTestDatabase({ domain: 'oxicloud' });
+  const store = await openOxiStore(input.store, input.s3);
+  const workers = new Blake3WorkerPool({ size: 2 });
+  const kysely = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+  const h = consistencyHarness(db.pool);
+  const close = async () => {
+    await h.engine.shutdown({ timeoutMs: 1000 }).catch(() => undefined);
+    await workers.close();
+    await kysely.destroy().catch(() => undefined);
+    await store.close();
+    await db.drop();
+  };
+  try {
+    const report = await generateOxiCloudDataset({
+      pool: db.pool,
+      blobs: store.blobs,
+      storageRoot: store.storageRoot,
+      ...(store.backdateBlob === undefined ? {} : { backdateBlob: store.backdateBlob }),
+      options: input.options,
+    });
+    const checks: ConsistencyCheck[] = [
+      createStorageConsistencyCheck({
+        blobs: store.blobs,
+        index: new OxiBlobIndexScan(kysely),
+        hasher: createBlobHasher(store.blobs, workers),
+      }),
+      ...[
+        new OxiFileContentScan(kysely),
+        new OxiBlobRowScan(kysely),
+        new OxiDriveUsageScan(kysely),
+        new OxiFolderTreeScan(kysely),
+        new OxiGrantScan(kysely),
+      ].flatMap((a) => a.consistencyChecks()),
+    ];
+    for (const check of checks)
+      h.engine.register(checkJob(check, { findings: h.findings, logger: h.logger }));
+    const names = checks.map((c) => c.name);
+    return {
+      db,
+      kysely,
+      store,
+      report,
+      h,
+      checks,
+      async runBatch() {
+        const batch = createConsistencyBatchJob({
+          checks: () => names,
+          runOrResume: (name, args) => h.engine.runOrResume(name, args),
+          logger: h.logger,
+        });
+        const outcome = await batch.run({ force: true, deep: true }, new AbortController().signal);
+        const extra = outcome.kind === 'ok' ? outcome.extra : {};
+        const perCheck = (extra['per_check'] ?? {}) as Record<string, { run_id?: string }>;
+        const findings: FindingLine[] = [];
+        for (const [check, entry] of Object.entries(perCheck)) {
+          if (entry.run_id === undefined) continue;
+          for (const f of await h.findings.list(entry.run_id, { limit: 10_000 })) {
+            findings.push(`${check} ${f.kind} ${f.severity} ${f.resourceId}`);
+          }
+        }
+        return {
+          outcome,
+          completed: Number(extra['completed']),
+          failed: Number(extra['failed']),
+          findings: findings.sort(),
+        };
+      },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
