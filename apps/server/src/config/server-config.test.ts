@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       adminEmail: undefined,
       publicBaseUrl: 'http://127.0.0.1:8086',
       storage: { backend: 'local', root: '/srv/.oxicloud/storage' },
+      storageDomain: 'engine',
       storageEncryption: null,
       backends: { localRoot: '/srv/.oxicloud/storage', createLocalRoot: true, s3: null },
     });
