@@ -40,6 +40,15 @@ describe('loadConfig', () => {
     expect(CONFIG_DEFAULTS.embeddedPostgresPort).not.toBe(5432);
   });
 
+  it('OXICLOUD_STORAGE_DOMAIN: engine (default) or oxicloud, else an error listing both', () => {
+    expect(loadConfig({}, '/srv').storageDomain).toBe('engine');
+    expect(loadConfig({ OXICLOUD_STORAGE_DOMAIN: ' OxiCloud ' }, '/srv').storageDomain).toBe('oxicloud');
+    expect(loadConfig({ OXICLOUD_STORAGE_DOMAIN: '' }, '/srv').storageDomain).toBe('engine');
+    expect(() => loadConfig({ OXICLOUD_STORAGE_DOMAIN: 'nextcloud' }, '/srv')).toThrow(
+      'OXICLOUD_STORAGE_DOMAIN="nextcloud": must be one of engine, oxicloud',
+    );
+  });
+
   it('OXICLOUD_DATABASE_RETRY_SECONDS: whole seconds 0-86400, else an error naming it', () => {
     expect(loadConfig({ OXICLOUD_DATABASE_RETRY_SECONDS: '5' }, '/srv').databaseRetryMs).toBe(5_000);
     expect(() => loadConfig({ OXICLOUD_DATABASE_RETRY_SECONDS: '1.5' }, '/srv')).toThrow(
