@@ -195,6 +195,33 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
     );
   });
 
+  it("the checks see OxiCloud's tables: a drive's used_bytes off by 4 KiB is found by drives_consistency", async () => {
+    const { rows: drives } = await db.pool.query(
+      'UPDATE storage.drives SET used_bytes = used_bytes + 4096 WHERE id = (SELECT id FROM storage.drives ORDER BY id LIMIT 1) RETURNING id::text AS id',
+    );
+    const driveId = String(drives[0]?.['id']);
+    const res = await fetch(`${base}/api/admin/jobs/drives_consistency/trigger?force=true`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(202);
+    const { run_id: runId } = (await res.json()) as { run_id: string };
+    const deadline = Date.now() + 30_000;
+    let status = 'Running';
+    while (Date.now() < deadline) {
+      const { rows } = await db.pool.query('SELECT status FROM jobs.recoverable_runs WHERE id = $1', [runId]);
+      status = String(rows[0]?.['status']);
+      if (status !== 'Running') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status).toBe('Completed');
+    const { rows: findings } = await db.pool.query(
+      'SELECT kind, resource_id FROM jobs.run_findings WHERE run_id = $1 ORDER BY kind',
+      [runId],
+    );
+    expect(findings).toContainEqual({ kind: 'drive_used_bytes_drift', resource_id: driveId });
+  });
+
   it('the other domain value is refused in both directions before any write', async () => {
     // Made with oxicloud (this file's database), asked for engine: stopped before anything is written.
     const before = await catalog(db);
