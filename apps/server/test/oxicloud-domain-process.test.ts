@@ -132,10 +132,11 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
     expect(((await plan.json()) as { error: { message: string } }).error.message).toContain(
       'repair plans are not available on this server',
     );
-    const cli = await runCli(
-      ['jobs', 'trigger', 'dedup_gc'],
-      cleanEnv({ OXICLOUD_ADMIN_URL: base, OXICLOUD_ADMIN_TOKEN: token }),
-    );
+    const client = cleanEnv({ OXICLOUD_ADMIN_URL: base, OXICLOUD_ADMIN_TOKEN: token });
+    const repair = await runCli(['repair', 'plan', '--check', 'drives_consistency'], client);
+    expect(repair.code).not.toBe(0);
+    expect(repair.stderr).toContain('repair plans are not available on this server');
+    const cli = await runCli(['jobs', 'trigger', 'dedup_gc'], client);
     expect(cli.code).not.toBe(0);
     expect(cli.stderr).toContain(
       "dedup_gc is not registered on this server: no adapter on OxiCloud's storage domain yet",
