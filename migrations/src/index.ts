@@ -11,7 +11,14 @@ export type { MigrationFile } from './files.js';
 export { migrationsFolder, readMigrationFiles } from './files.js';
 export type { MigrateOptions, MigrationClient, MigrationPool, MigrationResult } from './migrate.js';
 export { migrate } from './migrate.js';
-export { oxiCloudDomainFolder, readOxiCloudDomainFiles } from './oxicloud-domain.js';
+export type { StorageDomain } from './oxicloud-domain.js';
+export {
+  oxiCloudDomainFolder,
+  oxiCloudJobsFolder,
+  readOxiCloudDomainFiles,
+  STORAGE_DOMAINS,
+  storageDomainFiles,
+} from './oxicloud-domain.js';
 export type {
   CheckDescription,
   ColumnDefault,

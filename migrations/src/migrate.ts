@@ -1,6 +1,7 @@
 import { applySchema } from '@oxicloud/recoverable';
 import { MigrationError } from './errors.js';
-import { type MigrationFile, readMigrationFiles } from './files.js';
+import type { MigrationFile } from './files.js';
+import { readOxiCloudDomainFiles, type StorageDomain, storageDomainFiles } from './oxicloud-domain.js';
 import { PACKAGE_SCHEMAS } from './package-schemas.js';
 
 /** The subset of `pg`'s Client / PoolClient this runner needs. */
@@ -27,7 +28,17 @@ export interface MigrationResult {
 }
 
 export interface MigrateOptions {
-  /** Defaults to this package's own SQL files. */
+  /**
+   * The storage domain to build and keep: `engine` (`sql/`) or `oxicloud`
+   * (`oxicloud-domain/`, see `storageDomainFiles`). It is recorded in
+   * `public.oxicloud_storage_domain` at the first migration; a later call
+   * with the other domain is refused (`DOMAIN_MISMATCH`) before any write.
+   * A database migrated before the record existed is judged by the files it
+   * recorded. @defaultValue `engine` when `files` is not given; with `files`
+   * and no `domain`, no domain is checked or recorded
+   */
+  readonly domain?: StorageDomain;
+  /** Defaults to the files of `domain` (this package's own SQL files for `engine`). */
   readonly files?: MigrationFile[];
   /**
    * Apply the packages' `jobs` schemas after the files (`@oxicloud/recoverable`,
@@ -56,17 +67,42 @@ const LOCK_KEY = 7_420_113_001;
  * ```
  */
 export async function migrate(pool: MigrationPool, options: MigrateOptions = {}): Promise<MigrationResult> {
-  const files = options.files ?? readMigrationFiles();
+  const domain = options.domain ?? (options.files === undefined ? 'engine' : undefined);
+  const files = options.files ?? storageDomainFiles(domain ?? 'engine');
   const client = await pool.connect();
   const applied: string[] = [];
   const alreadyApplied: string[] = [];
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
+    if (domain !== undefined) {
+      const recorded = await recordedDomain(client);
+      if (recorded !== null && recorded.domain !== domain) {
+        return {
+          applied,
+          alreadyApplied,
+          error: new MigrationError(
+            'DOMAIN_MISMATCH',
+            `this database was migrated with the storage domain "${recorded.domain}" (${recorded.source}), ` +
+              `not "${domain}"; a database keeps the storage domain it was first migrated with. Nothing was written`,
+          ),
+        };
+      }
+    }
     await client.query(`CREATE TABLE IF NOT EXISTS public.oxicloud_migrations (
         name        TEXT PRIMARY KEY,
         checksum    TEXT NOT NULL,
         applied_at  TIMESTAMPTZ NOT NULL DEFAULT NOW()
       )`);
+    if (domain !== undefined) {
+      await client.query(`CREATE TABLE IF NOT EXISTS public.oxicloud_storage_domain (
+          domain       TEXT PRIMARY KEY CHECK (domain IN ('engine', 'oxicloud')),
+          recorded_at  TIMESTAMPTZ NOT NULL DEFAULT NOW()
+        )`);
+      await client.query(
+        'INSERT INTO public.oxicloud_storage_domain (domain) SELECT $1::text WHERE NOT EXISTS (SELECT 1 FROM public.oxicloud_storage_domain)',
+        [domain],
+      );
+    }
     const { rows } = await client.query('SELECT name, checksum FROM public.oxicloud_migrations');
     const recorded = new Map(rows.map((r) => [String(r['name']), String(r['checksum'])]));
     for (const file of files) {
@@ -139,4 +175,40 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
     await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => undefined);
     client.release();
   }
+}
+
+/** The old model's storage files (`sql/`), one of which every engine-domain database recorded. */
+const ENGINE_DOMAIN_MARKERS = new Set(['0001_schemas.sql', '0002_auth_users.sql', '0003_storage_domain.sql']);
+
+/**
+ * The storage domain this database was migrated with: the row of
+ * `public.oxicloud_storage_domain`, else (a database migrated before that
+ * table) what `public.oxicloud_migrations` recorded; `null` when neither
+ * says (an empty database). Reads only.
+ */
+async function recordedDomain(
+  client: MigrationClient,
+): Promise<{ readonly domain: StorageDomain; readonly source: string } | null> {
+  const { rows: tables } = await client.query(
+    `SELECT to_regclass('public.oxicloud_storage_domain') IS NOT NULL AS has_domain,
+            to_regclass('public.oxicloud_migrations') IS NOT NULL AS has_migrations`,
+  );
+  if (tables[0]?.['has_domain'] === true) {
+    const { rows } = await client.query('SELECT domain FROM public.oxicloud_storage_domain LIMIT 1');
+    const found = rows[0]?.['domain'];
+    if (found === 'engine' || found === 'oxicloud') {
+      return { domain: found, source: 'recorded in public.oxicloud_storage_domain' };
+    }
+  }
+  if (tables[0]?.['has_migrations'] !== true) return null;
+  const { rows } = await client.query('SELECT name FROM public.oxicloud_migrations');
+  const names = rows.map((row) => String(row['name']));
+  if (names.some((name) => ENGINE_DOMAIN_MARKERS.has(name))) {
+    return { domain: 'engine', source: "its public.oxicloud_migrations lists the engine's storage files" };
+  }
+  const oxicloud = new Set(readOxiCloudDomainFiles().map((file) => file.name));
+  if (names.some((name) => oxicloud.has(name))) {
+    return { domain: 'oxicloud', source: "its public.oxicloud_migrations lists OxiCloud's domain files" };
+  }
+  return null;
 }

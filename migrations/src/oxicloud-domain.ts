@@ -5,8 +5,8 @@ import { type MigrationFile, readMigrationFiles } from './files.js';
  * The folder of the OxiCloud-compatible storage domain (`oxicloud-domain/`):
  * this project's own SQL for the schema {@link OXICLOUD_SCHEMA} describes
  * (auth, storage, audio, caldav, carddav, faces), with the triggers a job or
- * a repair meets. Not applied by {@link migrate} yet: `sql/` is still the
- * default storage domain (issue 30 moves the default over).
+ * a repair meets. Applied by {@link migrate} with `domain: 'oxicloud'`
+ * ({@link storageDomainFiles}); `sql/` is the default (`engine`) storage domain.
  */
 export const oxiCloudDomainFolder: string = fileURLToPath(new URL('../oxicloud-domain/', import.meta.url));
 
@@ -23,4 +23,33 @@ export const oxiCloudDomainFolder: string = fileURLToPath(new URL('../oxicloud-d
  */
 export function readOxiCloudDomainFiles(): MigrationFile[] {
   return readMigrationFiles(oxiCloudDomainFolder);
+}
+
+/** The folder of the engine's own files on OxiCloud's domain (`oxicloud-jobs/`: the `jobs` schema). */
+export const oxiCloudJobsFolder: string = fileURLToPath(new URL('../oxicloud-jobs/', import.meta.url));
+
+/**
+ * The storage domains {@link migrate} can build on an empty database:
+ * `engine`, the engine's own model (`sql/`), and `oxicloud`, OxiCloud's
+ * drive-era schema (`oxicloud-domain/`).
+ */
+export const STORAGE_DOMAINS = ['engine', 'oxicloud'] as const;
+export type StorageDomain = (typeof STORAGE_DOMAINS)[number];
+
+/** The server's files of `sql/` that belong to the engine, not to a storage domain: applied on both. */
+const ENGINE_FILES = new Set(['0010_job_registrations.sql']);
+
+/**
+ * The files {@link migrate} applies for a storage domain, in order:
+ * `engine` = `sql/`; `oxicloud` = `oxicloud-domain/`, then the `jobs`
+ * schema (`oxicloud-jobs/`) and the server's jobs table of `sql/`
+ * (`0010_job_registrations.sql`), never the old model's storage files.
+ */
+export function storageDomainFiles(domain: StorageDomain): MigrationFile[] {
+  if (domain === 'engine') return readMigrationFiles();
+  return [
+    ...readOxiCloudDomainFiles(),
+    ...readMigrationFiles(oxiCloudJobsFolder),
+    ...readMigrationFiles().filter((file) => ENGINE_FILES.has(file.name)),
+  ];
 }

@@ -19,6 +19,7 @@ import {
   PgRepairPlans,
   PgRunRetention,
 } from '@oxicloud/consistency';
+import type { StorageDomain } from '@oxicloud/migrations';
 import { createNodeId, JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger, type MisfirePolicy } from '@oxicloud/scheduler';
 import {
@@ -26,17 +27,7 @@ import {
   createBlobHasher,
   EncryptedBlobStorage,
   LocalFsBlobStorage,
-  PgAdminRecipients,
-  PgBlobIndexScan,
-  PgBlobWalkRepository,
-  PgGrantRepository,
-  PgMediaFileRepository,
-  PgOrphanBlobRepository,
-  PgRepairStore,
-  PgTrashRepository,
-  PgUsageRepository,
-  PgUsersRepository,
-  postgresScans,
+  type PgRepairStore,
   S3BlobStorage,
   type StorageDatabase,
 } from '@oxicloud/storage';
@@ -69,10 +60,17 @@ import type { ServerConfig, StorageEncryptionConfig } from './config/server-conf
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
 import { pgReadinessProbe } from './database/readiness-probe.js';
+import {
+  domainAdminRecipients,
+  domainUsers,
+  type StorageDomainAdapters,
+  storageDomainAdapters,
+} from './domain/storage-domain-wiring.js';
 import { mailFindingChanges } from './findings/mail-finding-changes.js';
 import { FreshnessMonitor } from './freshness/freshness-monitor.js';
 import { freshnessCheckIntervalMsFromEnv, freshnessTargets } from './freshness/freshness-policy.js';
 import { PgJobFreshnessStore } from './freshness/job-freshness-store.js';
+import { SERVER_TARGET } from './logger.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { tickSkipTap } from './metrics/tick-skip-tap.js';
 import { SERVER_VERSION } from './server-version.js';
@@ -179,10 +177,12 @@ export function createBlobBackends(deps: {
   readonly logger: Logger;
   /** Told the size of every blob a deep check re-hashes (the bytes-hashed metric). */
   readonly onBytesHashed?: (bytes: number) => void;
+  /** The storage domain's adapters (the blob index). @defaultValue the engine domain's on `db` */
+  readonly adapters?: StorageDomainAdapters;
 }): BlobBackends {
   const { config, db, logger, onBytesHashed } = deps;
   const hashPool = new Blake3WorkerPool();
-  const index = new PgBlobIndexScan(db);
+  const index = (deps.adapters ?? storageDomainAdapters('engine', db)).blobIndex;
   const hasherOf = (self: BlobStorage) => {
     const hasher = createBlobHasher(self, hashPool);
     if (onBytesHashed === undefined) return hasher;
@@ -240,7 +240,11 @@ export function createBlobBackends(deps: {
   };
 }
 
-/** Registers the Part 1 tenants on the registry, each with its Postgres adapter and own config. */
+/**
+ * Registers the Part 1 tenants on the registry, each with its storage
+ * domain's adapter and own config; a tenant with no adapter on the domain
+ * (`dedup_gc` on `oxicloud`) is not registered.
+ */
 export function registerPeriodicJobs(
   registry: JobRegistry,
   deps: {
@@ -250,31 +254,36 @@ export function registerPeriodicJobs(
     readonly logger: Logger;
     /** Each job's misfire policy (`OXICLOUD_JOB_<NAME>_MISFIRE`). @defaultValue `skip` for all */
     readonly misfire?: (job: string) => MisfirePolicy;
+    /** The storage domain's adapters. @defaultValue the engine domain's on `db` */
+    readonly adapters?: StorageDomainAdapters;
   },
 ): void {
   const { db, blobs, tenants, logger } = deps;
+  const adapters = deps.adapters ?? storageDomainAdapters('engine', db, logger);
   const options = (job: string) => ({ misfire: deps.misfire?.(job) ?? 'skip' });
   const trash = createTrashCleanupJob({
-    repository: new PgTrashRepository(db),
+    repository: adapters.trash,
     config: tenants.trashCleanup,
     logger,
   });
   registry.register(trash, trash.intervalMs, null, options(trash.name));
   const reconcile = createStorageReconcileJob({
-    repository: new PgUsageRepository(db),
+    repository: adapters.usage,
     config: tenants.storageReconcile,
     logger,
   });
   registry.register(reconcile, reconcile.intervalMs, null, options(reconcile.name));
-  const dedup = createDedupGcJob({
-    repository: new PgOrphanBlobRepository(db),
-    blobs,
-    config: tenants.dedupGc,
-    logger,
-  });
-  registry.register(dedup, dedup.intervalMs, null, options(dedup.name));
+  if (adapters.orphanBlobs !== null) {
+    const dedup = createDedupGcJob({
+      repository: adapters.orphanBlobs,
+      blobs,
+      config: tenants.dedupGc,
+      logger,
+    });
+    registry.register(dedup, dedup.intervalMs, null, options(dedup.name));
+  }
   const grants = createGrantCleanupJob({
-    repository: new PgGrantRepository(db),
+    repository: adapters.grants,
     config: tenants.grantCleanup,
     logger,
   });
@@ -317,15 +326,19 @@ export function createRecoverableJobs(deps: {
     readonly heartbeatMs: number;
     readonly janitorIntervalMs: number;
   };
+  /** The storage domain's adapters; `repair` is registered only with a repair store. @defaultValue the engine domain's on `db` */
+  readonly adapters?: StorageDomainAdapters;
 }): {
   readonly engine: RecoverableEngine;
   readonly consistency: ConsistencyRegistry;
   readonly catalog: JobCatalog;
-  readonly repairs: RepairService;
+  /** `null` when the storage domain has no repair adapter (the admin API answers that repair is not available). */
+  readonly repairs: RepairService | null;
   /** The finding kinds each job declares (the admin API's `finding_kinds`). */
   readonly findingKinds: FindingKindCatalog;
 } {
   const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
+  const adapters = deps.adapters ?? storageDomainAdapters('engine', db, logger);
   const ledger = deps.ledger ?? new PgFindingLedger({ pool });
   const engine = new RecoverableEngine({
     pool,
@@ -344,7 +357,7 @@ export function createRecoverableJobs(deps: {
   const checks = {
     grants_consistency: { cleanupGraceMs: tenants.grantCleanup.graceMs, ...tenants.grantsConsistency },
   };
-  for (const adapter of postgresScans(db, { logger, checks })) consistency.register(adapter);
+  for (const adapter of adapters.scans({ logger, checks })) consistency.register(adapter);
   consistency.register(backends.source);
   const findingKinds = new FindingKindCatalog();
   for (const check of consistency.allChecks()) {
@@ -354,7 +367,7 @@ export function createRecoverableJobs(deps: {
   engine.register(
     findingKinds.add(
       createStorageMigrationJob({
-        blobs: new PgBlobWalkRepository(db),
+        blobs: adapters.blobWalk,
         sourceBackend: deps.sourceBackend,
         resolveBackend: (name) => backends.resolve(name),
         findings,
@@ -362,8 +375,37 @@ export function createRecoverableJobs(deps: {
       }),
     ),
   );
+  const repairStore = adapters.repairStore;
+  const repairs =
+    repairStore === null
+      ? null
+      : registerRepair({ engine, pool, repairStore, backends, sourceBackend: deps.sourceBackend, logger });
+  const media = adapters.media;
+  engine.register(createReextractAudioJob({ files: media, blobs: backends.source, logger }));
+  engine.register(createReextractImageJob({ files: media, blobs: backends.source, logger }));
+  registry.register(
+    createConsistencyBatchJob({
+      checks: () => catalog.checks().map((check) => check.name),
+      runOrResume: (name, args) => engine.runOrResume(name, args),
+      logger,
+    }),
+    null,
+    null,
+  );
+  return { engine, consistency, catalog, repairs, findingKinds };
+}
+
+/** `repair` and its service (plans, choices, apply) on the engine's repair store. */
+function registerRepair(deps: {
+  readonly engine: RecoverableEngine;
+  readonly pool: pg.Pool;
+  readonly repairStore: PgRepairStore;
+  readonly backends: BlobBackends;
+  readonly sourceBackend: 'local' | 's3';
+  readonly logger: Logger;
+}): RepairService {
+  const { engine, pool, repairStore, backends, logger } = deps;
   const repairPlans = new PgRepairPlans({ pool });
-  const repairStore = new PgRepairStore(db);
   // Bytes missing or corrupt on the source come back from the other configured backend.
   const otherBackend = deps.sourceBackend === 'local' ? 's3' : 'local';
   const otherBlobs = backends.resolve(otherBackend);
@@ -384,24 +426,11 @@ export function createRecoverableJobs(deps: {
       logger,
     }),
   );
-  const repairs = createRepairService({
+  return createRepairService({
     planner: createRepairPlanner({ actions: repairActions, plans: repairPlans }),
     plans: repairPlans,
     engine,
   });
-  const media = new PgMediaFileRepository(db);
-  engine.register(createReextractAudioJob({ files: media, blobs: backends.source, logger }));
-  engine.register(createReextractImageJob({ files: media, blobs: backends.source, logger }));
-  registry.register(
-    createConsistencyBatchJob({
-      checks: () => catalog.checks().map((check) => check.name),
-      runOrResume: (name, args) => engine.runOrResume(name, args),
-      logger,
-    }),
-    null,
-    null,
-  );
-  return { engine, consistency, catalog, repairs, findingKinds };
 }
 
 /**
@@ -443,11 +472,13 @@ export function createAlerts(deps: {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly publicBaseUrl: string;
   readonly logger: Logger;
+  /** Whose `auth.users` the admins are read from. @defaultValue `engine` */
+  readonly domain?: StorageDomain;
 }): { readonly alerts: JobAlerts; status(): Promise<AlertsStatus>; close(): void } {
   validateAlertEnv(deps.env);
   const smtp = smtpConfigFromEnv(deps.env);
   const sender = smtp === null ? null : new SmtpEmailSender(smtp);
-  const recipients = new PgAdminRecipients(deps.pool);
+  const recipients = domainAdminRecipients(deps.domain ?? 'engine', deps.pool);
   const alerts = new JobAlerts({
     sender,
     recipients,
@@ -470,6 +501,20 @@ export function createAlerts(deps: {
 export function composeServer(input: ComposeInput): ComposedServer {
   const { config, logger, pool } = input;
   const db = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool }) });
+  // The one choice of adapters: the engine's own model, or OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN).
+  const domain = config.storageDomain;
+  const adapters = storageDomainAdapters(domain, db, logger);
+  if (adapters.unwired.length > 0) {
+    logger.info(
+      {
+        target: SERVER_TARGET,
+        event: 'storage_domain.unwired_jobs',
+        storage_domain: domain,
+        jobs: adapters.unwired.map((u) => u.job),
+      },
+      `storage domain ${domain}: not registered: ${adapters.unwired.map((u) => `${u.job} (${u.reason})`).join('; ')}`,
+    );
+  }
   const metrics = new ServerMetrics(pool);
   const freshnessStore = new PgJobFreshnessStore(pool);
   const recordFailed = (error: unknown) =>
@@ -482,6 +527,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     db,
     logger,
     onBytesHashed: (bytes) => metrics.jobs.onBytesHashed(bytes),
+    adapters,
   });
   const {
     alerts,
@@ -492,6 +538,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     env: input.env,
     publicBaseUrl: config.publicBaseUrl,
     logger,
+    domain,
   });
   const cluster = clusterConfigFromEnv(input.env);
   // One id for this process: its row in jobs.nodes and the owner of the runs it executes.
@@ -528,6 +575,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     tenants: input.tenants,
     logger,
     misfire: (job) => cluster.misfireOf(job),
+    adapters,
   });
   const findings = new PgFindingStore({ pool });
   const ledger = new PgFindingLedger({ pool });
@@ -545,6 +593,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
     databaseRetryMs: config.databaseRetryMs,
     nodeId,
     runLeases: config.runLeases,
+    adapters,
     onRunFinished: (event) => {
       metrics.jobs.onRunFinished(event);
       // A Paused run counts as a run (it ran), not as a success.
@@ -579,12 +628,13 @@ export function composeServer(input: ComposeInput): ComposedServer {
     runs: engine,
     findings,
     ledger,
-    repairs,
-    users: usersThroughOutage(new PgUsersRepository(pool)),
+    ...(repairs === null ? {} : { repairs }),
+    unavailableJobs: adapters.unwired,
+    users: usersThroughOutage(domainUsers(domain, pool)),
     jwtSecret: input.jwtSecret,
     logger,
     health: pgHealthProbe(pool),
-    readiness: pgReadinessProbe(pool),
+    readiness: pgReadinessProbe(pool, undefined, domain),
     freshness: {
       overdue: async () =>
         (await freshness.states())

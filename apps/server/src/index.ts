@@ -29,6 +29,13 @@ export { pgHealthProbe } from './database/health-probe.js';
 export type { DatabaseSource, OpenDatabase } from './database/open-database.js';
 export { openDatabase } from './database/open-database.js';
 export { applyMigrations, ensureFirstAdmin, FIRST_ADMIN_USERNAME } from './database/prepare-database.js';
+export type { DomainUsers, StorageDomainAdapters, UnwiredJob } from './domain/storage-domain-wiring.js';
+export {
+  domainAdminRecipients,
+  domainUsers,
+  storageDomainAdapters,
+  UNWIRED_ON_OXICLOUD,
+} from './domain/storage-domain-wiring.js';
 export { createLogger, SERVER_TARGET } from './logger.js';
 export { createProgram, runCli } from './program.js';
 export type { ServerErrorCode } from './server-error.js';

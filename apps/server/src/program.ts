@@ -125,7 +125,10 @@ export function createProgram(env: Env = process.env): Command {
     .description(
       'print a bearer token for an ADMIN user on stdout (its only line; logs: warnings only unless OXICLOUD_LOG_LEVEL is set)',
     )
-    .requiredOption('--user <username>', 'username of an admin (the first boot creates "admin")')
+    .requiredOption(
+      '--user <username>',
+      'username of an admin (the first boot creates "admin"); with OXICLOUD_STORAGE_DOMAIN=oxicloud also its e-mail address',
+    )
     .addOption(
       new Option('--expires-in <duration>', 'lifetime: a number followed by s, m, h or d')
         .default(12 * 3600, '12h')

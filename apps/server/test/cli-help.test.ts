@@ -140,6 +140,7 @@ describe('per-command help', () => {
       'OXICLOUD_LOG_FORMAT',
       'OXICLOUD_ADMIN_EMAIL',
       'OXICLOUD_TRASH_RETENTION_DAYS',
+      'OXICLOUD_STORAGE_DOMAIN',
     ]) {
       expect(serve, name).toContain(name);
     }
@@ -148,6 +149,8 @@ describe('per-command help', () => {
       expect(text, args.join(' ')).toContain('Environment (read by this command)');
       expect(text, args.join(' ')).toContain('DATABASE_URL');
       expect(text, args.join(' ')).toContain('OXICLOUD_EMBEDDED_POSTGRES_PORT');
+      // Each of them migrates: the storage domain decides what (and refuses a database made with the other).
+      expect(text, args.join(' ')).toContain('OXICLOUD_STORAGE_DOMAIN');
     }
     expect(await help('token')).toContain('OXICLOUD_JWT_SECRET');
     const alertsTest = await help('alerts', 'test');

@@ -205,6 +205,37 @@ describe('createAdminApp', () => {
     expect((await app.request('/api/admin/alerts', { headers: bearer(adminToken) })).status).toBe(404);
   });
 
+  it('unavailableJobs: a job the server does not register answers 404 with why; repair plans too when repair is one', async () => {
+    const reason = "no adapter on OxiCloud's storage domain yet";
+    const without = createAdminApp({
+      jobs: fake.periodic,
+      users: pgLookup(db),
+      jwtSecret: SECRET,
+      logger: capturingLogger([]),
+      unavailableJobs: [
+        { job: 'dedup_gc', reason },
+        { job: 'repair', reason },
+      ],
+    });
+    const res = await without.request('/api/admin/jobs/dedup_gc/trigger', {
+      method: 'POST',
+      headers: bearer(adminToken),
+    });
+    expect(res.status).toBe(404);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('JOB_NOT_FOUND');
+    expect(body.error.message).toBe(
+      `dedup_gc is not registered on this server: ${reason}; known jobs: trash_cleanup, failing_job, throwing_job`,
+    );
+    const plans = await without.request('/api/admin/repairs', { headers: bearer(adminToken) });
+    expect(plans.status).toBe(404);
+    expect(((await plans.json()) as { error: { message: string } }).error.message).toBe(
+      `repair plans are not available on this server: ${reason}`,
+    );
+    expect((await without.request('/api/admin/repairs')).status).toBe(401);
+    expect(fake.calls).toEqual([]);
+  });
+
   it('lists the jobs for an admin', async () => {
     const res = await app.request('/api/admin/jobs', { headers: bearer(adminToken) });
     expect(res.status).toBe(200);

@@ -68,6 +68,12 @@ export interface AdminAppDeps {
   readonly ledger?: FindingsLedger;
   /** Repair plans and their runs (`/api/admin/repairs`); without it those routes are absent. */
   readonly repairs?: RepairService;
+  /**
+   * Jobs this server does not register, and why (a storage domain with no
+   * adapter for them): asked for one, the API answers 404 `JOB_NOT_FOUND`
+   * with that reason; `repair` among them answers so on `/api/admin/repairs`.
+   */
+  readonly unavailableJobs?: readonly { readonly job: string; readonly reason: string }[];
   /** Checks every verified token's user against `auth.users`. */
   readonly users: AdminUserLookup;
   /** HS256 secret the bearer tokens are signed with; at least 32 bytes. */
@@ -184,6 +190,7 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
     freshness: deps.freshness,
     cluster: deps.cluster,
     findingKinds: deps.findingKinds,
+    unavailable: new Map((deps.unavailableJobs ?? []).map((u) => [u.job, u.reason])),
   });
   registerJobRoutes(app, { directory, jobs: deps.jobs, logger });
   registerRunRoutes(app, { directory, findings: deps.findings, logger });
@@ -216,6 +223,16 @@ export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {
       app.use(path, requestBodyLimit(maxBodyBytes));
     }
     registerRepairRoutes(app, { repairs: deps.repairs, users: deps.users, logger });
+  } else {
+    const reason = deps.unavailableJobs?.find((u) => u.job === 'repair')?.reason;
+    if (reason !== undefined) {
+      for (const path of ['/api/admin/repairs', '/api/admin/repairs/*']) {
+        app.use(path, adminAuth({ users: deps.users, secret }));
+        app.all(path, () => {
+          throw new AdminApiError('NOT_FOUND', `repair plans are not available on this server: ${reason}`);
+        });
+      }
+    }
   }
 
   app.doc31(OPENAPI_PATH, {

@@ -1,11 +1,11 @@
 import { signAdminToken } from '@oxicloud/admin-api';
 import { AlertsError, describeSmtpError, SmtpEmailSender, smtpConfigFromEnv } from '@oxicloud/alerts';
-import { PgAdminRecipients, PgUsersRepository } from '@oxicloud/storage';
 import type pg from 'pg';
 import { resolveJwtSecret } from '../auth/jwt-secret.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { openDatabase } from '../database/open-database.js';
 import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.js';
+import { domainAdminRecipients, domainUsers } from '../domain/storage-domain-wiring.js';
 import { resolveConnection } from '../jobs-client/cli-values.js';
 import { createLogger } from '../logger.js';
 import { ServerError } from '../server-error.js';
@@ -21,7 +21,7 @@ export interface AlertsTestFlags {
 
 /** A one-minute token of the user "admin" to ask the running server, or `undefined` without such an admin. */
 async function askingToken(pool: pg.Pool, config: ServerConfig): Promise<string | undefined> {
-  const admin = await new PgUsersRepository(pool).findByUsername('admin');
+  const admin = await domainUsers(config.storageDomain, pool).findByUsername('admin');
   if (admin === null || admin.role !== 'admin') return undefined;
   const { secret } = await resolveJwtSecret(config);
   return signAdminToken({ secret, user: admin, expiresInSeconds: 60 });
@@ -53,9 +53,9 @@ export async function alertsTestCommand(
   let to: string[];
   let minted: string | undefined;
   try {
-    await applyMigrations(db.pool, logger);
-    await ensureFirstAdmin(db.pool, logger, config.adminEmail);
-    to = await new PgAdminRecipients(db.pool).adminEmails();
+    await applyMigrations(db.pool, logger, config.storageDomain);
+    await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
+    to = await domainAdminRecipients(config.storageDomain, db.pool).adminEmails();
     if ((flags.token ?? env['OXICLOUD_ADMIN_TOKEN'] ?? '').trim() === '')
       minted = await askingToken(db.pool, config);
   } finally {

@@ -12,7 +12,7 @@ export async function migrateCommand(config: ServerConfig): Promise<void> {
   const logger = createLogger({ level: config.logLevel, destination: 'stderr', format: config.logFormat });
   const db = await openDatabase(config, logger, { max: 1 });
   try {
-    const { applied, total } = await applyMigrations(db.pool, logger);
+    const { applied, total } = await applyMigrations(db.pool, logger, config.storageDomain);
     // The same counts as the server's boot line: "applied N of M", later "up to date (M)".
     const what =
       applied.length === 0

@@ -41,6 +41,14 @@ export async function seedCommand(
   options: DatasetOptions,
   output: { readonly listResources?: boolean } = {},
 ): Promise<void> {
+  if (config.storageDomain === 'oxicloud') {
+    // The generator writes the engine's own model; OxiCloud's domain has its own (generateOxiCloudDataset), not mapped onto seed's flags yet.
+    throw new ServerError(
+      'NOT_AVAILABLE',
+      "oxijobs seed writes the engine's own storage model and does not run with OXICLOUD_STORAGE_DOMAIN=oxicloud yet; nothing was written. " +
+        "Generate OxiCloud-shaped data with generateOxiCloudDataset of @oxicloud/dataset, or seed a database of the engine's domain (OXICLOUD_STORAGE_DOMAIN=engine)",
+    );
+  }
   const progress = process.stderr.isTTY === true ? terminalSeedProgress(process.stderr) : undefined;
   const logger = createLogger({
     level: config.logLevel,
@@ -55,7 +63,7 @@ export async function seedCommand(
     const files = localFiles(blobs);
     const db = await openDatabase(config, logger, { max: 4 });
     try {
-      await applyMigrations(db.pool, logger);
+      await applyMigrations(db.pool, logger, config.storageDomain);
       report = await generateDataset({
         pool: db.pool,
         blobs,

@@ -33,8 +33,8 @@ export async function serveCommand(
   let http: Awaited<ReturnType<typeof listen>>;
   let metrics: Awaited<ReturnType<typeof startMetricsListener>> = null;
   try {
-    await applyMigrations(db.pool, logger);
-    await ensureFirstAdmin(db.pool, logger, config.adminEmail);
+    await applyMigrations(db.pool, logger, config.storageDomain);
+    await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
     const jwt = await resolveJwtSecret(config);
     if (jwt.source === 'generated') {
       logger.info(

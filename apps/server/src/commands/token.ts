@@ -1,15 +1,17 @@
 import { signAdminToken } from '@oxicloud/admin-api';
-import { PgUsersRepository } from '@oxicloud/storage';
 import { resolveJwtSecret } from '../auth/jwt-secret.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { openDatabase } from '../database/open-database.js';
 import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.js';
+import { domainUsers } from '../domain/storage-domain-wiring.js';
 import { createLogger } from '../logger.js';
 import { ServerError } from '../server-error.js';
 
 /**
  * `oxijobs token --user <username>`: mints a bearer token for an ADMIN user
- * and prints it as the last line of stdout (logs go to stderr). Refuses an
+ * and prints it as the last line of stdout (logs go to stderr). On
+ * OxiCloud's storage domain (`OXICLOUD_STORAGE_DOMAIN=oxicloud`) `--user`
+ * also takes the user's e-mail address (its username is optional there). Refuses an
  * unknown or non-admin user. Uses the same database and JWT secret as `serve`.
  *
  * Its log lines (the database opening, the migrations) are warnings and
@@ -28,14 +30,14 @@ export async function tokenCommand(
   const db = await openDatabase(config, logger, { max: 2 });
   let token: string;
   try {
-    await applyMigrations(db.pool, logger);
-    await ensureFirstAdmin(db.pool, logger, config.adminEmail);
-    const users = new PgUsersRepository(db.pool);
+    await applyMigrations(db.pool, logger, config.storageDomain);
+    await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
+    const users = domainUsers(config.storageDomain, db.pool);
     const user = await users.findByUsername(options.user);
     if (!user) {
       throw new ServerError(
         'USER_NOT_FOUND',
-        `no user named "${options.user}"; tokens are for admin users (the first boot creates "admin")`,
+        `no ${config.storageDomain === 'oxicloud' ? 'active user named or with the e-mail address' : 'user named'} "${options.user}"; tokens are for admin users (the first boot creates "admin")`,
       );
     }
     if (user.role !== 'admin') {

@@ -1,8 +1,8 @@
-import { PgUsersRepository } from '@oxicloud/storage';
 import { z } from 'zod';
 import type { ServerConfig } from '../config/server-config.js';
 import { openDatabase } from '../database/open-database.js';
 import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.js';
+import { domainUsers } from '../domain/storage-domain-wiring.js';
 import { createLogger } from '../logger.js';
 import { ServerError } from '../server-error.js';
 
@@ -29,9 +29,9 @@ export async function setEmailCommand(
   let previous: string | null | undefined;
   let role: string | undefined;
   try {
-    await applyMigrations(db.pool, logger);
-    await ensureFirstAdmin(db.pool, logger, config.adminEmail);
-    const users = new PgUsersRepository(db.pool);
+    await applyMigrations(db.pool, logger, config.storageDomain);
+    await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
+    const users = domainUsers(config.storageDomain, db.pool);
     previous = await users.setEmail(options.username, email);
     role = (await users.findByUsername(options.username))?.role;
   } finally {

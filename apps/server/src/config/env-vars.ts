@@ -11,6 +11,8 @@ export const CONFIG_DEFAULTS = {
   embeddedPostgresPort: 54329,
   logLevel: 'info',
   storageBackend: 'local',
+  /** The storage domain the server migrates and runs on (`OXICLOUD_STORAGE_DOMAIN`). */
+  storageDomain: 'engine',
   /** The local backend's storage root under the data folder, when `OXICLOUD_STORAGE_PATH` is unset. */
   storageDirName: 'storage',
   databaseRetrySeconds: 60,
@@ -109,6 +111,12 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     name: 'OXICLOUD_PUBLIC_BASE_URL',
     default: '(http://<host>:<port>)',
     meaning: 'the URL operators and alert e-mails use to reach this server',
+  },
+  {
+    name: 'OXICLOUD_STORAGE_DOMAIN',
+    default: CONFIG_DEFAULTS.storageDomain,
+    meaning:
+      "engine | oxicloud: the storage domain an empty database is migrated to and the jobs run on (engine = the engine's own model; oxicloud = OxiCloud's drive-era schema, without dedup_gc and repair); a database keeps the domain it was first migrated with",
   },
   {
     name: 'OXICLOUD_STORAGE_BACKEND',
@@ -211,6 +219,7 @@ export const DATABASE_VAR_NAMES = [
   'DATABASE_URL',
   'OXICLOUD_DATA_DIR',
   'OXICLOUD_EMBEDDED_POSTGRES_PORT',
+  'OXICLOUD_STORAGE_DOMAIN',
   'OXICLOUD_ADMIN_EMAIL',
   'OXICLOUD_LOG_LEVEL',
   'OXICLOUD_LOG_FORMAT',

@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MAX_BODY_BYTES_RANGE } from '@oxicloud/admin-api';
+import { STORAGE_DOMAINS, type StorageDomain } from '@oxicloud/migrations';
 import { leaseSettings } from '@oxicloud/recoverable';
 import {
   type S3BlobStorageOptions,
@@ -71,6 +72,12 @@ export interface ServerConfig {
   /** No trailing slash. */
   readonly publicBaseUrl: string;
   readonly storage: BlobStorageConfig;
+  /**
+   * `OXICLOUD_STORAGE_DOMAIN`: the storage domain (`engine`, the engine's own
+   * model, or `oxicloud`, OxiCloud's drive-era schema) an empty database is
+   * migrated to and the jobs are wired on.
+   */
+  readonly storageDomain: StorageDomain;
   /**
    * `OXICLOUD_STORAGE_ENCRYPTION_ENABLED` / `_KEY`: every backend this server
    * reads and writes holds OxiCloud's encrypted format; `null` = plaintext.
@@ -228,6 +235,7 @@ const EnvSchema = z.object({
   ),
   OXICLOUD_PUBLIC_BASE_URL: httpUrl,
   OXICLOUD_STORAGE_BACKEND: oneOf(['local', 's3'], CONFIG_DEFAULTS.storageBackend),
+  OXICLOUD_STORAGE_DOMAIN: oneOf(STORAGE_DOMAINS, CONFIG_DEFAULTS.storageDomain),
   OXICLOUD_STORAGE_PATH: z.preprocess(unsetIfEmpty, z.string().optional()),
 });
 
@@ -342,6 +350,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
       '',
     ),
     storage,
+    storageDomain: v.OXICLOUD_STORAGE_DOMAIN,
     storageEncryption,
     backends: { localRoot, createLocalRoot: storagePath === undefined, s3 },
   };

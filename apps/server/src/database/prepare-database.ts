@@ -1,7 +1,7 @@
-import { describeRecognition, migrate, recogniseDatabase } from '@oxicloud/migrations';
+import { describeRecognition, migrate, recogniseDatabase, type StorageDomain } from '@oxicloud/migrations';
 import type { Logger } from '@oxicloud/scheduler';
-import { PgUsersRepository } from '@oxicloud/storage';
 import type pg from 'pg';
+import { domainUsers } from '../domain/storage-domain-wiring.js';
 import { SERVER_TARGET } from '../logger.js';
 import { ServerError } from '../server-error.js';
 
@@ -11,10 +11,11 @@ export const FIRST_ADMIN_USERNAME = 'admin';
 /**
  * Refuses, before any statement that changes anything, a database this build
  * must not migrate: OxiCloud's own (its `_sqlx_migrations` and storage
- * tables). This build's storage domain is still its own model, which would
- * half-apply there and leave objects behind in OxiCloud's schemas; running
- * beside OxiCloud's database (a sidecar that writes only its own schema) is
- * what the sidecar mode adds.
+ * tables). This build creates its storage domain itself (the engine's own
+ * model, or with `OXICLOUD_STORAGE_DOMAIN=oxicloud` OxiCloud's schema in its
+ * own SQL), which would half-apply there and leave objects behind in
+ * OxiCloud's schemas; running beside OxiCloud's database (a sidecar that
+ * writes only its own schema) is what the sidecar mode adds.
  *
  * @throws ServerError `DATABASE_REFUSED` with what was found.
  */
@@ -29,24 +30,38 @@ export async function refuseForeignDatabase(pool: pg.Pool): Promise<void> {
   if (found.kind === 'oxicloud') {
     throw new ServerError(
       'DATABASE_REFUSED',
-      `${describeRecognition(found)}. This build does not run on OxiCloud's own database yet (its storage domain is still the engine's own model); nothing was written. Unset DATABASE_URL to use the embedded Postgres, or point it at a database of its own`,
+      `${describeRecognition(found)}. This build does not run on OxiCloud's own database yet (it migrates its storage domain itself, whatever OXICLOUD_STORAGE_DOMAIN says); nothing was written. Unset DATABASE_URL to use the embedded Postgres, or point it at a database of its own`,
     );
   }
 }
 
-/** Applies the pending migrations; a failure becomes `MIGRATION_FAILED` naming the migration. */
+/**
+ * Applies the pending migrations of the storage domain `domain`
+ * (`OXICLOUD_STORAGE_DOMAIN`); a failure becomes `MIGRATION_FAILED` naming
+ * the migration, a database migrated with the other domain
+ * `DATABASE_REFUSED` (nothing written).
+ */
 export async function applyMigrations(
   pool: pg.Pool,
   logger: Logger,
+  domain: StorageDomain = 'engine',
 ): Promise<{ applied: string[]; total: number }> {
   await refuseForeignDatabase(pool);
   let result: Awaited<ReturnType<typeof migrate>>;
   try {
-    result = await migrate(pool);
+    result = await migrate(pool, { domain });
   } catch (cause) {
     throw new ServerError('MIGRATION_FAILED', `migrations could not run: ${(cause as Error).message}`, {
       cause,
     });
+  }
+  if (result.error?.code === 'DOMAIN_MISMATCH') {
+    throw new ServerError(
+      'DATABASE_REFUSED',
+      `OXICLOUD_STORAGE_DOMAIN=${domain} does not match this database: ${result.error.message}. ` +
+        'Set OXICLOUD_STORAGE_DOMAIN to the domain the database was made with, or use a database of its own',
+      { cause: result.error },
+    );
   }
   if (result.error) {
     throw new ServerError('MIGRATION_FAILED', `migrations failed: ${result.error.message}`, {
@@ -59,6 +74,7 @@ export async function applyMigrations(
     {
       target: SERVER_TARGET,
       event: 'database.migrated',
+      storage_domain: domain,
       applied: result.applied,
       already_applied: result.alreadyApplied.length,
       total,
@@ -76,8 +92,13 @@ export async function applyMigrations(
  * At a later boot `adminEmail` goes to the user `admin` when it has no
  * address yet; a different address it already has is kept, and a line says so.
  */
-export async function ensureFirstAdmin(pool: pg.Pool, logger: Logger, adminEmail?: string): Promise<void> {
-  const users = new PgUsersRepository(pool);
+export async function ensureFirstAdmin(
+  pool: pg.Pool,
+  logger: Logger,
+  adminEmail?: string,
+  domain: StorageDomain = 'engine',
+): Promise<void> {
+  const users = domainUsers(domain, pool);
   const created = await users.ensureFirstAdmin(FIRST_ADMIN_USERNAME, adminEmail);
   if (created) {
     logger.info(

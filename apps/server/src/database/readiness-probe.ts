@@ -1,5 +1,5 @@
 import type { ReadinessProbe, ReadinessReport } from '@oxicloud/admin-api';
-import { migrationStatus } from '@oxicloud/migrations';
+import { migrationStatus, type StorageDomain, storageDomainFiles } from '@oxicloud/migrations';
 import type pg from 'pg';
 
 /** Replaces addresses and host:port pairs in a driver message (the probe is public). */
@@ -13,10 +13,15 @@ export function withoutAddresses(message: string): string {
 /**
  * The admin API's `ReadinessProbe` on a pg pool: the database answers (a
  * query within `timeoutMs`), the schema is at this build's newest migration,
- * no migration is pending and none was edited after it was applied. Never
- * throws; names the failing part.
+ * no migration is pending and none was edited after it was applied (the
+ * files of the storage domain `domain`). Never throws; names the failing part.
  */
-export function pgReadinessProbe(pool: pg.Pool, timeoutMs = 2_000): ReadinessProbe {
+export function pgReadinessProbe(
+  pool: pg.Pool,
+  timeoutMs = 2_000,
+  domain: StorageDomain = 'engine',
+): ReadinessProbe {
+  const files = storageDomainFiles(domain);
   return {
     async check(): Promise<ReadinessReport> {
       let timer: NodeJS.Timeout | undefined;
@@ -24,7 +29,7 @@ export function pgReadinessProbe(pool: pg.Pool, timeoutMs = 2_000): ReadinessPro
         timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       });
       try {
-        const status = await Promise.race([migrationStatus(pool), timeout]);
+        const status = await Promise.race([migrationStatus(pool, files), timeout]);
         const schemaOk = status.current === status.expected && status.unknown.length === 0;
         const migrationsOk = status.pending.length === 0 && status.changed.length === 0;
         return {

@@ -178,6 +178,8 @@ export class JobDirectory {
   readonly #runs: RunService | undefined;
   readonly #freshness: JobFreshness | undefined;
   readonly #cluster: ClusterView | undefined;
+  /** Jobs this server does not register, with why (a storage domain without their adapter). */
+  readonly #unavailable: ReadonlyMap<string, string>;
 
   constructor(deps: {
     readonly catalog: JobCatalogView;
@@ -186,7 +188,9 @@ export class JobDirectory {
     readonly freshness?: JobFreshness | undefined;
     readonly cluster?: ClusterView | undefined;
     readonly findingKinds?: FindingKindsView | undefined;
+    readonly unavailable?: ReadonlyMap<string, string> | undefined;
   }) {
+    this.#unavailable = deps.unavailable ?? new Map();
     this.#catalog = deps.catalog;
     this.#findingKinds = deps.findingKinds;
     this.#jobs = deps.jobs;
@@ -223,6 +227,13 @@ export class JobDirectory {
     const entry = this.#catalog.get(name);
     if (entry) return entry;
     const known = this.names();
+    const reason = this.#unavailable.get(name);
+    if (reason !== undefined) {
+      throw new AdminApiError(
+        'JOB_NOT_FOUND',
+        `${name} is not registered on this server: ${reason}; known jobs: ${known.length > 0 ? known.join(', ') : '(none)'}`,
+      );
+    }
     throw new AdminApiError(
       'JOB_NOT_FOUND',
       `no job named '${name}'; known jobs: ${known.length > 0 ? known.join(', ') : '(none)'}`,

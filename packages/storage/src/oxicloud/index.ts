@@ -43,3 +43,8 @@ export {
   oxiTrashRetentionDays,
 } from './oxi-trash-repository.js';
 export { OxiUsageRepository } from './oxi-usage-repository.js';
+export {
+  OXI_FIRST_ADMIN_PLACEHOLDER_EMAIL,
+  OxiAdminRecipients,
+  OxiUsersRepository,
+} from './oxi-users-repository.js';
