@@ -22,6 +22,8 @@ const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const MAY_LIST_ALL: Readonly<Record<string, string>> = {
   'packages/dataset/src/faults.ts':
     'FAULT_EXPECTATIONS: each fault names the finding it must produce (a test oracle, not a list of checks)',
+  'packages/dataset/src/oxicloud/faults.ts':
+    "OXICLOUD_FAULT_EXPECTATIONS: each fault on OxiCloud's domain names the finding it must produce (a test oracle, not a list of checks)",
   'bench/results.md': 'what a past `pnpm bench` measured, check by check (a record)',
   'bench/results/': "`pnpm bench`'s output files (records of a run)",
 };

@@ -45,7 +45,7 @@ export async function seedCommand(
     // The generator writes the engine's own model; OxiCloud's domain has its own (generateOxiCloudDataset), not mapped onto seed's flags yet.
     throw new ServerError(
       'NOT_AVAILABLE',
-      "oxijobs seed writes the engine's own storage model and does not run with OXICLOUD_STORAGE_DOMAIN=oxicloud yet; nothing was written. " +
+      "seed writes the engine's own storage model and does not run with OXICLOUD_STORAGE_DOMAIN=oxicloud yet; nothing was written. " +
         "Generate OxiCloud-shaped data with generateOxiCloudDataset of @oxicloud/dataset, or seed a database of the engine's domain (OXICLOUD_STORAGE_DOMAIN=engine)",
     );
   }
