@@ -95,6 +95,12 @@ export function createProgram(env: Env = process.env): Command {
     )
     .addHelpText(
       'after',
+      "\nWith OXICLOUD_STORAGE_DOMAIN=oxicloud it writes OxiCloud's own model: --files-per-user is files per drive, " +
+        '--faults takes OxiCloud fault names, and --blobs-on-disk, --blob-size-min/-max, --second-drive-share, ' +
+        '--root-file-share and --grants are refused.',
+    )
+    .addHelpText(
+      'after',
       envVarsHelp(
         [
           ...DATABASE_VAR_NAMES,

@@ -1,24 +1,68 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateOxiCloudDataset } from '@oxicloud/dataset';
-import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliProcess, cleanEnv, jsonLines, runCli, startCli, waitForStatus } from './cli-process.js';
+import { databaseCatalog } from './database-catalog.js';
 
-/** Every schema, relation and function of the database, for a before/after comparison. */
-async function catalog(db: TestDatabase): Promise<string[]> {
-  const { rows } = await db.pool.query<{ item: string }>(`
-    SELECT 'schema ' || nspname AS item FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'
-    UNION ALL
-    SELECT c.relkind::text || ' ' || n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
-    UNION ALL
-    SELECT 'function ' || n.nspname || '.' || p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-     WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
-    ORDER BY 1`);
-  return rows.map((r) => r.item);
+/** How many files are under `dir` (recursively); 0 when it does not exist. */
+function filesUnder(dir: string): number {
+  try {
+    return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** What `oxijobs seed` wrote: OxiCloud's rows and the blob files under `<storage>/.blobs/`. */
+async function written(db: TestDatabase, storageDir: string) {
+  const { rows } = await db.pool.query<{ users: number; files: number; manifests: number; blobs: number }>(
+    `SELECT (SELECT count(*)::int FROM auth.users) AS users, (SELECT count(*)::int FROM storage.files) AS files,
+            (SELECT count(*)::int FROM storage.chunk_manifests) AS manifests, (SELECT count(*)::int FROM storage.blobs) AS blobs`,
+  );
+  return { ...rows[0]!, blobFiles: filesUnder(join(storageDir, '.blobs')) };
+}
+
+/** A token of the first seeded admin, named by its e-mail address (OxiCloud's auth.users). */
+async function seededAdminToken(db: TestDatabase, env: Record<string, string>): Promise<string> {
+  const { rows } = await db.pool.query(
+    "SELECT email FROM auth.users WHERE role = 'admin' AND username <> 'admin' AND active ORDER BY email LIMIT 1",
+  );
+  const minted = await runCli(['token', '--user', String(rows[0]?.['email'])], env);
+  expect(minted.code, minted.stderr).toBe(0);
+  return minted.stdout.trim().split('\n').at(-1)!;
+}
+
+/** The batch's outcome and its runs, with their findings: consistency_batch triggered with force and deep. */
+async function deepBatch(db: TestDatabase, base: string, token: string) {
+  const runIds = async () =>
+    (await db.pool.query<{ id: string }>('SELECT id::text AS id FROM jobs.recoverable_runs')).rows.map(
+      (r) => r.id,
+    );
+  const before = new Set(await runIds());
+  const res = await fetch(`${base}/api/admin/jobs/consistency_batch/trigger?force=true&deep=true`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const body = (await res.json()) as {
+    ok: boolean;
+    outcome: {
+      kind: string;
+      extra: { completed: number; failed: number; checks: string[]; deep: boolean; force: boolean };
+    };
+  };
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  const { rows } = await db.pool.query<{ id: string; job_name: string; status: string }>(
+    'SELECT id::text AS id, job_name, status FROM jobs.recoverable_runs ORDER BY job_name',
+  );
+  const runs = rows.filter((r) => !before.has(r.id));
+  const { rows: findings } = await db.pool.query<{ job_name: string; kind: string; resource_id: string }>(
+    `SELECT r.job_name, f.kind, f.resource_id FROM jobs.run_findings f JOIN jobs.recoverable_runs r ON r.id = f.run_id
+      WHERE r.id = ANY($1::uuid[]) ORDER BY 1, 2, 3`,
+    [runs.map((r) => r.id)],
+  );
+  return { body, runs, findings };
 }
 
 /**
@@ -152,50 +196,117 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
     );
   });
 
-  it('on generated OxiCloud data, consistency_batch (force, deep) completes every check with 0 findings', async () => {
-    const report = await generateOxiCloudDataset({
-      pool: db.pool,
-      blobs: new LocalFsBlobStorage({ root: storageDir }),
-      storageRoot: storageDir,
-      options: { users: 3, filesPerDrive: 6, sharedDrives: 1, groups: 1, seed: 30 },
-    });
-    expect(report).toBeDefined();
-    const { rows: counts } = await db.pool.query(
-      'SELECT (SELECT count(*)::int FROM storage.files) AS files, (SELECT count(*)::int FROM storage.blobs) AS blobs',
-    );
-    expect(counts[0]?.['files']).toBeGreaterThan(0);
-    expect(counts[0]?.['blobs']).toBeGreaterThan(0);
+  it('`oxijobs seed --users 3 --files-per-user 20` writes OxiCloud-shaped data; consistency_batch (force, deep) finds nothing', async () => {
+    const seeded = await runCli(['seed', '--users', '3', '--files-per-user', '20', '--seed', '30'], env);
+    expect(seeded.code, seeded.stderr).toBe(0);
+    expect(seeded.stdout).toMatch(/^Generated OxiCloud dataset seed 30 in .*: 3 users \(1 admins, /m);
+    expect(seeded.stdout).toContain('No faults injected.');
+    const after = await written(db, storageDir);
+    // 3 personal drives and ceil(3 / 5) = 1 shared drive, 20 files each.
+    expect(after.files).toBe(80);
+    expect(after.manifests).toBeGreaterThan(0);
+    expect(after.blobs).toBeGreaterThan(0);
+    expect(after.blobFiles).toBe(after.blobs);
     // An admin of OxiCloud's auth.users is named by its e-mail address too.
-    const { rows: admins } = await db.pool.query(
-      "SELECT email FROM auth.users WHERE role = 'admin' AND username <> 'admin' AND active ORDER BY email LIMIT 1",
-    );
-    const email = String(admins[0]?.['email']);
-    const byEmail = await runCli(['token', '--user', email], env);
-    expect(byEmail.code, byEmail.stderr).toBe(0);
-    const emailToken = byEmail.stdout.trim().split('\n').at(-1)!;
+    const emailToken = await seededAdminToken(db, env);
 
-    const res = await fetch(`${base}/api/admin/jobs/consistency_batch/trigger?force=true&deep=true`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${emailToken}` },
-    });
-    const body = (await res.json()) as {
-      ok: boolean;
-      outcome: {
-        kind: string;
-        extra: { completed: number; failed: number; checks: string[]; deep: boolean; force: boolean };
-      };
-    };
-    expect(res.status, JSON.stringify(body)).toBe(200);
+    const { body, runs, findings } = await deepBatch(db, base, emailToken);
     expect(body.ok).toBe(true);
     expect(body.outcome.extra).toMatchObject({ failed: 0, deep: true, force: true });
     expect(body.outcome.extra.checks.sort()).toEqual(checkNames);
     expect(body.outcome.extra.completed).toBe(body.outcome.extra.checks.length);
-    const { rows: runs } = await db.pool.query(
-      'SELECT job_name, status, (SELECT count(*)::int FROM jobs.run_findings f WHERE f.run_id = r.id) AS findings FROM jobs.recoverable_runs r ORDER BY job_name',
+    expect(runs.map(({ job_name, status }) => ({ job_name, status }))).toEqual(
+      body.outcome.extra.checks.sort().map((job_name) => ({ job_name, status: 'Completed' })),
     );
-    expect(runs).toEqual(
-      body.outcome.extra.checks.sort().map((job_name) => ({ job_name, status: 'Completed', findings: 0 })),
+    expect(findings).toEqual([]);
+  });
+
+  it('`oxijobs seed` refuses the seed already in the database, the flags with no meaning there and old-model fault names, writing nothing', async () => {
+    const before = await written(db, storageDir);
+    const again = await runCli(['seed', '--users', '3', '--files-per-user', '20', '--seed', '30'], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already holds an OxiCloud dataset with seed 30');
+
+    const blobs = await runCli(
+      ['seed', '--users', '3', '--files-per-user', '20', '--blobs-on-disk', '10'],
+      env,
     );
+    expect(blobs.code).toBe(2);
+    expect(blobs.stderr).toContain('--blobs-on-disk has no meaning with OXICLOUD_STORAGE_DOMAIN=oxicloud');
+    expect(blobs.stderr).toContain('Allowed there: --users, --files-per-user,');
+
+    const oldFault = await runCli(
+      ['seed', '--users', '3', '--files-per-user', '20', '--seed', '32', '--faults', 'old_trash'],
+      env,
+    );
+    expect(oldFault.code).toBe(2);
+    expect(oldFault.stderr).toContain('unknown OxiCloud fault name "old_trash"');
+    expect(oldFault.stderr).toContain('missing_manifest, missing_chunk_row');
+
+    // Another seed on the same database fails while writing its rows: all rolled back, its bytes removed.
+    const second = await runCli(['seed', '--users', '3', '--files-per-user', '20', '--seed', '33'], env);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('oxicloud dataset generation failed');
+    expect(await written(db, storageDir)).toEqual(before);
+
+    const value = await runCli(['seed', '--users', '3', '--files-per-user', 'many', '--seed', '32'], env);
+    expect(value.code).toBe(2);
+    expect(value.stderr).toContain('--files-per-user="many" is not allowed');
+    expect(await written(db, storageDir)).toEqual(before);
+  });
+
+  it('`oxijobs seed --faults missing_manifest --list-resources` gives exactly its expected finding', async () => {
+    // A fresh database: a second dataset does not fit next to the first (the generation fails and rolls back, above).
+    const other = await createTestDatabase({ empty: true, max: 2 });
+    const otherStorage = join(dataDir, 'oxicloud-storage-faults');
+    const otherPort = await freePort();
+    const otherEnv = {
+      ...env,
+      DATABASE_URL: other.url,
+      OXICLOUD_STORAGE_PATH: otherStorage,
+      OXICLOUD_HTTP_PORT: String(otherPort),
+    };
+    let otherServer: CliProcess | undefined;
+    try {
+      const migrated = await runCli(['migrate'], otherEnv);
+      expect(migrated.code, migrated.stderr).toBe(0);
+      const seeded = await runCli(
+        [
+          'seed',
+          '--users',
+          '3',
+          '--files-per-user',
+          '20',
+          '--seed',
+          '31',
+          '--faults',
+          'missing_manifest',
+          '--list-resources',
+        ],
+        otherEnv,
+      );
+      expect(seeded.code, seeded.stderr).toBe(0);
+      expect(seeded.stdout).toContain('Faults: missing_manifest (1 → §12.11 missing_blob).');
+      expect(seeded.stdout).toMatch(/^missing_manifest: 1 resource\(s\)$/m);
+      const expected =
+        /^ {2}missing_manifest: files_consistency reports missing_blob \(DataLoss, §12\.11\) on (\S+)$/m.exec(
+          seeded.stdout,
+        );
+      expect(expected, seeded.stdout).not.toBeNull();
+      otherServer = startCli(['serve'], otherEnv);
+      const otherBase = `http://127.0.0.1:${otherPort}`;
+      await waitForStatus(`${otherBase}/readyz`, 200, { process: otherServer, timeoutMs: 60_000 });
+      const { findings } = await deepBatch(other, otherBase, await seededAdminToken(other, otherEnv));
+      expect(findings).toEqual([
+        { job_name: 'files_consistency', kind: 'missing_blob', resource_id: expected![1] },
+      ]);
+    } finally {
+      if (otherServer !== undefined && otherServer.child.exitCode === null) {
+        otherServer.child.kill('SIGTERM');
+        await otherServer.exited;
+      }
+      await other.drop();
+    }
   });
 
   it("the checks see OxiCloud's tables: a drive's used_bytes off by 4 KiB is found by drives_consistency", async () => {
@@ -227,18 +338,18 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
 
   it('the other domain value is refused in both directions before any write', async () => {
     // Made with oxicloud (this file's database), asked for engine: stopped before anything is written.
-    const before = await catalog(db);
+    const before = await databaseCatalog(db);
     const engine = await runCli(['migrate'], { ...env, OXICLOUD_STORAGE_DOMAIN: 'engine' });
     expect(engine.code).toBe(1);
     expect(engine.stderr).toContain('OXICLOUD_STORAGE_DOMAIN=engine does not match this database');
     expect(engine.stderr).toContain('storage domain "oxicloud"');
     expect(engine.stderr).toContain('Nothing was written');
-    expect(await catalog(db)).toEqual(before);
+    expect(await databaseCatalog(db)).toEqual(before);
 
     // Made with the engine's own model, asked for oxicloud.
     const other = await createTestDatabase({ max: 2 });
     try {
-      const otherBefore = await catalog(other);
+      const otherBefore = await databaseCatalog(other);
       const serve = await runCli(['serve'], {
         ...env,
         DATABASE_URL: other.url,
@@ -247,7 +358,7 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
       expect(serve.code).toBe(1);
       expect(serve.stderr).toContain('OXICLOUD_STORAGE_DOMAIN=oxicloud does not match this database');
       expect(serve.stderr).toContain('storage domain "engine"');
-      expect(await catalog(other)).toEqual(otherBefore);
+      expect(await databaseCatalog(other)).toEqual(otherBefore);
     } finally {
       await other.drop();
     }
@@ -257,13 +368,5 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
     const result = await runCli(['migrate'], { ...env, OXICLOUD_STORAGE_DOMAIN: 'nextcloud' });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('OXICLOUD_STORAGE_DOMAIN="nextcloud": must be one of engine, oxicloud');
-  });
-
-  it('`oxijobs seed` refuses on the oxicloud domain, writing nothing', async () => {
-    const result = await runCli(['seed', '--users', '1', '--files-per-user', '1'], env);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(
-      'does not run with OXICLOUD_STORAGE_DOMAIN=oxicloud yet; nothing was written',
-    );
   });
 });

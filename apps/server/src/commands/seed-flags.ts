@@ -3,10 +3,9 @@ import {
   type DatasetFlags,
   type DatasetOptions,
   datasetOptionsFromFlags,
-  isDatasetError,
 } from '@oxicloud/dataset';
 import type { Command } from 'commander';
-import { ServerError } from '../server-error.js';
+import { asBadArgument } from './seed-bad-argument.js';
 
 /** Adds every `@oxicloud/dataset` flag (`--users <value>`, …) to the `seed` command. */
 export function addSeedFlags(command: Command): Command {
@@ -15,20 +14,24 @@ export function addSeedFlags(command: Command): Command {
 }
 
 /**
- * Turns commander's parsed options (camelCase keys) back into the dataset's
- * flag names and validates them; a bad value becomes one `BAD_ARGUMENT` line.
+ * The seed flags as given, read once the storage domain is known: each
+ * domain checks them against its own model (`engineOptions()` here,
+ * `oxiCloudSeedOptions` on `oxicloud`).
  */
-export function seedOptionsFromCli(parsed: Readonly<Record<string, unknown>>): DatasetOptions {
-  const flags: Record<string, string | undefined> = {};
+export interface SeedRequest {
+  /** The flags set, by name without the dashes (`files-per-user`). */
+  readonly flags: DatasetFlags;
+  /** The flags as the engine's {@link DatasetOptions}; a bad value becomes one `BAD_ARGUMENT` line. */
+  engineOptions(): DatasetOptions;
+}
+
+/** Turns commander's parsed options (camelCase keys) back into the dataset's flag names. */
+export function seedOptionsFromCli(parsed: Readonly<Record<string, unknown>>): SeedRequest {
+  const flags: Record<string, string> = {};
   for (const { flag } of DATASET_FLAGS) {
     const key = flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     const value = parsed[key];
     if (typeof value === 'string') flags[flag] = value;
   }
-  try {
-    return datasetOptionsFromFlags(flags as DatasetFlags);
-  } catch (error) {
-    if (isDatasetError(error)) throw new ServerError('BAD_ARGUMENT', error.message, { cause: error });
-    throw error;
-  }
+  return { flags, engineOptions: () => asBadArgument(() => datasetOptionsFromFlags(flags)) };
 }

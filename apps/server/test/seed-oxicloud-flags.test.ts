@@ -1,0 +1,86 @@
+import { DATASET_FLAGS, OXICLOUD_DATASET_DEFAULTS, OXICLOUD_FAULT_NAMES } from '@oxicloud/dataset';
+import { describe, expect, it } from 'vitest';
+import { OXICLOUD_SEED_FLAGS, oxiCloudSeedOptions } from '../src/commands/seed-oxicloud-flags.js';
+import { ServerError } from '../src/server-error.js';
+
+function refusal(flags: Record<string, string>): string {
+  try {
+    oxiCloudSeedOptions(flags);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ServerError);
+    expect((error as ServerError).code).toBe('BAD_ARGUMENT');
+    return (error as Error).message;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('oxijobs seed flags on the oxicloud domain', () => {
+  it('maps the flags that mean the same onto OxiCloudDatasetOptions, a half range keeping its OxiCloud default', () => {
+    expect(
+      oxiCloudSeedOptions({
+        users: '3',
+        'files-per-user': '20',
+        'folders-per-drive-max': '6',
+        'folder-depth-min': '1',
+        'trashed-folder-share': '0.2',
+        'trashed-file-share': '0',
+        'audio-share': '0.1',
+        'image-share': '0.3',
+        seed: '7',
+        faults: 'all',
+        'faults-per-kind': '2',
+        'write-concurrency': '4',
+        'files-per-statement': '500',
+      }),
+    ).toEqual({
+      users: 3,
+      filesPerDrive: 20,
+      foldersPerDrive: { min: OXICLOUD_DATASET_DEFAULTS.foldersPerDrive.min, max: 6 },
+      folderDepth: { min: 1, max: OXICLOUD_DATASET_DEFAULTS.folderDepth.max },
+      trashedFolderShare: 0.2,
+      trashedFileShare: 0,
+      audioShare: 0.1,
+      imageShare: 0.3,
+      seed: 7,
+      faults: [...OXICLOUD_FAULT_NAMES],
+      faultsPerKind: 2,
+      writeConcurrency: 4,
+      rowsPerStatement: 500,
+    });
+    expect(oxiCloudSeedOptions({ users: '1', 'files-per-user': '0', faults: 'none' })).toEqual({
+      users: 1,
+      filesPerDrive: 0,
+      faults: [],
+    });
+  });
+
+  it('every seed flag is either mapped or refused by name, with the domain and the allowed flags', () => {
+    const mapped = Object.keys(OXICLOUD_SEED_FLAGS);
+    const others = DATASET_FLAGS.map((f) => f.flag).filter((f) => !mapped.includes(f));
+    expect(others.sort()).toEqual(
+      [
+        'blob-size-max',
+        'blob-size-min',
+        'blobs-on-disk',
+        'grants',
+        'root-file-share',
+        'second-drive-share',
+      ].sort(),
+    );
+    for (const flag of others) {
+      const message = refusal({ users: '1', 'files-per-user': '1', [flag]: '1' });
+      expect(message).toContain(`--${flag} has no meaning with OXICLOUD_STORAGE_DOMAIN=oxicloud`);
+      expect(message).toContain(`Allowed there: ${mapped.map((f) => `--${f}`).join(', ')}`);
+    }
+  });
+
+  it('refuses old-model fault names listing OxiCloud ones, a missing required flag and a bad value', () => {
+    expect(refusal({ users: '1', 'files-per-user': '1', faults: 'old_trash,missing_manifest' })).toContain(
+      `unknown OxiCloud fault name "old_trash": allowed are "all", "none" or a comma-separated list of ${OXICLOUD_FAULT_NAMES.join(', ')}`,
+    );
+    expect(refusal({ users: '1' })).toContain('seed needs --users and --files-per-user');
+    expect(refusal({ users: '1', 'files-per-user': '1', 'image-share': '2' })).toContain(
+      '--image-share="2" is not allowed',
+    );
+  });
+});
