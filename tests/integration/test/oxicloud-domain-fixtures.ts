@@ -16,15 +16,7 @@ import {
   LocalFsBlobStorage,
   S3BlobStorage,
 } from '@oxicloud/storage';
-import {
-  OxiBlobIndexScan,
-  OxiBlobRowScan,
-  type OxiCloudDatabase,
-  OxiDriveUsageScan,
-  OxiFileContentScan,
-  OxiFolderTreeScan,
-  OxiGrantScan,
-} from '@oxicloud/storage/oxicloud';
+import { OxiBlobIndexScan, type OxiCloudDatabase, oxiCloudScans } from '@oxicloud/storage/oxicloud';
 import {
   type BlobStorage,
   createConsistencyBatchJob,
@@ -176,13 +168,7 @@ export async function oxiDomainWorld(input: {
         index: new OxiBlobIndexScan(kysely),
         hasher: createBlobHasher(store.blobs, workers),
       }),
-      ...[
-        new OxiFileContentScan(kysely),
-        new OxiBlobRowScan(kysely),
-        new OxiDriveUsageScan(kysely),
-        new OxiFolderTreeScan(kysely),
-        new OxiGrantScan(kysely),
-      ].flatMap((a) => a.consistencyChecks()),
+      ...oxiCloudScans(kysely).flatMap((a) => a.consistencyChecks()),
     ];
     for (const check of checks)
       h.engine.register(checkJob(check, { findings: h.findings, logger: h.logger }));

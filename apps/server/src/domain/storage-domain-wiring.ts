@@ -21,18 +21,14 @@ import {
 import {
   OxiAdminRecipients,
   OxiBlobIndexScan,
-  OxiBlobRowScan,
   OxiBlobWalkRepository,
   type OxiCloudDatabase,
-  OxiDriveUsageScan,
-  OxiFileContentScan,
-  OxiFolderTreeScan,
   OxiGrantRepository,
-  OxiGrantScan,
   OxiMediaFileRepository,
   OxiTrashRepository,
   OxiUsageRepository,
   OxiUsersRepository,
+  oxiCloudScans,
 } from '@oxicloud/storage/oxicloud';
 import type {
   BlobIndexScan,
@@ -113,17 +109,7 @@ export function storageDomainAdapters(
     const oxi = db as Kysely<OxiCloudDatabase>;
     return {
       domain,
-      scans: (options) => {
-        const shared = options.logger ? { logger: options.logger } : {};
-        const checks = options.checks ?? {};
-        return [
-          new OxiDriveUsageScan(oxi, { ...shared, checks }),
-          new OxiFolderTreeScan(oxi, { ...shared, checks }),
-          new OxiFileContentScan(oxi, { ...shared, checks }),
-          new OxiBlobRowScan(oxi, { ...shared, checks }),
-          new OxiGrantScan(oxi, { ...shared, checks }),
-        ];
-      },
+      scans: (options) => oxiCloudScans(oxi, options),
       blobIndex: new OxiBlobIndexScan(oxi),
       blobWalk: new OxiBlobWalkRepository(oxi),
       media: new OxiMediaFileRepository(oxi),

@@ -2,7 +2,8 @@
  * `@oxicloud/storage/oxicloud`: the adapters on OxiCloud's storage domain
  * (its tables as the fact sheet gives them). They take over from the root
  * export's adapters (the engine's own old model) when the embedded default
- * switches to this domain (issue 30); until then the server does not wire them.
+ * switches to this domain (issue 30); until then the server wires them with
+ * `OXICLOUD_STORAGE_DOMAIN=oxicloud`.
  *
  * @packageDocumentation
  */
@@ -36,6 +37,8 @@ export type { OxiGrantAnomaly, OxiGrantScanOptions } from './oxi-grant-scan.js';
 export { OXICLOUD_INTERNAL_GROUP_ID, OxiGrantScan } from './oxi-grant-scan.js';
 export type { OxiMediaFileRow } from './oxi-media-file-repository.js';
 export { OxiMediaFileRepository } from './oxi-media-file-repository.js';
+export type { OxiCloudScanChecks, OxiCloudScansOptions } from './oxi-scans.js';
+export { oxiCloudScans } from './oxi-scans.js';
 export type { OxiTrashRepositoryOptions } from './oxi-trash-repository.js';
 export {
   OXICLOUD_TRASH_RETENTION_DAYS_FLOOR,
