@@ -1,19 +1,14 @@
 import { createHash } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  describeRecognition,
-  migrate,
-  type OxiCloudFacts,
-  type Recognition,
-  recogniseDatabase,
-} from '../src/index.js';
+import { describeRecognition, migrate, type OxiCloudFacts, recogniseDatabase } from '../src/index.js';
 import {
   oxicloudSql,
   oxicloudStorageSql,
   SQLX_VERSIONS,
   sqlxMigrationsSql,
 } from './fixtures/oxicloud-catalog.js';
+import { recognise } from './recognise-on-pool.js';
 
 /** Databases this file made, dropped at the end. */
 const made: TestDatabase[] = [];
@@ -24,16 +19,6 @@ async function blankDatabase(sql = ''): Promise<TestDatabase> {
   made.push(db);
   if (sql) await db.pool.query(sql);
   return db;
-}
-
-/** Recognises `db` on one session of its pool. */
-async function recognise(db: TestDatabase): Promise<Recognition> {
-  const client = await db.pool.connect();
-  try {
-    return await recogniseDatabase(client);
-  } finally {
-    client.release();
-  }
 }
 
 afterAll(async () => {

@@ -1,13 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  migrate,
-  migrationStatus,
-  type Recognition,
-  recogniseDatabase,
-  type StorageDomain,
-  storageDomainFiles,
-} from '../src/index.js';
+import { migrate, migrationStatus, type StorageDomain, storageDomainFiles } from '../src/index.js';
+import { recognise } from './recognise-on-pool.js';
 
 /** Databases this file made, dropped at the end. */
 const made: TestDatabase[] = [];
@@ -20,15 +14,6 @@ async function emptyDatabase(): Promise<TestDatabase> {
   const db = await createTestDatabase({ empty: true, max: 2 });
   made.push(db);
   return db;
-}
-
-async function recognise(db: TestDatabase): Promise<Recognition> {
-  const client = await db.pool.connect();
-  try {
-    return await recogniseDatabase(client);
-  } finally {
-    client.release();
-  }
 }
 
 /** What a refused migration must leave as it was: every table and function outside the system schemas, and the bookkeeping. */
