@@ -35,6 +35,8 @@ export type {
 } from './oxicloud/index.js';
 export {
   describeOxiCloudDatasetReport,
+  describeOxiCloudExpectedFindings,
+  describeOxiCloudFaultResources,
   generateOxiCloudDataset,
   isOxiCloudFaultName,
   OXICLOUD_DATASET_DEFAULTS,

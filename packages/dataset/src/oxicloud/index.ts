@@ -35,5 +35,9 @@ export type {
   OxiCloudDatasetProgress,
   OxiCloudDatasetReport,
 } from './report.js';
-export { describeOxiCloudDatasetReport } from './report.js';
+export {
+  describeOxiCloudDatasetReport,
+  describeOxiCloudExpectedFindings,
+  describeOxiCloudFaultResources,
+} from './report.js';
 export { listThumbnailHashes, THUMBNAIL_SIZES, thumbnailPath } from './thumbnails.js';

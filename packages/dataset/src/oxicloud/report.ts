@@ -120,3 +120,28 @@ export function describeOxiCloudDatasetReport(report: OxiCloudDatasetReport): st
     `${c.grants} grants. ${faults}`
   );
 }
+
+/** Every resource each fault touched, one line each (seed's `--list-resources`). */
+export function describeOxiCloudFaultResources(report: OxiCloudDatasetReport): string {
+  if (report.faults.length === 0) return 'No faults injected.';
+  const lines: string[] = [];
+  for (const f of report.faults) {
+    lines.push(`${f.fault}: ${f.resources.length} resource(s)`);
+    for (const r of f.resources) lines.push(`  ${r.type} ${r.id}  ${r.label}`);
+  }
+  return lines.join('\n');
+}
+
+/** What `consistency_batch` (force, deep) must report for the injected faults, one line each (printed by seed). */
+export function describeOxiCloudExpectedFindings(report: OxiCloudDatasetReport): string {
+  const lines = ['Expected findings:'];
+  for (const f of report.faults) {
+    const { check, kind, severity, invariant } = f.expect;
+    lines.push(
+      check === null
+        ? `  ${f.fault}: no check reports it (${kind}${invariant === null ? '' : `, §12.${invariant}`}) on ${f.resourceIds.join(', ')}`
+        : `  ${f.fault}: ${check} reports ${kind} (${severity ?? '-'}, §12.${invariant ?? '-'}) on ${f.resourceIds.join(', ')}`,
+    );
+  }
+  return lines.join('\n');
+}
