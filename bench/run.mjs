@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // The benchmark harness (issue 8, and issue 5's performance benchmark). Not part of `pnpm test`.
+// Runs on OxiCloud's storage domain (issue 30): the schema of `migrate(pool, { domain: 'oxicloud' })`,
+// data from `generateOxiCloudDataset`, the server with OXICLOUD_STORAGE_DOMAIN=oxicloud.
 //
-//   pnpm bench                                   # everything, 1,000,000 files, 100,000 blobs on disk
-//   pnpm bench -- --only scan,deep --files 100000
+//   pnpm bench                                   # everything, 1,000,000 files, ~100,000 contents on disk
+//   pnpm bench -- --only scan,deep --files 100000 --blobs 10000
 //
 // Every figure is a RATIO against a yardstick measured in the same run on the same database.
 // Writes bench/results/latest.json and bench/results/latest.md (the tables), prints the tables.
@@ -51,7 +53,8 @@ const { values } = parseArgs({
     'small-files': { type: 'string', default: '100000' },
     blobs: { type: 'string', default: '100000' },
     'blob-size-min': { type: 'string', default: '4096' },
-    'blob-size-max': { type: 'string', default: '65536' },
+    'blob-size-max': { type: 'string', default: '65535' },
+    'multi-chunk-share': { type: 'string', default: '0.01' },
     'work-dir': { type: 'string', default: join(ROOT, 'bench/data') },
     rate: { type: 'string', default: '20' },
     'throttle-ms': { type: 'string', default: '10' },
@@ -65,7 +68,8 @@ const { values } = parseArgs({
 });
 if (values.help) {
   console.log(`node bench/run.mjs [--only ${ALL.join(',')}] [--files 1000000] [--small-files 100000]
-  [--blobs 100000] [--blob-size-min 4096] [--blob-size-max 65536] [--rate 20] [--throttle-ms 10]
+  [--blobs 100000] [--blob-size-min 4096] [--blob-size-max 65535] [--multi-chunk-share 0.01]
+  [--rate 20] [--throttle-ms 10]
   [--overhead-runs 300] [--faults-per-kind 20] [--work-dir bench/data] [--out bench/results] [--keep]`);
   process.exit(0);
 }
@@ -86,6 +90,13 @@ const files = int('files');
 const smallFiles = int('small-files');
 const blobs = Math.min(int('blobs'), files);
 const blobSize = { min: int('blob-size-min'), max: int('blob-size-max') };
+if (blobSize.min < 64 || blobSize.max > 65535 || blobSize.min > blobSize.max)
+  throw new Error(
+    '--blob-size-min/--blob-size-max: one-chunk sizes, 64 <= min <= max <= 65535 (under 64 KiB)',
+  );
+const multiChunkShare = Number(values['multi-chunk-share']);
+if (!(multiChunkShare >= 0 && multiChunkShare <= 0.5))
+  throw new Error(`--multi-chunk-share must be a fraction from 0 to 0.5, got ${values['multi-chunk-share']}`);
 const rate = int('rate');
 const throttleMs = int('throttle-ms');
 const workDir = values['work-dir'];
@@ -113,7 +124,8 @@ const results = {
     disk: sh(`df -h ${JSON.stringify(ROOT)} | tail -1`),
     commit: sh(`git -C ${JSON.stringify(ROOT)} rev-parse --short HEAD`),
   },
-  sizes: { files, smallFiles, blobs, blobSize },
+  domain: 'oxicloud',
+  sizes: { files, smallFiles, blobs, blobSize, multiChunkShare },
   only: [...only],
 };
 
@@ -130,14 +142,26 @@ try {
     results.postgres.version = await serverVersion(url);
     const dataDir = join(workDir, 'large');
     rmSync(dataDir, { recursive: true, force: true });
-    log(`seeding ${files} files, ${blobs} blobs (${blobSize.min}..${blobSize.max} B) …`);
-    const seeded = await seedDatabase({ databaseUrl: url, dataDir, files, blobs, blobSize, log });
+    log(
+      `seeding ${files} files, ~${blobs} contents (one-chunk ${blobSize.min}..${blobSize.max} B, ${multiChunkShare} multi-chunk) …`,
+    );
+    const seeded = await seedDatabase({
+      databaseUrl: url,
+      dataDir,
+      files,
+      blobs,
+      blobSize,
+      multiChunkShare,
+      log,
+    });
     const { faults: _none, ...dataset } = seeded;
     results.dataset = dataset;
     log(`seeded in ${(seeded.seedMs / 1000).toFixed(1)} s: ${JSON.stringify(seeded.counts)}`);
     const pool = new pg.Pool({ connectionString: url, max: 2 });
+    // An idle client of a Postgres stopped after a failure must not hide that failure.
+    pool.on('error', () => undefined);
 
-    server = await startServer({ databaseUrl: url, dataDir });
+    server = await startServer({ databaseUrl: url, dataDir, adminUser: seeded.adminUser });
     log(`server pid ${server.pid} at ${server.base}`);
     const idleMemory = (await import('./lib/server.mjs')).memoryOf(server.pid);
     results.serverIdleRssMiB = idleMemory.rssKiB / 1024;
@@ -175,8 +199,8 @@ try {
       log('deep verify: storage_consistency deep=true …');
       const deep = await deepBench(server, { rate });
       log(`deep: ${deep.scan.ms} ms; b3sum …`);
-      const b3One = b3sumBench(seeded.blobRoot, 1);
-      const b3Default = b3sumBench(seeded.blobRoot, 0);
+      const b3One = b3sumBench(seeded.blobDir, 1);
+      const b3Default = b3sumBench(seeded.blobDir, 0);
       results.deep = {
         ...deep,
         b3One,
@@ -192,7 +216,8 @@ try {
       results.migration = {
         ...(await migrationBench({
           databaseUrl: url,
-          blobRoot: seeded.blobRoot,
+          storageRoot: seeded.storageRoot,
+          blobDir: seeded.blobDir,
           workDir,
           concurrencies: [undefined, 32],
         })),
@@ -216,9 +241,11 @@ try {
       dataDir,
       files: smallFiles,
       blobs: Math.min(Math.ceil(smallFiles / 10), smallFiles),
+      blobSize,
+      multiChunkShare,
       log,
     });
-    server = await startServer({ databaseUrl: url, dataDir });
+    server = await startServer({ databaseUrl: url, dataDir, adminUser: seeded.adminUser });
     const small = [];
     for (const name of await scanChecks(server)) small.push(await serverScan(server, name));
     await server.stop();
@@ -239,6 +266,7 @@ try {
       files,
       blobs,
       blobSize,
+      multiChunkShare,
       faultsPerKind: int('faults-per-kind'),
       log,
     });

@@ -1,66 +1,130 @@
-// The seven benchmarks. Each returns plain data; run.mjs renders it.
+// The benchmarks on OxiCloud's storage domain. Each returns plain data; run.mjs renders it.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { completed, DEFAULT_HEARTBEAT_MS, PgJobStoreFactory, RecoverableEngine } from '@oxicloud/recoverable';
-import { LocalFsBlobStorage, PgBlobWalkRepository, PgFileBlobScan, postgresScans } from '@oxicloud/storage';
+import { LocalFsBlobStorage } from '@oxicloud/storage';
+import { OxiBlobWalkRepository, OxiFileContentScan, oxiCloudScans } from '@oxicloud/storage/oxicloud';
 import { createStorageMigrationJob } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { memorySampler, startLoad } from './server.mjs';
 import { median, sleep } from './stats.mjs';
 
-/** The one-statement yardsticks: the same question each check asks, over the whole table, raw. */
+/** A mime type with case and parameters dropped; NULL when unknown (the checks' rule, `KNOWN_MIME` of the adapters). */
+const known = (column) =>
+  `NULLIF(NULLIF(lower(btrim(split_part(COALESCE(${column}, ''), ';', 1))), ''), 'application/octet-stream')`;
+
+/**
+ * The one-statement yardsticks on OxiCloud's tables: the same question each check asks, over the
+ * whole tables, raw (hash joins, no batches, no grace windows). `n` = the rows the check walks,
+ * `bad` = what the statement flags (informative: the checks apply grace windows and re-verify).
+ */
 export const YARDSTICKS = {
+  // A file's content: its manifest (file_hash = blob_hash) whose chunks all have a blob row, else
+  // (no manifest) its legacy whole-file blob row; size and mime against that content, its folder's
+  // drive, a live file in a trashed folder. The 64-zero placeholder hash has no content to compare.
   files_consistency: `
+    WITH chunk_missing AS (
+      SELECT DISTINCT m.file_hash
+        FROM storage.chunk_manifests m
+       CROSS JOIN LATERAL unnest(m.chunk_hashes) c(h)
+        LEFT JOIN storage.blobs cb ON cb.hash = c.h
+       WHERE cb.hash IS NULL
+    )
     SELECT count(*) AS n,
-           count(*) FILTER (WHERE b.hash IS NULL OR b.size <> f.size OR (NOT f.is_trashed AND d.is_trashed)
-             OR d.drive_id <> f.drive_id
-             OR NULLIF(NULLIF(lower(btrim(split_part(f.mime_type, ';', 1))), ''), 'application/octet-stream')
-                <> NULLIF(NULLIF(lower(btrim(split_part(COALESCE(b.content_type, ''), ';', 1))), ''), 'application/octet-stream')) AS bad
+           count(*) FILTER (WHERE (f.blob_hash <> repeat('0', 64) AND (
+                 (m.file_hash IS NULL AND l.hash IS NULL) OR cm.file_hash IS NOT NULL
+                 OR COALESCE(m.total_size, l.size) <> f.size
+                 OR ${known('f.mime_type')}
+                    <> ${known('CASE WHEN m.file_hash IS NOT NULL THEN m.content_type ELSE l.content_type END')}))
+             OR (NOT f.is_trashed AND d.is_trashed)
+             OR d.drive_id <> f.drive_id) AS bad
       FROM storage.files f
-      LEFT JOIN storage.blobs b ON b.hash = f.blob_hash
+      LEFT JOIN storage.chunk_manifests m ON m.file_hash = f.blob_hash
+      LEFT JOIN storage.blobs l ON l.hash = f.blob_hash AND m.file_hash IS NULL
+      LEFT JOIN chunk_missing cm ON cm.file_hash = m.file_hash
       LEFT JOIN storage.folders d ON d.id = f.folder_id`,
-  // The chain to a root (orphan_root) as one recursive statement over every folder.
+  // Every folder's chain up to its drive's root folder (orphan_root) as one recursive statement:
+  // reached when the chain's top is the drive's root_folder_id, or a trashed top (a trashed subtree).
   folders_consistency_chain: `
-    WITH RECURSIVE up (start_id, drive_id, cur) AS (
-      SELECT c.id, c.drive_id, c.parent_id FROM storage.folders c
+    WITH RECURSIVE up (start_id, drive_id, node, next, node_trashed) AS (
+      SELECT c.id, c.drive_id, c.id, c.parent_id, c.is_trashed FROM storage.folders c
       UNION ALL
-      SELECT u.start_id, u.drive_id, f.parent_id FROM up u JOIN storage.folders f ON f.id = u.cur AND f.drive_id = u.drive_id
-    ) CYCLE cur SET is_cycle USING visited
-    SELECT count(DISTINCT start_id) AS n,
-           (SELECT count(*) FROM (SELECT start_id FROM up GROUP BY start_id HAVING NOT bool_or(cur IS NULL)) o) AS bad
-      FROM up`,
-  blobs_consistency: `
-    WITH c AS (SELECT blob_hash, count(*) AS n FROM storage.files GROUP BY blob_hash)
-    SELECT count(*) AS n,
-           count(*) FILTER (WHERE b.ref_count <> COALESCE(c.n, 0) OR (b.ref_count > 0) = (b.orphaned_at IS NOT NULL)) AS bad
-      FROM storage.blobs b LEFT JOIN c ON c.blob_hash = b.hash`,
-  grants_consistency: `
-    SELECT count(*) AS n,
-           count(*) FILTER (WHERE g.expires_at <= now() - interval '8 days'
-             OR ((g.expires_at IS NULL OR g.expires_at > now()) AND CASE g.resource_type
-                   WHEN 'drive' THEN NOT EXISTS (SELECT 1 FROM storage.drives x WHERE x.id = g.resource_id)
-                   WHEN 'folder' THEN NOT EXISTS (SELECT 1 FROM storage.folders x WHERE x.id = g.resource_id)
-                   ELSE NOT EXISTS (SELECT 1 FROM storage.files x WHERE x.id = g.resource_id) END)) AS bad
-      FROM storage.role_grants g`,
+      SELECT u.start_id, u.drive_id, f.id, f.parent_id, f.is_trashed
+        FROM up u JOIN storage.folders f ON f.id = u.next AND f.drive_id = u.drive_id
+    ) CYCLE node SET is_cycle USING visited,
+    tops AS (
+      SELECT u.start_id,
+             bool_or(u.next IS NULL AND NOT u.is_cycle AND (u.node_trashed OR d.id IS NOT NULL)) AS reached
+        FROM up u
+        LEFT JOIN storage.drives d ON d.id = u.drive_id AND d.root_folder_id = u.node
+       GROUP BY u.start_id
+    )
+    SELECT count(*) AS n, count(*) FILTER (WHERE NOT reached) AS bad FROM tops`,
+  // The parent join: path (root: its name; else parent path / name), lpath (root: its id's label;
+  // else parent lpath . label), a live folder under a trashed parent, the parent in another drive.
   folders_consistency: `
     SELECT count(*) AS n,
            count(*) FILTER (WHERE (NOT c.is_trashed AND COALESCE(p.is_trashed, false))
-             OR c.path IS DISTINCT FROM CASE WHEN c.parent_id IS NULL THEN '/' || c.name ELSE p.path || '/' || c.name END
-             OR c.lpath IS DISTINCT FROM CASE WHEN c.parent_id IS NULL THEN storage.folder_label(c.id)
-                                              ELSE p.lpath || storage.folder_label(c.id) END
+             OR c.path IS DISTINCT FROM CASE WHEN c.parent_id IS NULL THEN c.name ELSE p.path || '/' || c.name END
+             OR c.lpath::text IS DISTINCT FROM CASE WHEN c.parent_id IS NULL THEN replace(c.id::text, '-', '_')
+                                                    ELSE p.lpath::text || '.' || replace(c.id::text, '-', '_') END
              OR p.drive_id <> c.drive_id) AS bad
       FROM storage.folders c
       LEFT JOIN storage.folders p ON p.id = c.parent_id`,
+  // Each blob row's ref_count: the distinct manifests listing it as a chunk; else 0 for a
+  // manifest's own name; else (legacy) the files naming it; and orphaned_at set exactly at 0.
+  blobs_consistency: `
+    WITH listing AS (
+      SELECT c.h AS hash, count(DISTINCT m.file_hash) AS n
+        FROM storage.chunk_manifests m CROSS JOIN LATERAL unnest(m.chunk_hashes) c(h)
+       GROUP BY c.h
+    ),
+    fc AS (SELECT blob_hash AS hash, count(*) AS n FROM storage.files GROUP BY blob_hash)
+    SELECT count(*) AS n,
+           count(*) FILTER (WHERE b.ref_count <> CASE WHEN l.n > 0 THEN l.n
+                                                      WHEN nm.file_hash IS NOT NULL THEN 0
+                                                      ELSE COALESCE(fc.n, 0) END
+             OR (b.ref_count = 0 AND b.orphaned_at IS NULL)) AS bad
+      FROM storage.blobs b
+      LEFT JOIN listing l ON l.hash = b.hash
+      LEFT JOIN fc ON fc.hash = b.hash
+      LEFT JOIN storage.chunk_manifests nm ON nm.file_hash = b.hash`,
+  // Lingering expired grants (past the 1-day cleanup grace + 7-day margin), and live grants whose
+  // subject or resource is gone.
+  grants_consistency: `
+    SELECT count(*) AS n,
+           count(*) FILTER (WHERE g.expires_at <= now() - interval '8 days'
+             OR ((g.expires_at IS NULL OR g.expires_at > now())
+                 AND NOT (CASE g.subject_type
+                            WHEN 'user' THEN EXISTS (SELECT 1 FROM auth.users x WHERE x.id = g.subject_id)
+                            WHEN 'group' THEN EXISTS (SELECT 1 FROM auth.subject_groups x WHERE x.id = g.subject_id)
+                            WHEN 'token' THEN EXISTS (SELECT 1 FROM storage.shares x WHERE x.id = g.subject_id)
+                            ELSE false END
+                      AND CASE g.resource_type
+                            WHEN 'drive' THEN EXISTS (SELECT 1 FROM storage.drives x WHERE x.id = g.resource_id)
+                            WHEN 'folder' THEN EXISTS (SELECT 1 FROM storage.folders x WHERE x.id = g.resource_id)
+                            WHEN 'file' THEN EXISTS (SELECT 1 FROM storage.files x WHERE x.id = g.resource_id)
+                            WHEN 'calendar' THEN EXISTS (SELECT 1 FROM caldav.calendars x WHERE x.id = g.resource_id)
+                            WHEN 'address_book' THEN EXISTS (SELECT 1 FROM carddav.address_books x WHERE x.id = g.resource_id)
+                            WHEN 'playlist' THEN EXISTS (SELECT 1 FROM audio.playlists x WHERE x.id = g.resource_id)
+                            ELSE false END))) AS bad
+      FROM storage.role_grants g`,
+  // Drive usage: Σ size of the drive's live files (trashed files not counted); the user envelope:
+  // Σ used_bytes of the personal drives the user owns (owner grants), externals excluded.
   drives_consistency: `
-    WITH fs AS (SELECT drive_id, sum(size) AS actual FROM storage.files GROUP BY drive_id),
-         us AS (SELECT owner_id, sum(used_bytes) AS actual FROM storage.drives GROUP BY owner_id)
+    WITH fs AS (SELECT drive_id, sum(size) AS actual FROM storage.files WHERE NOT is_trashed GROUP BY drive_id),
+         us AS (SELECT g.subject_id AS user_id, sum(d.used_bytes) AS actual
+                  FROM storage.role_grants g
+                  JOIN storage.drives d ON d.id = g.resource_id AND d.kind = 'personal'
+                 WHERE g.subject_type = 'user' AND g.resource_type = 'drive' AND g.role = 'owner'
+                 GROUP BY g.subject_id)
     SELECT (SELECT count(*) FROM storage.drives) + (SELECT count(*) FROM auth.users) AS n,
            (SELECT count(*) FROM storage.drives d LEFT JOIN fs ON fs.drive_id = d.id
              WHERE d.used_bytes <> COALESCE(fs.actual, 0))
-         + (SELECT count(*) FROM auth.users u LEFT JOIN us ON us.owner_id = u.id
-             WHERE u.storage_used_bytes <> COALESCE(us.actual, 0)) AS bad`,
+         + (SELECT count(*) FROM auth.users u LEFT JOIN us ON us.user_id = u.id
+             WHERE NOT u.is_external AND u.storage_used_bytes <> COALESCE(us.actual, 0)) AS bad`,
 };
 
 /**
@@ -163,8 +227,11 @@ export async function directScan(databaseUrl, name, batchSize, { stream = true }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   try {
-    // The server's Postgres scans; files_consistency's without its row stream when `stream` is false.
-    const adapters = [...(stream ? [] : [new PgFileBlobScan(db, { segmentRows: 0 })]), ...postgresScans(db)];
+    // The server's scans on OxiCloud's tables; files_consistency's without its row stream when `stream` is false.
+    const adapters = [
+      ...(stream ? [] : [new OxiFileContentScan(db, { segmentRows: 0 })]),
+      ...oxiCloudScans(db),
+    ];
     const check = adapters.flatMap((a) => a.consistencyChecks()).find((c) => c.name === name);
     if (check === undefined) throw new Error(`${name}: no Postgres scan lists this check`);
     const store = memoryCheckStore();
@@ -206,10 +273,13 @@ function timeCommand(cmd, args, options = {}) {
   return ms;
 }
 
-/** b3sum over every blob file under `root`, one process, files listed by find. */
-export function b3sumBench(root, threads) {
-  const script = `find . -type f -print0 | xargs -0 b3sum ${threads ? `--num-threads ${threads}` : ''} > /dev/null`;
-  return timeCommand('bash', ['-c', script], { cwd: root });
+/**
+ * b3sum over every blob object under `blobDir` (`<storage root>/.blobs`: the chunks and legacy
+ * blobs, what a deep verify re-hashes; not `.thumbnails`), one process, files listed by find.
+ */
+export function b3sumBench(blobDir, threads) {
+  const script = `find . -type f -name '*.blob' -print0 | xargs -0 b3sum ${threads ? `--num-threads ${threads}` : ''} > /dev/null`;
+  return timeCommand('bash', ['-c', script], { cwd: blobDir });
 }
 
 /** Benchmark 5: storage_consistency deep=true through the server, /healthz latency from a second process. */
@@ -221,8 +291,11 @@ export async function deepBench(server, { rate }) {
   return { scan, latency };
 }
 
-/** Benchmark 6: storage_migration local → a second LocalFs root, in this process, beside cp -r (and cp -r; sync). */
-export async function migrationBench({ databaseUrl, blobRoot, workDir, concurrencies }) {
+/**
+ * Benchmark 6: storage_migration local → a second storage root (same `.blobs/<aa>/<hash>.blob`
+ * keys), in this process, beside cp -r of the `.blobs` tree (and cp -r; sync).
+ */
+export async function migrationBench({ databaseUrl, storageRoot, blobDir, workDir, concurrencies }) {
   const target = join(workDir, 'migration-target');
   const copy = join(workDir, 'cp-target');
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
@@ -232,12 +305,12 @@ export async function migrationBench({ databaseUrl, blobRoot, workDir, concurren
     mkdirSync(dir, { recursive: true });
   };
   try {
-    const source = new LocalFsBlobStorage({ root: blobRoot });
+    const source = new LocalFsBlobStorage({ root: storageRoot });
     const destination = new LocalFsBlobStorage({ root: target });
     const engine = new RecoverableEngine({ pool });
     engine.register(
       createStorageMigrationJob({
-        blobs: new PgBlobWalkRepository(db),
+        blobs: new OxiBlobWalkRepository(db),
         sourceBackend: 'local',
         // fs → fs: the job's second backend name resolves to another local root here.
         resolveBackend: (name) => (name === 'local' ? source : name === 's3' ? destination : null),
@@ -258,12 +331,12 @@ export async function migrationBench({ databaseUrl, blobRoot, workDir, concurren
     rmSync(target, { recursive: true, force: true });
     rmSync(copy, { recursive: true, force: true });
     timeCommand('sync', []);
-    const cpMs = timeCommand('cp', ['-r', blobRoot, copy]);
+    const cpMs = timeCommand('cp', ['-r', blobDir, copy]);
     rmSync(copy, { recursive: true, force: true });
     timeCommand('sync', []);
     const cpSyncMs = timeCommand('bash', [
       '-c',
-      `cp -r ${JSON.stringify(blobRoot)} ${JSON.stringify(copy)} && sync`,
+      `cp -r ${JSON.stringify(blobDir)} ${JSON.stringify(copy)} && sync`,
     ]);
     return { runs, cpMs, cpSyncMs };
   } finally {

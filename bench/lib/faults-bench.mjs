@@ -1,14 +1,34 @@
-// Issue 19's figure at scale: `seed --faults all` into a database of its own, then
-// `consistency_batch` with force through the server; the children's findings must be
-// exactly the ones the generator's report names, no more and no fewer.
+// Issue 19's figure at scale, on OxiCloud's domain: every ported fault of the OxiCloud generator
+// (`seed --faults all` with OXICLOUD_STORAGE_DOMAIN=oxicloud) into a database of its own, then
+// `consistency_batch` with force through the server; the children's findings must be exactly the
+// ones the generator's records name (OXICLOUD_FAULT_EXPECTATIONS), no more and no fewer.
 import { join } from 'node:path';
-import { FAULT_NAMES } from '@oxicloud/dataset';
+import { OXICLOUD_FAULT_EXPECTATIONS, OXICLOUD_FAULT_NAMES } from '@oxicloud/dataset';
 import pg from 'pg';
 import { seedDatabase } from './dataset.mjs';
 import { startServer } from './server.mjs';
 import { sleep } from './stats.mjs';
 
 const key = (f) => `${f.job} ${f.kind} ${f.severity} ${f.resourceId}`;
+
+/**
+ * The findings one fault record must give: none when no check reports its kind (`check: null`),
+ * else one per resource, on the resource's id or (`findingId: 'file_hash'`) the content hash
+ * the resource belongs to.
+ */
+export function expectedFindings(record) {
+  const e = OXICLOUD_FAULT_EXPECTATIONS[record.fault];
+  if (e.check === null) return [];
+  return record.resources.map((r) => ({
+    job: e.check,
+    kind: e.kind,
+    severity: e.severity,
+    resourceId: e.findingId === 'file_hash' ? String(r.detail?.fileHash) : r.id,
+  }));
+}
+
+/** Drives the faults need: most take one or two drives out of the others' reach, per resource. */
+const drivesFor = (faultsPerKind) => 16 * faultsPerKind;
 
 /** Triggers consistency_batch with force and waits until its outcome is newer than the trigger. */
 async function runBatch(server, { timeoutMs = 3_600_000 } = {}) {
@@ -31,24 +51,27 @@ export async function faultsBench({
   files,
   blobs,
   blobSize,
+  multiChunkShare,
   faultsPerKind,
   log,
 }) {
   const url = await createDatabase(adminUrl, 'oxicloud_bench_faults');
   const dataDir = join(workDir, 'faults');
-  log(`faults: seeding ${files} files with every fault (${faultsPerKind} each) …`);
+  log(`faults: seeding ${files} files with every OxiCloud fault (${faultsPerKind} each) …`);
   const seeded = await seedDatabase({
     databaseUrl: url,
     dataDir,
     files,
     blobs,
     blobSize,
+    multiChunkShare,
     log,
-    faults: [...FAULT_NAMES],
+    faults: [...OXICLOUD_FAULT_NAMES],
     faultsPerKind,
+    minDrives: drivesFor(faultsPerKind),
   });
   log(`faults: seeded in ${(seeded.seedMs / 1000).toFixed(1)} s`);
-  const server = await startServer({ databaseUrl: url, dataDir });
+  const server = await startServer({ databaseUrl: url, dataDir, adminUser: seeded.adminUser });
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   try {
     log('faults: consistency_batch with force …');
@@ -83,21 +106,23 @@ export async function faultsBench({
         findings: rows.length,
       });
     }
-    const expectedList = seeded.faults.flatMap((f) => f.findings).map(key);
+    const expectedList = seeded.faults.flatMap(expectedFindings).map(key);
     const expected = new Set(expectedList);
     const foundSet = new Set(found);
     const missing = [...expected].filter((x) => !foundSet.has(x));
     const extra = [...foundSet].filter((x) => !expected.has(x));
     const perFault = seeded.faults.map((f) => ({
       fault: f.fault,
-      expected: f.findings.length,
-      found: f.findings.filter((x) => foundSet.has(key(x))).length,
+      check: f.expect.check,
+      expected: expectedFindings(f).length,
+      found: expectedFindings(f).filter((x) => foundSet.has(key(x))).length,
     }));
     log(
       `faults: batch ${outcome.kind} in ${(wallMs / 1000).toFixed(1)} s; expected ${expected.size}, found ${foundSet.size}, missing ${missing.length}, extra ${extra.length}`,
     );
     return {
       counts: seeded.counts,
+      options: seeded.options,
       seedMs: seeded.seedMs,
       faultsPerKind,
       batch: { outcome: outcome.kind, count: outcome.count ?? null, wallMs },

@@ -9,6 +9,7 @@ export function renderMarkdown(r) {
   const m = r.machine;
   out.push(`# Bench run ${r.startedAt}`, '');
   out.push(`Command: \`${r.command}\`  `);
+  out.push(`Storage domain: ${r.domain ?? 'engine'} (OxiCloud's schema, \`.blobs/<aa>/<hash>.blob\`)  `);
   out.push(
     `Machine: ${m.nproc} cores (${m.cpu}), ${fmt(m.memoryGiB, 1)} GiB, Linux ${m.kernel}; node ${m.node}; ` +
       `PostgreSQL ${r.postgres?.version ?? '?'} (${r.postgres?.description}; ${r.postgres?.flags}); ${m.b3sum}; commit ${m.commit}  `,
@@ -16,8 +17,11 @@ export function renderMarkdown(r) {
   if (r.dataset) {
     const c = r.dataset.counts;
     out.push(
-      `Dataset: ${fmt(c.files)} files, ${fmt(c.folders)} folders, ${fmt(c.drives)} drives, ${fmt(c.users)} users, ` +
-        `${fmt(c.blobs)} blobs (${fmt(mb(c.blob_bytes))} MB on disk), database ${fmt(mb(c.db_bytes))} MB; ` +
+      `Dataset: ${fmt(c.files)} files (${fmt(c.multi_chunk_files)} multi-chunk, ${fmt(c.one_chunk_files)} one-chunk, ` +
+        `${fmt(c.legacy_files)} legacy, ${fmt(c.empty_files)} empty; ${fmt(c.dedup_files)} sharing their content), ` +
+        `${fmt(c.folders)} folders, ${fmt(c.drives)} drives, ${fmt(c.users)} users, ${fmt(c.grants)} grants, ` +
+        `${fmt(c.manifests)} chunk manifests, ${fmt(c.blobs)} blob rows (${fmt(c.chunk_blobs)} chunks, ${fmt(c.legacy_blobs)} legacy; ` +
+        `${fmt(mb(c.blob_bytes))} MB on disk), ${fmt(c.thumbnails)} thumbnails, database ${fmt(mb(c.db_bytes))} MB; ` +
         `generated in ${s(r.dataset.seedMs)} + VACUUM ANALYZE ${s(r.dataset.vacuumMs)}  `,
     );
   }
@@ -59,8 +63,11 @@ export function renderMarkdown(r) {
         `| ${k.job} | ${k.status ?? k.outcome} | ${fmt(k.scanned ?? 0)} | ${k.ms === null ? '-' : s(k.ms)} | ${fmt(k.findings)} |`,
       );
     }
-    out.push('', '| fault | expected | found |', '|---|---|---|');
-    for (const p of f.perFault) out.push(`| ${p.fault} | ${p.expected} | ${p.found} |`);
+    out.push('', '| fault | check | expected | found |', '|---|---|---|---|');
+    for (const p of f.perFault)
+      out.push(
+        `| ${p.fault} | ${p.check ?? 'none yet (no check reports it)'} | ${p.expected} | ${p.found} |`,
+      );
     out.push('');
     if (f.missingCount > 0) out.push(`Missing (first 50): ${f.missing.join('; ')}`, '');
     if (f.extraCount > 0) out.push(`Extra (first 50): ${f.extra.join('; ')}`, '');
@@ -159,14 +166,14 @@ export function renderMarkdown(r) {
     const d = r.deep;
     const mbps = (ms) => mb(d.bytes) / (ms / 1000);
     out.push(
-      `## 5. Deep verify: storage_consistency deep=true over ${fmt(d.blobs)} blobs (${fmt(mb(d.bytes))} MB)`,
+      `## 5. Deep verify: storage_consistency deep=true over ${fmt(d.blobs)} blob objects (chunks and legacy blobs, ${fmt(mb(d.bytes))} MB)`,
       '',
     );
     out.push('| what | time | MB/s | ratio (deep verify MB/s / this) |');
     out.push('|---|---|---|---|');
     out.push(`| storage_consistency deep=true (server) | ${s(d.scan.ms)} | ${fmt(mbps(d.scan.ms))} | 1 |`);
     out.push(
-      `| b3sum --num-threads 1 (same files, one process via xargs) | ${s(d.b3One)} | ${fmt(mbps(d.b3One))} | **${ratio(d.b3One / d.scan.ms)}** |`,
+      `| b3sum --num-threads 1 (the same .blobs files, one process via xargs) | ${s(d.b3One)} | ${fmt(mbps(d.b3One))} | **${ratio(d.b3One / d.scan.ms)}** |`,
     );
     out.push(
       `| b3sum (default threads) | ${s(d.b3Default)} | ${fmt(mbps(d.b3Default))} | **${ratio(d.b3Default / d.scan.ms)}** |`,
@@ -189,14 +196,14 @@ export function renderMarkdown(r) {
     out.push('|---|---|---|---|---|');
     for (const run of g.runs) {
       out.push(
-        `| storage_migration, concurrency ${run.concurrency} (in-process RecoverableEngine, two LocalFsBlobStorage roots; ` +
+        `| storage_migration, concurrency ${run.concurrency} (in-process RecoverableEngine, two OxiCloud storage roots; ` +
           `${fmt(run.stats.copied_blobs)} copied, ${fmt(run.stats.failed_blobs)} failed) | ${s(run.ms)} | ${fmt(mbps(run.ms))} | ` +
           `**${ratio(g.cpMs / run.ms)}** | **${ratio(g.cpSyncMs / run.ms)}** |`,
       );
     }
-    out.push(`| cp -r of the blob tree (no fsync) | ${s(g.cpMs)} | ${fmt(mbps(g.cpMs))} | 1 | |`);
+    out.push(`| cp -r of the .blobs tree (no fsync) | ${s(g.cpMs)} | ${fmt(mbps(g.cpMs))} | 1 | |`);
     out.push(
-      `| cp -r of the blob tree, then sync (durable, like the migration's put) | ${s(g.cpSyncMs)} | ${fmt(mbps(g.cpSyncMs))} | | 1 |`,
+      `| cp -r of the .blobs tree, then sync (durable, like the migration's put) | ${s(g.cpSyncMs)} | ${fmt(mbps(g.cpSyncMs))} | | 1 |`,
     );
     out.push('');
   }

@@ -1,5 +1,6 @@
-// The server process under test: `node apps/server/bin/oxijobs.js serve` with the bench's
-// database, a fresh data dir, periodic jobs off, and the event-loop probe preloaded.
+// The server process under test: `node apps/server/bin/oxijobs.js serve` on OxiCloud's storage
+// domain with the bench's database, a fresh data dir, periodic jobs off, and the event-loop probe
+// preloaded.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +19,8 @@ export function serverEnv({ databaseUrl, dataDir, port }) {
     ...process.env,
     DATABASE_URL: databaseUrl,
     OXICLOUD_DATA_DIR: dataDir,
+    // OxiCloud's schema and blob layout (the storage root is `<dataDir>/storage`, `.blobs/<aa>/<hash>.blob`).
+    OXICLOUD_STORAGE_DOMAIN: 'oxicloud',
     OXICLOUD_HTTP_PORT: String(port),
     OXICLOUD_JWT_SECRET: JWT_SECRET,
     OXICLOUD_LOG_LEVEL: 'warn',
@@ -66,7 +69,8 @@ export function memorySampler(pid, everyMs = 50) {
   };
 }
 
-export async function startServer({ databaseUrl, dataDir }) {
+/** `adminUser`: the username `oxijobs token --user` signs for (the dataset's first user is an admin). */
+export async function startServer({ databaseUrl, dataDir, adminUser }) {
   const port = await freePort();
   const env = serverEnv({ databaseUrl, dataDir, port });
   // OXICLOUD_BENCH_SERVER_NODE_ARGS: node options for the server only (`--cpu-prof --cpu-prof-dir=…`,
@@ -100,7 +104,7 @@ export async function startServer({ databaseUrl, dataDir }) {
     if (Date.now() > deadline) throw new Error(`server did not answer /healthz in 120 s:\n${output}`);
     await sleep(100);
   }
-  const token = spawnSync(process.execPath, [CLI, 'token', '--user', 'admin'], {
+  const token = spawnSync(process.execPath, [CLI, 'token', '--user', adminUser], {
     cwd: ROOT,
     env,
     encoding: 'utf8',
