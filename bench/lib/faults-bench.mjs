@@ -29,6 +29,12 @@ export function expectedFindings(record) {
 
 /** Drives the faults need: most take one or two drives out of the others' reach, per resource. */
 const drivesFor = (faultsPerKind) => 16 * faultsPerKind;
+/**
+ * The multi-chunk share the content faults need: six of them each take a multi-chunk content
+ * (with every content sharing its chunks) per resource, out of about `blobs` contents.
+ */
+const multiChunkShareFor = (faultsPerKind, blobs, share) =>
+  Math.min(0.5, Math.max(share, (15 * faultsPerKind) / Math.max(1, blobs)));
 
 /** Triggers consistency_batch with force and waits until its outcome is newer than the trigger. */
 async function runBatch(server, { timeoutMs = 3_600_000 } = {}) {
@@ -64,7 +70,7 @@ export async function faultsBench({
     files,
     blobs,
     blobSize,
-    multiChunkShare,
+    multiChunkShare: multiChunkShareFor(faultsPerKind, blobs, multiChunkShare),
     log,
     faults: [...OXICLOUD_FAULT_NAMES],
     faultsPerKind,

@@ -66,7 +66,7 @@ export function renderMarkdown(r) {
     out.push('', '| fault | check | expected | found |', '|---|---|---|---|');
     for (const p of f.perFault)
       out.push(
-        `| ${p.fault} | ${p.check ?? 'none yet (no check reports it)'} | ${p.expected} | ${p.found} |`,
+        `| ${p.fault} | ${p.check ?? 'none (no check reports this kind)'} | ${p.expected} | ${p.found} |`,
       );
     out.push('');
     if (f.missingCount > 0) out.push(`Missing (first 50): ${f.missing.join('; ')}`, '');
