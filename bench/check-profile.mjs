@@ -10,12 +10,19 @@
 // the yardstick and each statement's calls, server time (plan + execute) and rows.
 // With --explain-ms, auto_explain logs the plan (ANALYZE, BUFFERS) of every statement slower than
 // that during the run, and they are printed after the table.
-// Checks: files_consistency, folders_consistency, drives_consistency.
+// Checks: files_consistency, folders_consistency, drives_consistency, blobs_consistency,
+// grants_consistency, on OxiCloud's storage domain (the `@oxicloud/storage/oxicloud` adapters).
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkJob, PgFindingStore } from '@oxicloud/consistency';
 import { RecoverableEngine } from '@oxicloud/recoverable';
-import { PgDriveUsageScan, PgFileBlobScan, PgFolderTreeScan } from '@oxicloud/storage';
+import {
+  OxiBlobRowScan,
+  OxiDriveUsageScan,
+  OxiFileContentScan,
+  OxiFolderTreeScan,
+  OxiGrantScan,
+} from '@oxicloud/storage/oxicloud';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { yardstick } from './lib/benchmarks.mjs';
@@ -30,9 +37,11 @@ import {
 } from './lib/statements.mjs';
 
 const SCANS = {
-  files_consistency: (db) => new PgFileBlobScan(db),
-  folders_consistency: (db) => new PgFolderTreeScan(db),
-  drives_consistency: (db) => new PgDriveUsageScan(db),
+  files_consistency: (db) => new OxiFileContentScan(db),
+  folders_consistency: (db) => new OxiFolderTreeScan(db),
+  drives_consistency: (db) => new OxiDriveUsageScan(db),
+  blobs_consistency: (db) => new OxiBlobRowScan(db),
+  grants_consistency: (db) => new OxiGrantScan(db),
 };
 const { values } = parseArgs({
   options: {

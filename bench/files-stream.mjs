@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // files_consistency paged (one query per batch) against streamed (one server-side cursor per
 // bounded segment), both through the engine with real checkpoints and findings, alternating in one
-// run, each against the one-statement yardstick measured just before it (issue 22).
+// run, each against the one-statement yardstick measured just before it (issue 22), on OxiCloud's
+// storage domain (`OxiFileContentScan`).
 //
 //   node bench/files-stream.mjs [--files 200000] [--reps 3]
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkJob, PgFindingStore } from '@oxicloud/consistency';
 import { RecoverableEngine } from '@oxicloud/recoverable';
-import { PgFileBlobScan } from '@oxicloud/storage';
+import { OxiFileContentScan } from '@oxicloud/storage/oxicloud';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { directScan, yardstick } from './lib/benchmarks.mjs';
@@ -41,8 +42,8 @@ try {
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   const findings = new PgFindingStore({ pool });
   const modes = {
-    paged: new PgFileBlobScan(db, { segmentRows: 0 }),
-    streamed: new PgFileBlobScan(db),
+    paged: new OxiFileContentScan(db, { segmentRows: 0 }),
+    streamed: new OxiFileContentScan(db),
   };
   const engines = {};
   for (const [mode, scan] of Object.entries(modes)) {

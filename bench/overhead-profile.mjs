@@ -46,7 +46,7 @@ try {
   for (const syncCommit of ['on', 'off']) {
     const url = await createDatabase(postgres.adminUrl, 'oxicloud_bench_overhead');
     const pool = new pg.Pool({ connectionString: url, max: 2 });
-    const migrated = await migrate(pool);
+    const migrated = await migrate(pool, { domain: 'oxicloud' });
     if (migrated.error) throw migrated.error;
     await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await pool.query(`ALTER DATABASE oxicloud_bench_overhead SET synchronous_commit = ${syncCommit}`);

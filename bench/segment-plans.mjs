@@ -4,10 +4,11 @@
 //
 //   node bench/segment-plans.mjs [--files 1000000] [--blobs 100000] [--segments 20000,100000] [--reps 3]
 //
-// Seeds a dataset, then times one segment statement (the rows of `storage.files` after a key in
-// the middle of the table, in id order, joined to their folder and blob rows) in two shapes:
-//   hash    — plain LEFT JOINs, the planner's choice (hash joins: each statement builds a hash of
-//             all of storage.folders and storage.blobs, whatever the segment's size);
+// Seeds an OxiCloud-domain dataset, then times one segment statement (the rows of `storage.files`
+// after a key in the middle of the table, in id order, joined to their folder, their manifest and
+// its chunks' blob rows, or their legacy blob row) in two shapes:
+//   hash    — plain LEFT JOINs, the planner's choice (hash joins: each statement may build a hash
+//             of all of storage.folders and storage.blobs, whatever the segment's size);
 //   probes  — one index probe per row into each table (LATERAL … OFFSET 0: a nested loop), so a
 //             statement's cost follows its own rows, not the tables' sizes.
 // Each against the one-statement yardstick's rows/s over the whole table, in the same run.
@@ -39,32 +40,50 @@ const log = (line) => console.error(`[${new Date().toISOString().slice(11, 19)}]
 
 const MIME = (c) =>
   `NULLIF(NULLIF(lower(btrim(split_part(COALESCE(${c}, ''), ';', 1))), ''), 'application/octet-stream')`;
+// Each file row's folder, its manifest (whether a chunk has no blob row) and, without a manifest,
+// its legacy blob row: by joins the planner may hash, or by one index probe per row.
 const JOINS = {
   hash: `LEFT JOIN storage.folders d ON d.id = s.folder_id
-         LEFT JOIN storage.blobs bl ON bl.hash = s.blob_hash`,
+         LEFT JOIN m ON m.file_hash = s.blob_hash
+         LEFT JOIN broken bk ON bk.file_hash = m.file_hash
+         LEFT JOIN storage.blobs l ON l.hash = s.blob_hash AND m.file_hash IS NULL`,
   probes: `LEFT JOIN LATERAL (SELECT x.drive_id FROM storage.folders x WHERE x.id = s.folder_id OFFSET 0) d ON true
+           LEFT JOIN LATERAL (SELECT y.file_hash, y.total_size, y.content_type FROM m y
+                               WHERE y.file_hash = s.blob_hash OFFSET 0) m ON true
+           LEFT JOIN LATERAL (SELECT z.file_hash FROM broken z WHERE z.file_hash = m.file_hash OFFSET 0) bk ON true
            LEFT JOIN LATERAL (SELECT y.hash, y.size, y.content_type FROM storage.blobs y
-                               WHERE y.hash = s.blob_hash OFFSET 0) bl ON true`,
+                               WHERE y.hash = s.blob_hash AND m.file_hash IS NULL OFFSET 0) l ON true`,
 };
-// The statement of PgFileRowStream (packages/storage/src/postgres/pg-file-row-stream.ts), page 1000.
+// The statement of OxiFileRowStream (packages/storage/src/oxicloud/oxi-file-row-stream.ts), page 1000.
 const segmentSql = (joins) => `
-  SELECT s.id::text AS id, s.rn, s.marker, c.anomalous
-    FROM (
-      SELECT o.*, row_number() OVER w AS rn,
-             (row_number() OVER w % 1000 = 0 OR lead(o.id) OVER w IS NULL) AS marker
-        FROM (SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at
-                FROM storage.files WHERE id > $1::uuid ORDER BY id LIMIT $2) o
-      WINDOW w AS (ORDER BY o.id)
-    ) s
+  WITH s AS MATERIALIZED (
+    SELECT o.*, row_number() OVER w AS rn,
+           (row_number() OVER w % 1000 = 0 OR lead(o.id) OVER w IS NULL) AS marker
+      FROM (SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at
+              FROM storage.files WHERE id > $1::uuid ORDER BY id LIMIT $2) o
+    WINDOW w AS (ORDER BY o.id)
+  ),
+  m AS MATERIALIZED (
+    SELECT cm.file_hash, cm.total_size, cm.content_type, cm.chunk_hashes
+      FROM storage.chunk_manifests cm WHERE cm.file_hash IN (SELECT DISTINCT s.blob_hash FROM s)
+  ),
+  broken AS MATERIALIZED (
+    SELECT DISTINCT m.file_hash FROM m CROSS JOIN LATERAL unnest(m.chunk_hashes) c(h)
+      LEFT JOIN storage.blobs cb ON cb.hash = c.h WHERE cb.hash IS NULL
+  )
+  SELECT s.id::text AS id, s.rn, s.marker, a.anomalous
+    FROM s
     ${joins}
     CROSS JOIN LATERAL (
-      SELECT COALESCE(${MIME('s.mime_type')} <> ${MIME('bl.content_type')}, false) AS mime_mismatch
-    ) m
+      SELECT m.file_hash IS NULL AND l.hash IS NULL OR bk.file_hash IS NOT NULL AS missing,
+             COALESCE(m.total_size, l.size) AS size,
+             CASE WHEN m.file_hash IS NOT NULL THEN m.content_type ELSE l.content_type END AS content_type
+    ) k
     CROSS JOIN LATERAL (
-      SELECT (s.created_at <= now() AND (COALESCE(d.drive_id <> s.drive_id, false) OR bl.hash IS NULL
-               OR bl.size <> s.size OR m.mime_mismatch)) AS anomalous
-    ) c
-   WHERE s.marker OR c.anomalous`;
+      SELECT (s.created_at <= now() AND (COALESCE(d.drive_id <> s.drive_id, false) OR k.missing
+               OR k.size <> s.size OR COALESCE(${MIME('s.mime_type')} <> ${MIME('k.content_type')}, false))) AS anomalous
+    ) a
+   WHERE s.marker OR a.anomalous`;
 
 const postgres = await startPostgres(values['work-dir']);
 try {
@@ -84,10 +103,12 @@ try {
   );
   const after = mid[0].id;
   const { rows: sizes } = await pool.query(
-    `SELECT (SELECT count(*) FROM storage.folders)::int AS folders, (SELECT count(*) FROM storage.blobs)::int AS blobs`,
+    `SELECT (SELECT count(*) FROM storage.folders)::int AS folders, (SELECT count(*) FROM storage.blobs)::int AS blobs,
+            (SELECT count(*) FROM storage.chunk_manifests)::int AS manifests`,
   );
   console.log(
-    `\n${files} files, ${sizes[0].folders} folders, ${sizes[0].blobs} blob rows; yardstick ${yRate.toFixed(0)} rows/s\n`,
+    `\n${files} files, ${sizes[0].folders} folders, ${sizes[0].manifests} manifests, ${sizes[0].blobs} blob rows; ` +
+      `yardstick ${yRate.toFixed(0)} rows/s\n`,
   );
   console.log('| segment rows | shape | median ms | rows/s | vs yardstick |');
   console.log('|---|---|---|---|---|');

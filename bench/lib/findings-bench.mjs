@@ -19,7 +19,7 @@ export async function findingsListingBench({
   // pool; without a listener that event kills the process before the results are written.
   pool.on('error', () => undefined);
   try {
-    const migrated = await migrate(pool);
+    const migrated = await migrate(pool, { domain: 'oxicloud' });
     if (migrated.error) throw migrated.error;
     await pool.query(`
       INSERT INTO jobs.recoverable_runs (id, job_name, status, started_at, last_progress_at, completed_at)
