@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliProcess, cleanEnv, jsonLines, runCli, startCli, waitForStatus } from './cli-process.js';
+import {
+  type CliProcess,
+  cleanEnv,
+  jsonLines,
+  OLD_MODEL_ENV,
+  runCli,
+  startCli,
+  waitForStatus,
+} from './cli-process.js';
 
 interface Mail {
   readonly rcptTo: string[];
@@ -97,6 +105,7 @@ describe('alert mails from the composed server', () => {
     const closedPort = await freePort();
     base = `http://127.0.0.1:${httpPort}`;
     env = cleanEnv({
+      ...OLD_MODEL_ENV,
       DATABASE_URL: db.url,
       OXICLOUD_DATA_DIR: dataDir,
       OXICLOUD_HTTP_PORT: String(httpPort),

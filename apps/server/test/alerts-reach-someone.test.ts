@@ -2,7 +2,15 @@ import type { AddressInfo } from 'node:net';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliProcess, cleanEnv, jsonLines, runCli, startCli, waitForStatus } from './cli-process.js';
+import {
+  type CliProcess,
+  cleanEnv,
+  jsonLines,
+  OLD_MODEL_ENV,
+  runCli,
+  startCli,
+  waitForStatus,
+} from './cli-process.js';
 import { scratchDir } from './fault-support.js';
 
 interface Mail {
@@ -135,6 +143,7 @@ describe('OXICLOUD_ADMIN_EMAIL at the first boot', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     env = cleanEnv({
+      ...OLD_MODEL_ENV,
       DATABASE_URL: db.url,
       OXICLOUD_DATA_DIR: dir.path,
       OXICLOUD_HTTP_PORT: String(port),
@@ -196,6 +205,7 @@ describe('SMTP set up but no admin has an address', () => {
   it('warns at boot, and logs each skipped alert', async () => {
     const port = await freePort();
     const env = cleanEnv({
+      ...OLD_MODEL_ENV,
       DATABASE_URL: db.url,
       OXICLOUD_DATA_DIR: dir.path,
       OXICLOUD_HTTP_PORT: String(port),
@@ -232,7 +242,7 @@ describe('addresses and the test alert from the command line, beside a server wi
     serverUrl = `http://127.0.0.1:${port}`;
     base = { DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path, OXICLOUD_ADMIN_URL: serverUrl };
     // What plain `pnpm start` runs: no OXICLOUD_SMTP_* in the server's environment.
-    server = startCli(['serve'], cleanEnv({ ...base, OXICLOUD_HTTP_PORT: String(port) }));
+    server = startCli(['serve'], cleanEnv({ ...OLD_MODEL_ENV, ...base, OXICLOUD_HTTP_PORT: String(port) }));
     await waitForStatus(`${serverUrl}/healthz`, 200, { process: server, timeoutMs: 60_000 });
   });
   afterAll(async () => {
@@ -255,7 +265,10 @@ describe('addresses and the test alert from the command line, beside a server wi
   });
 
   it('alerts test says nobody would be mailed while no admin has an address', async () => {
-    const result = await runCli(['alerts', 'test'], cleanEnv({ ...base, ...smtpEnv(plain.port, 'none') }));
+    const result = await runCli(
+      ['alerts', 'test'],
+      cleanEnv({ ...OLD_MODEL_ENV, ...base, ...smtpEnv(plain.port, 'none') }),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('no admin has an e-mail address');
     expect(result.stderr).toContain('oxijobs users set-email admin');
@@ -266,7 +279,12 @@ describe('addresses and the test alert from the command line, beside a server wi
     // `token` logs warnings only unless a level is set: ask for its info lines.
     const first = await runCli(
       ['token', '--user', 'admin'],
-      cleanEnv({ ...base, OXICLOUD_ADMIN_EMAIL: 'first@example.org', OXICLOUD_LOG_LEVEL: 'info' }),
+      cleanEnv({
+        ...OLD_MODEL_ENV,
+        ...base,
+        OXICLOUD_ADMIN_EMAIL: 'first@example.org',
+        OXICLOUD_LOG_LEVEL: 'info',
+      }),
     );
     expect(first.code, first.stderr).toBe(0);
     expect(jsonLines(first.stderr).find((l) => l['event'] === 'admin.email_set')).toMatchObject({
@@ -274,7 +292,12 @@ describe('addresses and the test alert from the command line, beside a server wi
     });
     const second = await runCli(
       ['token', '--user', 'admin'],
-      cleanEnv({ ...base, OXICLOUD_ADMIN_EMAIL: 'other@example.org', OXICLOUD_LOG_LEVEL: 'info' }),
+      cleanEnv({
+        ...OLD_MODEL_ENV,
+        ...base,
+        OXICLOUD_ADMIN_EMAIL: 'other@example.org',
+        OXICLOUD_LOG_LEVEL: 'info',
+      }),
     );
     expect(jsonLines(second.stderr).find((l) => l['event'] === 'admin.email_kept')).toMatchObject({
       email: 'first@example.org',
@@ -285,7 +308,7 @@ describe('addresses and the test alert from the command line, beside a server wi
   });
 
   it('users set-email changes an address, and refuses an unknown user or an invalid address', async () => {
-    const env = cleanEnv(base);
+    const env = cleanEnv({ ...OLD_MODEL_ENV, ...base });
     const ok = await runCli(['users', 'set-email', 'admin', 'ops@example.org'], env);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain('admin: e-mail set to ops@example.org (was first@example.org)');
@@ -301,7 +324,10 @@ describe('addresses and the test alert from the command line, beside a server wi
   });
 
   it('alerts test prints what the SMTP server answered, and the mail arrives', async () => {
-    const result = await runCli(['alerts', 'test'], cleanEnv({ ...base, ...smtpEnv(plain.port, 'none') }));
+    const result = await runCli(
+      ['alerts', 'test'],
+      cleanEnv({ ...OLD_MODEL_ENV, ...base, ...smtpEnv(plain.port, 'none') }),
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/sent to ops@example\.org .*the server answered: 250 /);
     // SMTP set for this command only: the mail goes, and it says the running server has alerts off.
@@ -314,7 +340,10 @@ describe('addresses and the test alert from the command line, beside a server wi
 
   it('alerts test against a plain relay with the default STARTTLS says to set OXICLOUD_SMTP_SECURE=none', async () => {
     const sent = plain.mails.length;
-    const result = await runCli(['alerts', 'test'], cleanEnv({ ...base, ...smtpEnv(plain.port) }));
+    const result = await runCli(
+      ['alerts', 'test'],
+      cleanEnv({ ...OLD_MODEL_ENV, ...base, ...smtpEnv(plain.port) }),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('does not offer STARTTLS');
     expect(result.stderr).toContain('set OXICLOUD_SMTP_SECURE=none');
@@ -324,7 +353,7 @@ describe('addresses and the test alert from the command line, beside a server wi
   it('alerts test against a server that requires STARTTLS, with OXICLOUD_SMTP_SECURE=none, says TLS is required', async () => {
     const result = await runCli(
       ['alerts', 'test'],
-      cleanEnv({ ...base, ...smtpEnv(tlsRequired.port, 'none') }),
+      cleanEnv({ ...OLD_MODEL_ENV, ...base, ...smtpEnv(tlsRequired.port, 'none') }),
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('requires TLS');
@@ -337,7 +366,12 @@ describe('addresses and the test alert from the command line, beside a server wi
     const closed = await freePort();
     const result = await runCli(
       ['alerts', 'test'],
-      cleanEnv({ ...base, ...smtpEnv(closed, 'none'), OXICLOUD_ADMIN_URL: `http://127.0.0.1:${closed}` }),
+      cleanEnv({
+        ...OLD_MODEL_ENV,
+        ...base,
+        ...smtpEnv(closed, 'none'),
+        OXICLOUD_ADMIN_URL: `http://127.0.0.1:${closed}`,
+      }),
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`connection refused by 127.0.0.1:${closed}`);

@@ -68,7 +68,7 @@ describe('the check declarations are the only list of checks and finding kinds',
   let lines: Array<Record<string, unknown>>;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('check-catalog');
     let logger: Awaited<ReturnType<typeof composeInProcess>>['logger'];
     ({ server, logger } = await composeInProcess({ pool: db.pool, dataDir: dir.path }));

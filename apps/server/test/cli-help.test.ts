@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { localBlobsDir } from '@oxicloud/storage';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, runCli } from './cli-process.js';
+import { CLI, cleanEnv, OLD_MODEL_ENV, runCli } from './cli-process.js';
 import { scratchDir, serverStorageRoot } from './fault-support.js';
 import { shellQuote, Terminal } from './terminal.js';
 
@@ -214,7 +214,7 @@ describe('oxijobs seed output', () => {
         'orphan_blob_on_disk',
         '--list-resources',
       ],
-      cleanEnv({ DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path }),
+      cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path }),
     );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(
@@ -240,7 +240,7 @@ describe('oxijobs seed output', () => {
         '--seed',
         '7',
       ],
-      cleanEnv({ DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path }),
+      cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path }),
     );
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('fault blob_bytes_missing needs 2 candidates');
@@ -259,7 +259,7 @@ describe('oxijobs seed output', () => {
       await db.pool.query("INSERT INTO auth.users (username, role) VALUES ('s11-u0000002', 'user')");
       const result = await runCli(
         ['seed', '--users', '3', '--files-per-user', '4', '--blobs-on-disk', '8', '--seed', '11'],
-        cleanEnv({ DATABASE_URL: db.url, OXICLOUD_DATA_DIR: fresh.path }),
+        cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_DATA_DIR: fresh.path }),
       );
       expect(result.code, result.stderr).toBe(1);
       expect(result.stderr).toContain('dataset generation failed in phase users');
@@ -273,7 +273,7 @@ describe('oxijobs seed output', () => {
     const screenDir = scratchDir('seed-tty');
     const terminal = new Terminal(screenDir.path, 'seed-tty');
     try {
-      const vars = `DATABASE_URL=${shellQuote(db.url)} OXICLOUD_DATA_DIR=${shellQuote(screenDir.path)}`;
+      const vars = `DATABASE_URL=${shellQuote(db.url)} OXICLOUD_DATA_DIR=${shellQuote(screenDir.path)} OXICLOUD_STORAGE_DOMAIN=engine`;
       terminal.type(
         `env -u OXICLOUD_LOG_FORMAT -u OXICLOUD_LOG_LEVEL ${vars} ${shellQuote(process.execPath)} ${shellQuote(CLI)} ` +
           'seed --users 30 --files-per-user 40 --blobs-on-disk 400 --seed 21; echo "SEED-EXIT=$?"',
@@ -310,7 +310,10 @@ describe('log format', () => {
   });
 
   it('token prints only the token on stdout and no info lines at the default level; warnings still show', async () => {
-    const quiet = await runCli(['token', '--user', 'admin'], cleanEnv({ DATABASE_URL: db.url }));
+    const quiet = await runCli(
+      ['token', '--user', 'admin'],
+      cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url }),
+    );
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     expect(quiet.stderr).not.toContain('"level":"info"');
@@ -321,7 +324,7 @@ describe('log format', () => {
     ]);
     const loud = await runCli(
       ['token', '--user', 'admin'],
-      cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_LEVEL: 'info' }),
+      cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_LOG_LEVEL: 'info' }),
     );
     expect(loud.code, loud.stderr).toBe(0);
     expect(loud.stderr).toContain('"level":"info"');
@@ -329,7 +332,7 @@ describe('log format', () => {
     try {
       const warned = await runCli(
         ['token', '--user', 'root'],
-        cleanEnv({ DATABASE_URL: db.url, OXICLOUD_ADMIN_EMAIL: 'ops@example.org' }),
+        cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_ADMIN_EMAIL: 'ops@example.org' }),
       );
       expect(warned.code, warned.stderr).toBe(0);
       expect(warned.stderr).toContain('"level":"warn"');
@@ -341,12 +344,12 @@ describe('log format', () => {
   });
 
   it('writes JSON lines to a pipe, readable lines with OXICLOUD_LOG_FORMAT=pretty', async () => {
-    const json = await runCli(['migrate'], cleanEnv({ DATABASE_URL: db.url }));
+    const json = await runCli(['migrate'], cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url }));
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stderr.trim().split('\n')[0]!)).toMatchObject({ level: 'info' });
     const pretty = await runCli(
       ['migrate'],
-      cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_FORMAT: 'pretty' }),
+      cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_LOG_FORMAT: 'pretty' }),
     );
     expect(pretty.code, pretty.stderr).toBe(0);
     expect(pretty.stderr).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: database: DATABASE_URL/m);

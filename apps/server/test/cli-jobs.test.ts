@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { FAULT_EXPECTATIONS } from '@oxicloud/dataset';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliProcess, cleanEnv, runCli, startCli, waitForStatus } from './cli-process.js';
+import { type CliProcess, cleanEnv, OLD_MODEL_ENV, runCli, startCli, waitForStatus } from './cli-process.js';
 
 /**
  * `oxijobs jobs …` as an operator runs it: a real `oxijobs serve` process on a
@@ -30,6 +30,7 @@ describe('oxijobs jobs (against a running server)', () => {
     dataDir = join(tmpdir(), `oxijobs-cli-jobs-${process.pid}-${httpPort}`);
     mkdirSync(dataDir, { recursive: true });
     serverEnv = cleanEnv({
+      ...OLD_MODEL_ENV,
       DATABASE_URL: db.url,
       OXICLOUD_DATA_DIR: dataDir,
       OXICLOUD_HTTP_PORT: String(httpPort),
@@ -57,6 +58,7 @@ describe('oxijobs jobs (against a running server)', () => {
     const token = await runCli(['token', '--user', 'admin'], serverEnv);
     expect(token.code, token.stderr).toBe(0);
     env = cleanEnv({
+      ...OLD_MODEL_ENV,
       OXICLOUD_ADMIN_URL: base,
       OXICLOUD_ADMIN_TOKEN: token.stdout.trim().split('\n').at(-1)!,
     });
@@ -159,14 +161,14 @@ describe('oxijobs jobs (against a running server)', () => {
       expect(oneLine(result.stderr), args.join(' ')).toEqual([expect.stringMatching(/^oxijobs: /)]);
       expect(result.stderr).toMatch(expected);
     }
-    const noToken = await runCli(['jobs', 'list'], cleanEnv({ OXICLOUD_ADMIN_URL: base }));
+    const noToken = await runCli(['jobs', 'list'], cleanEnv({ ...OLD_MODEL_ENV, OXICLOUD_ADMIN_URL: base }));
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toBe(
       'oxijobs: no admin token: pass --token <token> or set OXICLOUD_ADMIN_TOKEN; mint one with `oxijobs token --user admin`\n',
     );
     const withFlag = await runCli(
       ['jobs', 'list', '--token', env['OXICLOUD_ADMIN_TOKEN']!, '--url', base],
-      cleanEnv({}),
+      cleanEnv({ ...OLD_MODEL_ENV }),
     );
     expect(withFlag.code).toBe(0);
   });

@@ -213,7 +213,12 @@ describe('three server processes on one database: one firing per tick, a run thr
       },
     });
     // The reference: an uninterrupted run on a copy of the same database, before any tick.
-    const ref = await referenceRuns(db.name, dir.path, [{ name: JOB, params: { batch_size: 1000 } }]);
+    const ref = await referenceRuns(
+      db.name,
+      dir.path,
+      [{ name: JOB, params: { batch_size: 1000 } }],
+      'engine',
+    );
     reference = ref.runs.get(JOB)!;
     await ref.reference.drop();
     expect(reference.findings.length).toBeGreaterThanOrEqual(6);
@@ -222,6 +227,7 @@ describe('three server processes on one database: one firing per tick, a run thr
       [0, 1, 2].map(async () => {
         const port = await freePort();
         const env = serverEnv({
+          domain: 'engine',
           databaseUrl: db.url,
           dataDir: dir.path,
           httpPort: port,

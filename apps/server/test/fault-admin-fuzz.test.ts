@@ -365,7 +365,7 @@ describe('the admin API under generated bad input', () => {
   let token: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('fault-fuzz');
     ({ server, logger } = await composeInProcess({ pool: db.pool, dataDir: dir.path }));
     token = await adminToken(db.pool);

@@ -17,10 +17,10 @@ describe('admin auth on every route of the OpenAPI document', () => {
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('fault-auth');
     ({ server } = await composeInProcess({ pool: db.pool, dataDir: dir.path }));
-    await db.pool.query("INSERT INTO auth.users (username, role) VALUES ('bob', 'user')");
+    await db.pool.query("INSERT INTO auth.users (username, email, role) VALUES ('bob', 'bob@example.org', 'user')");
     tokens['admin'] = await adminToken(db.pool);
     tokens['nonAdmin'] = await adminToken(db.pool, { username: 'bob' });
     tokens['expired'] = await adminToken(db.pool, {

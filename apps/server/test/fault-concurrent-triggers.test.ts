@@ -83,7 +83,9 @@ describe('100 concurrent triggers of one recoverable job', () => {
       options: { users: 4, filesPerUser: 50, foldersPerDrive: { min: 3, max: 6 }, seed: 11 },
     });
     port = await freePort();
-    server = await startServer(serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port }));
+    server = await startServer(
+      serverEnv({ domain: 'engine', databaseUrl: db.url, dataDir: dir.path, httpPort: port }),
+    );
     token = await adminToken(db.pool);
   });
 

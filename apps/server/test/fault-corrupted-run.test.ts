@@ -68,7 +68,7 @@ describe('a corrupted cursor or params row', () => {
         faults: ['missing_blob_row'],
       },
     });
-    ({ server } = await composeInProcess({ pool: db.pool, dataDir: dir.path }));
+    ({ server } = await composeInProcess({ domain: 'engine', pool: db.pool, dataDir: dir.path }));
     auth = { authorization: `Bearer ${await adminToken(db.pool)}` };
   });
 

@@ -55,7 +55,7 @@ describe('kill -9 inside the checkpoint transaction, between the finding writes 
     db = await createTestDatabase();
     dir = scratchDir('fault-failpoint');
     await seedConsistencyFaults(db.pool, dir.path, 3);
-    const ref = await referenceRuns(db.name, dir.path, JOBS);
+    const ref = await referenceRuns(db.name, dir.path, JOBS, 'engine');
     reference = ref.reference;
     expected = ref.runs;
   }, 180_000);
@@ -70,7 +70,7 @@ describe('kill -9 inside the checkpoint transaction, between the finding writes 
   it(`${KILLS} kills inside the transaction: findings and counters equal the uninterrupted run's`, async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const env = serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port });
+    const env = serverEnv({ domain: 'engine', databaseUrl: db.url, dataDir: dir.path, httpPort: port });
     const armed = { ...env, OXICLOUD_FAILPOINT: 'checkpoint.after_batch_writes@2' };
     const runIds = new Map<string, string>();
     let killed = 0;

@@ -67,6 +67,7 @@ describe('kill -9 of the server during a consistency batch', () => {
       db.name,
       dir.path,
       JOBS.map((job) => ({ name: job.name, params: { ...job.params, throttle_ms: 0 } })),
+      'engine',
     );
     reference = ref.reference;
     expected = ref.runs;
@@ -83,7 +84,7 @@ describe('kill -9 of the server during a consistency batch', () => {
   it(`${KILLS} kills at random moments: same findings as the uninterrupted run, none twice, ≤ one batch replayed per kill`, async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const env = serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port });
+    const env = serverEnv({ domain: 'engine', databaseUrl: db.url, dataDir: dir.path, httpPort: port });
     server = await startServer(env);
     const api = adminClient(base, await adminToken(db.pool));
     const kills = new Map<string, number>(JOBS.map((j) => [j.name, 0]));

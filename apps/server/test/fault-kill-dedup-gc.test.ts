@@ -156,6 +156,7 @@ describe('kill -9 of the server during dedup_gc', () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const env = serverEnv({
+      domain: 'engine',
       databaseUrl: db.url,
       dataDir: dir.path,
       httpPort: port,

@@ -82,6 +82,7 @@ describe('kill -9 during storage_migration local → s3', () => {
     s3 = new S3BlobStorage(s3Options);
     port = await freePort();
     env = serverEnv({
+      domain: 'engine',
       databaseUrl: db.url,
       dataDir: dir.path,
       httpPort: port,

@@ -56,7 +56,13 @@ describe('several server processes on one database: leases and fencing of runs',
   const nodes = new Map<string, Node>();
 
   function envOf(port: number): Record<string, string> {
-    return serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port, extra: LEASES });
+    return serverEnv({
+      domain: 'engine',
+      databaseUrl: db.url,
+      dataDir: dir.path,
+      httpPort: port,
+      extra: LEASES,
+    });
   }
 
   async function boot(name: string): Promise<Node> {
@@ -121,7 +127,11 @@ describe('several server processes on one database: leases and fencing of runs',
     // The reference: an uninterrupted run on a copy of the same database.
     const reference = await copyDatabase(db.name, 'ref');
     try {
-      const { server } = await composeInProcess({ pool: reference.pool, dataDir: dir.path });
+      const { server } = await composeInProcess({
+        domain: 'engine',
+        pool: reference.pool,
+        dataDir: dir.path,
+      });
       try {
         const outcome = await server.engine.runOrResume(JOB, { params: { batch_size: 1000 } });
         expect(outcome.kind).toBe('ok');

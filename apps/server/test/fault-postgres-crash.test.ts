@@ -60,6 +60,7 @@ describe('Postgres crashes (immediate stop) in the middle of a run', () => {
     base = `http://127.0.0.1:${port}`;
     server = await startServer(
       serverEnv({
+        domain: 'engine',
         databaseUrl: postgres.url,
         dataDir: dir.path,
         httpPort: port,

@@ -104,7 +104,13 @@ describe('Postgres stopped in the middle of runs', () => {
     base = `http://127.0.0.1:${port}`;
     // The server migrates the fresh database at boot; the dataset comes after.
     server = await startServer(
-      serverEnv({ databaseUrl: postgres.url, dataDir: dir.path, httpPort: port, extra: WINDOWS }),
+      serverEnv({
+        domain: 'engine',
+        databaseUrl: postgres.url,
+        dataDir: dir.path,
+        httpPort: port,
+        extra: WINDOWS,
+      }),
     );
     pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
     pool.on('error', () => undefined);

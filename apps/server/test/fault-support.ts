@@ -14,7 +14,7 @@ import {
   loadConfig,
   tenantConfigsFromEnv,
 } from '../src/index.js';
-import { type CliProcess, cleanEnv, jsonLines, startCli } from './cli-process.js';
+import { type CliProcess, cleanEnv, jsonLines, OLD_MODEL_ENV, startCli } from './cli-process.js';
 
 /** The HS256 secret every fault test server signs its tokens with (so tests mint their own). */
 export const FAULT_JWT_SECRET = 'fault-tests-secret-0123456789abcdef0123456789';
@@ -48,9 +48,12 @@ export function serverEnv(options: {
   databaseUrl: string;
   dataDir: string;
   httpPort: number;
+  /** The storage domain; `'engine'` for a test still on the old model ({@link OLD_MODEL_ENV}). @defaultValue the server's default (`oxicloud`) */
+  domain?: 'engine' | 'oxicloud';
   extra?: Record<string, string>;
 }): Record<string, string> {
   return cleanEnv({
+    ...(options.domain === 'engine' ? OLD_MODEL_ENV : {}),
     DATABASE_URL: options.databaseUrl,
     OXICLOUD_DATA_DIR: options.dataDir,
     OXICLOUD_HTTP_PORT: String(options.httpPort),
@@ -294,9 +297,12 @@ export function capturingLogger(): Logger & { lines: Array<Record<string, unknow
 export async function composeInProcess(options: {
   pool: pg.Pool;
   dataDir: string;
+  /** As {@link serverEnv}'s. */
+  domain?: 'engine' | 'oxicloud';
   env?: Record<string, string>;
 }): Promise<{ server: ComposedServer; logger: ReturnType<typeof capturingLogger> }> {
   const env = cleanEnv({
+    ...(options.domain === 'engine' ? OLD_MODEL_ENV : {}),
     DATABASE_URL: 'postgres://unused.invalid/unused',
     OXICLOUD_DATA_DIR: options.dataDir,
     OXICLOUD_JWT_SECRET: FAULT_JWT_SECRET,
@@ -304,9 +310,10 @@ export async function composeInProcess(options: {
     ...options.env,
   });
   const logger = capturingLogger();
-  await ensureFirstAdmin(options.pool, logger);
+  const config = loadConfig(env);
+  await ensureFirstAdmin(options.pool, logger, undefined, config.storageDomain);
   const server = composeServer({
-    config: loadConfig(env),
+    config,
     tenants: tenantConfigsFromEnv(env),
     logger,
     pool: options.pool,
@@ -402,10 +409,12 @@ export async function referenceRuns(
   source: string,
   dataDir: string,
   jobs: ReadonlyArray<{ readonly name: string; readonly params: Readonly<Record<string, unknown>> }>,
+  /** The storage domain `source` was made with. */
+  domain: 'engine' | 'oxicloud' = 'oxicloud',
 ): Promise<{ readonly reference: DatabaseCopy; readonly runs: Map<string, FinishedRun> }> {
   const reference = await copyDatabase(source, 'ref');
   const runs = new Map<string, FinishedRun>();
-  const { server } = await composeInProcess({ pool: reference.pool, dataDir });
+  const { server } = await composeInProcess({ domain, pool: reference.pool, dataDir });
   try {
     for (const job of jobs) {
       const outcome = await server.engine.runOrResume(job.name, { params: job.params });

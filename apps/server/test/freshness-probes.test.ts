@@ -78,7 +78,7 @@ describe('overdue jobs and readiness, on a real server', () => {
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     smtp = await startSmtp();
     await db.pool.query(
       `INSERT INTO auth.users (username, email, role) VALUES ('ops', 'ops@example.org', 'admin')`,

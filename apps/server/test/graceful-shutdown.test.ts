@@ -40,7 +40,7 @@ describe('SIGTERM during a recoverable run', () => {
     });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    env = serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port });
+    env = serverEnv({ domain: 'engine', databaseUrl: db.url, dataDir: dir.path, httpPort: port });
   });
 
   afterAll(async () => {

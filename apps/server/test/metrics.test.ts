@@ -72,6 +72,7 @@ describe('/metrics of two processes on one database', () => {
       const metricsPort = await freePort();
       const server = await startServer(
         serverEnv({
+          domain: 'engine',
           databaseUrl: db.url,
           dataDir: dir.path,
           httpPort: port,

@@ -34,7 +34,7 @@ describe('the served OpenAPI document', () => {
   let document: Record<string, unknown>;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('openapi');
     ({ server } = await composeInProcess({ pool: db.pool, dataDir: dir.path }));
     const response = await server.app.fetch(new Request('http://127.0.0.1/api/admin/openapi.json'));

@@ -10,7 +10,7 @@ import { loadConfig } from '../src/config/server-config.js';
 import { openDatabase } from '../src/database/open-database.js';
 import { applyMigrations } from '../src/database/prepare-database.js';
 import { createLogger } from '../src/logger.js';
-import { cleanEnv, runCli } from './cli-process.js';
+import { cleanEnv, OLD_MODEL_ENV, runCli } from './cli-process.js';
 import {
   FAULT_JWT_SECRET,
   freePort,
@@ -90,6 +90,7 @@ describe.each<Case>([
         OXICLOUD_HTTP_PORT: String(port),
         OXICLOUD_EMBEDDED_POSTGRES_PORT: String(await freePort()),
         OXICLOUD_JWT_SECRET: FAULT_JWT_SECRET,
+        ...OLD_MODEL_ENV,
         ...QUIET_PERIODIC_JOBS,
       };
       if (database === 'DATABASE_URL') {
@@ -99,7 +100,7 @@ describe.each<Case>([
       }
       const env = cleanEnv(vars);
       await withDatabase(env, async (pool) => {
-        await applyMigrations(pool, silent);
+        await applyMigrations(pool, silent, 'engine');
         await seed(pool, vars['OXICLOUD_DATA_DIR']!);
       });
 
@@ -216,7 +217,7 @@ describe('nohup … & survives the terminal hanging up', () => {
       ];
       const servers: Array<{ name: string; base: string; job: ProcInfo; tree: ProcInfo[] }> = [];
       for (const way of ways) {
-        const db = await createTestDatabase();
+        const db = await createTestDatabase({ domain: 'oxicloud' });
         dbs.push(db);
         const port = await freePort();
         const vars: Record<string, string> = {

@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DUPLICATE_SIGNAL_WINDOW_MS } from '../src/commands/shutdown-signals.js';
-import { type CliProcess, cleanEnv, jsonLines, runCli, startCli, waitForStatus } from './cli-process.js';
+import {
+  type CliProcess,
+  cleanEnv,
+  jsonLines,
+  OLD_MODEL_ENV,
+  runCli,
+  startCli,
+  waitForStatus,
+} from './cli-process.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 /** `oxijobs serve` as a real process on a DATABASE_URL (a fresh test database behind a TCP proxy). */
@@ -28,6 +36,7 @@ describe('oxijobs serve (DATABASE_URL)', () => {
     const httpPort = await freePort();
     base = `http://127.0.0.1:${httpPort}`;
     env = cleanEnv({
+      ...OLD_MODEL_ENV,
       DATABASE_URL: url.toString(),
       OXICLOUD_DATA_DIR: dataDir,
       OXICLOUD_HTTP_PORT: String(httpPort),
@@ -238,6 +247,7 @@ describe('oxijobs configuration errors', () => {
     const result = await runCli(
       ['serve'],
       cleanEnv({
+        ...OLD_MODEL_ENV,
         ...vars,
         OXICLOUD_DATA_DIR: join(parent, 'data'),
         DATABASE_URL: 'postgres://127.0.0.1:1/none',
@@ -252,7 +262,7 @@ describe('oxijobs configuration errors', () => {
 
   it('lists the environment variables in serve --help and --help', async () => {
     for (const args of [['--help'], ['serve', '--help']]) {
-      const result = await runCli(args, cleanEnv({}));
+      const result = await runCli(args, cleanEnv({ ...OLD_MODEL_ENV }));
       expect(result.code).toBe(0);
       for (const name of ['DATABASE_URL', 'OXICLOUD_DATA_DIR', 'OXICLOUD_HTTP_PORT', 'OXICLOUD_JWT_SECRET']) {
         expect(result.stdout).toContain(name);

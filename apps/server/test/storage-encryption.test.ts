@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { blake3Hex, EncryptedBlobStorage, LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, runCli } from './cli-process.js';
+import { cleanEnv, OLD_MODEL_ENV, runCli } from './cli-process.js';
 import { composeInProcess, latestRun, scratchDir } from './fault-support.js';
 
 /** Every file under `root`, relative, sorted. */
@@ -55,7 +55,7 @@ describe('OXICLOUD_STORAGE_PATH and OXICLOUD_STORAGE_ENCRYPTION_*', () => {
     };
     const seeded = await runCli(
       ['seed', '--users', '3', '--files-per-user', '10', '--blobs-on-disk', '20', '--seed', '5'],
-      cleanEnv(env),
+      cleanEnv({ ...OLD_MODEL_ENV, ...env }),
     );
     expect(seeded.code, seeded.stderr).toBe(0);
   }, 180_000);
@@ -86,7 +86,7 @@ describe('OXICLOUD_STORAGE_PATH and OXICLOUD_STORAGE_ENCRYPTION_*', () => {
   });
 
   it('a deep storage_consistency over the encrypted store finds it consistent; another key fails the run loudly', async () => {
-    const { server } = await composeInProcess({ pool: db.pool, dataDir, env });
+    const { server } = await composeInProcess({ domain: 'engine', pool: db.pool, dataDir, env });
     try {
       expect(server.blobs).toBeInstanceOf(EncryptedBlobStorage);
       const outcome = await server.engine.runOrResume('storage_consistency', { deep: true, force: true });
@@ -106,6 +106,7 @@ describe('OXICLOUD_STORAGE_PATH and OXICLOUD_STORAGE_ENCRYPTION_*', () => {
       await server.stop();
     }
     const wrong = await composeInProcess({
+      domain: 'engine',
       pool: db.pool,
       dataDir,
       env: { ...env, OXICLOUD_STORAGE_ENCRYPTION_KEY: randomBytes(32).toString('base64') },
@@ -129,7 +130,11 @@ describe('OXICLOUD_STORAGE_PATH and OXICLOUD_STORAGE_ENCRYPTION_*', () => {
   it('refuses to start with encryption on and a bad key, naming the variable and what is allowed', async () => {
     const bad = await runCli(
       ['migrate'],
-      cleanEnv({ ...env, OXICLOUD_STORAGE_ENCRYPTION_KEY: randomBytes(16).toString('base64') }),
+      cleanEnv({
+        ...OLD_MODEL_ENV,
+        ...env,
+        OXICLOUD_STORAGE_ENCRYPTION_KEY: randomBytes(16).toString('base64'),
+      }),
     );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('oxijobs: invalid configuration');
@@ -137,7 +142,10 @@ describe('OXICLOUD_STORAGE_PATH and OXICLOUD_STORAGE_ENCRYPTION_*', () => {
       'OXICLOUD_STORAGE_ENCRYPTION_KEY is not a valid key: it decodes to 16 bytes',
     );
     expect(bad.stderr).toContain('exactly 32 bytes');
-    const missing = await runCli(['migrate'], cleanEnv({ ...env, OXICLOUD_STORAGE_ENCRYPTION_KEY: '' }));
+    const missing = await runCli(
+      ['migrate'],
+      cleanEnv({ ...OLD_MODEL_ENV, ...env, OXICLOUD_STORAGE_ENCRYPTION_KEY: '' }),
+    );
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(
       'OXICLOUD_STORAGE_ENCRYPTION_KEY (unset) is required when OXICLOUD_STORAGE_ENCRYPTION_ENABLED=true',

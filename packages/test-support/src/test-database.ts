@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { migrate, readOxiCloudDomainFiles } from '@oxicloud/migrations';
+import { migrate } from '@oxicloud/migrations';
 import pg from 'pg';
 
 /** Env var through which the global setup hands the server URL to test workers. */
@@ -8,8 +8,9 @@ export const ADMIN_URL_ENV = 'OXICLOUD_TEST_ADMIN_URL';
 export const TEMPLATE_DATABASE = 'oxicloud_test_template';
 
 /**
- * Name of the template with OxiCloud's storage domain (`migrations/oxicloud-domain/`)
- * and the packages' schemas: made on first use by `createTestDatabase({ domain: 'oxicloud' })`.
+ * Name of the template with OxiCloud's storage domain as the server migrates
+ * it (`storageDomainFiles('oxicloud')` of `@oxicloud/migrations`) and the
+ * packages' schemas: made on first use by `createTestDatabase({ domain: 'oxicloud' })`.
  */
 export const OXICLOUD_DOMAIN_TEMPLATE = 'oxicloud_test_template_oxicloud';
 
@@ -88,7 +89,8 @@ async function prepareOxiCloudDomainTemplate(url: string): Promise<void> {
       await admin.query(`CREATE DATABASE ${building} TEMPLATE template0`);
       const pool = new pg.Pool({ connectionString: withDatabase(url, building), max: 1 });
       try {
-        const result = await migrate(pool, { files: readOxiCloudDomainFiles() });
+        // What the server makes of an empty database on this domain (the storage domain, the `jobs` schema, the registrations).
+        const result = await migrate(pool, { domain: 'oxicloud' });
         if (result.error) throw result.error;
       } finally {
         await pool.end();

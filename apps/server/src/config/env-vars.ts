@@ -11,8 +11,8 @@ export const CONFIG_DEFAULTS = {
   embeddedPostgresPort: 54329,
   logLevel: 'info',
   storageBackend: 'local',
-  /** The storage domain the server migrates and runs on (`OXICLOUD_STORAGE_DOMAIN`). */
-  storageDomain: 'engine',
+  /** The storage domain the server migrates and runs on (`OXICLOUD_STORAGE_DOMAIN`): OxiCloud's. */
+  storageDomain: 'oxicloud',
   /** The local backend's storage root under the data folder, when `OXICLOUD_STORAGE_PATH` is unset. */
   storageDirName: 'storage',
   databaseRetrySeconds: 60,
@@ -116,7 +116,7 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     name: 'OXICLOUD_STORAGE_DOMAIN',
     default: CONFIG_DEFAULTS.storageDomain,
     meaning:
-      "engine | oxicloud: the storage domain an empty database is migrated to and the jobs run on (engine = the engine's own model; oxicloud = OxiCloud's drive-era schema, without dedup_gc and repair); a database keeps the domain it was first migrated with",
+      "oxicloud | engine: the storage domain an empty database is migrated to and the jobs run on (oxicloud = OxiCloud's drive-era schema, without repair yet; engine = this engine's old model, deprecated, kept only for databases made by an earlier version); a database keeps the domain it was first migrated with",
   },
   {
     name: 'OXICLOUD_STORAGE_BACKEND',

@@ -33,17 +33,17 @@ describe('loadConfig', () => {
       adminEmail: undefined,
       publicBaseUrl: 'http://127.0.0.1:8086',
       storage: { backend: 'local', root: '/srv/.oxicloud/storage' },
-      storageDomain: 'engine',
+      storageDomain: 'oxicloud',
       storageEncryption: null,
       backends: { localRoot: '/srv/.oxicloud/storage', createLocalRoot: true, s3: null },
     });
     expect(CONFIG_DEFAULTS.embeddedPostgresPort).not.toBe(5432);
   });
 
-  it('OXICLOUD_STORAGE_DOMAIN: engine (default) or oxicloud, else an error listing both', () => {
-    expect(loadConfig({}, '/srv').storageDomain).toBe('engine');
-    expect(loadConfig({ OXICLOUD_STORAGE_DOMAIN: ' OxiCloud ' }, '/srv').storageDomain).toBe('oxicloud');
-    expect(loadConfig({ OXICLOUD_STORAGE_DOMAIN: '' }, '/srv').storageDomain).toBe('engine');
+  it('OXICLOUD_STORAGE_DOMAIN: oxicloud (default) or engine (the deprecated old model), else an error listing both', () => {
+    expect(loadConfig({}, '/srv').storageDomain).toBe('oxicloud');
+    expect(loadConfig({ OXICLOUD_STORAGE_DOMAIN: ' Engine ' }, '/srv').storageDomain).toBe('engine');
+    expect(loadConfig({ OXICLOUD_STORAGE_DOMAIN: '' }, '/srv').storageDomain).toBe('oxicloud');
     expect(() => loadConfig({ OXICLOUD_STORAGE_DOMAIN: 'nextcloud' }, '/srv')).toThrow(
       'OXICLOUD_STORAGE_DOMAIN="nextcloud": must be one of engine, oxicloud',
     );

@@ -1,6 +1,7 @@
 import { describeRecognition, migrate, recogniseDatabase, type StorageDomain } from '@oxicloud/migrations';
 import type { Logger } from '@oxicloud/scheduler';
 import type pg from 'pg';
+import { CONFIG_DEFAULTS } from '../config/env-vars.js';
 import { domainUsers } from '../domain/storage-domain-wiring.js';
 import { SERVER_TARGET } from '../logger.js';
 import { ServerError } from '../server-error.js';
@@ -10,16 +11,26 @@ export const FIRST_ADMIN_USERNAME = 'admin';
 
 /**
  * Refuses, before any statement that changes anything, a database this build
- * must not migrate: OxiCloud's own (its `_sqlx_migrations` and storage
- * tables). This build creates its storage domain itself (the engine's own
- * model, or with `OXICLOUD_STORAGE_DOMAIN=oxicloud` OxiCloud's schema in its
- * own SQL), which would half-apply there and leave objects behind in
- * OxiCloud's schemas; running beside OxiCloud's database (a sidecar that
- * writes only its own schema) is what the sidecar mode adds.
+ * must not migrate with `domain`:
+ *
+ * - OxiCloud's own (its `_sqlx_migrations` and storage tables): this build
+ *   creates its storage domain itself (OxiCloud's schema in its own SQL),
+ *   which would half-apply there and leave objects behind in OxiCloud's
+ *   schemas; running beside OxiCloud's database (a sidecar that writes only
+ *   its own schema) is what the sidecar mode adds.
+ * - On `oxicloud` (the default), a database of the engine's **old storage
+ *   model** (the `.oxicloud` folder of an earlier version): its runs,
+ *   findings and paused cursors were recorded against tables OxiCloud does
+ *   not have, so they are not migrated; the message says what it holds and
+ *   how to start fresh (or to keep it with `OXICLOUD_STORAGE_DOMAIN=engine`,
+ *   the deprecated old model).
  *
  * @throws ServerError `DATABASE_REFUSED` with what was found.
  */
-export async function refuseForeignDatabase(pool: pg.Pool): Promise<void> {
+export async function refuseForeignDatabase(
+  pool: pg.Pool,
+  domain: StorageDomain = CONFIG_DEFAULTS.storageDomain,
+): Promise<void> {
   const client = await pool.connect();
   let found: Awaited<ReturnType<typeof recogniseDatabase>>;
   try {
@@ -33,6 +44,13 @@ export async function refuseForeignDatabase(pool: pg.Pool): Promise<void> {
       `${describeRecognition(found)}. This build does not run on OxiCloud's own database yet (it migrates its storage domain itself, whatever OXICLOUD_STORAGE_DOMAIN says); nothing was written. Unset DATABASE_URL to use the embedded Postgres, or point it at a database of its own`,
     );
   }
+  if (found.kind === 'engine-old-model' && domain === 'oxicloud') {
+    throw new ServerError(
+      'DATABASE_REFUSED',
+      `${describeRecognition(found)}. This version runs on OxiCloud's storage schema (OXICLOUD_STORAGE_DOMAIN=oxicloud, the default) and does not migrate the old model's runs, findings or cursors; nothing was written. ` +
+        'To keep using this database as it is, set OXICLOUD_STORAGE_DOMAIN=engine (the old model, deprecated)',
+    );
+  }
 }
 
 /**
@@ -44,9 +62,9 @@ export async function refuseForeignDatabase(pool: pg.Pool): Promise<void> {
 export async function applyMigrations(
   pool: pg.Pool,
   logger: Logger,
-  domain: StorageDomain = 'engine',
+  domain: StorageDomain = CONFIG_DEFAULTS.storageDomain,
 ): Promise<{ applied: string[]; total: number }> {
-  await refuseForeignDatabase(pool);
+  await refuseForeignDatabase(pool, domain);
   let result: Awaited<ReturnType<typeof migrate>>;
   try {
     result = await migrate(pool, { domain });
@@ -96,7 +114,7 @@ export async function ensureFirstAdmin(
   pool: pg.Pool,
   logger: Logger,
   adminEmail?: string,
-  domain: StorageDomain = 'engine',
+  domain: StorageDomain = CONFIG_DEFAULTS.storageDomain,
 ): Promise<void> {
   const users = domainUsers(domain, pool);
   const created = await users.ensureFirstAdmin(FIRST_ADMIN_USERNAME, adminEmail);

@@ -1,6 +1,7 @@
 import type { ReadinessProbe, ReadinessReport } from '@oxicloud/admin-api';
 import { migrationStatus, type StorageDomain, storageDomainFiles } from '@oxicloud/migrations';
 import type pg from 'pg';
+import { CONFIG_DEFAULTS } from '../config/env-vars.js';
 
 /** Replaces addresses and host:port pairs in a driver message (the probe is public). */
 export function withoutAddresses(message: string): string {
@@ -19,7 +20,7 @@ export function withoutAddresses(message: string): string {
 export function pgReadinessProbe(
   pool: pg.Pool,
   timeoutMs = 2_000,
-  domain: StorageDomain = 'engine',
+  domain: StorageDomain = CONFIG_DEFAULTS.storageDomain,
 ): ReadinessProbe {
   const files = storageDomainFiles(domain);
   return {

@@ -6,7 +6,7 @@ import { adminPageSize } from '@oxicloud/admin-api';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliProcess, cleanEnv, runCli, startCli, waitForStatus } from '../cli-process.js';
+import { type CliProcess, cleanEnv, OLD_MODEL_ENV, runCli, startCli, waitForStatus } from '../cli-process.js';
 
 /** Debian's chromium, installed by scripts/setup-system.sh. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -93,6 +93,7 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     const httpPort = await freePort();
     base = `http://127.0.0.1:${httpPort}`;
     env = cleanEnv({
+      ...OLD_MODEL_ENV,
       DATABASE_URL: db.url,
       OXICLOUD_DATA_DIR: dataDir,
       OXICLOUD_HTTP_PORT: String(httpPort),

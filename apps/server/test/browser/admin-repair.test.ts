@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliProcess, cleanEnv, runCli, startCli, waitForStatus } from '../cli-process.js';
+import { type CliProcess, cleanEnv, OLD_MODEL_ENV, runCli, startCli, waitForStatus } from '../cli-process.js';
 
 /** Debian's chromium, installed by scripts/setup-system.sh. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -102,6 +102,7 @@ describe('the repair panel of /admin/jobs in Chromium against oxijobs serve', ()
     const httpPort = await freePort();
     base = `http://127.0.0.1:${httpPort}`;
     const env = cleanEnv({
+      ...OLD_MODEL_ENV,
       DATABASE_URL: db.url,
       OXICLOUD_DATA_DIR: dataDir,
       OXICLOUD_HTTP_PORT: String(httpPort),
