@@ -20,7 +20,9 @@ describe('admin auth on every route of the OpenAPI document', () => {
     db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('fault-auth');
     ({ server } = await composeInProcess({ pool: db.pool, dataDir: dir.path }));
-    await db.pool.query("INSERT INTO auth.users (username, email, role) VALUES ('bob', 'bob@example.org', 'user')");
+    await db.pool.query(
+      "INSERT INTO auth.users (username, email, role) VALUES ('bob', 'bob@example.org', 'user')",
+    );
     tokens['admin'] = await adminToken(db.pool);
     tokens['nonAdmin'] = await adminToken(db.pool, { username: 'bob' });
     tokens['expired'] = await adminToken(db.pool, {

@@ -12,7 +12,7 @@ import {
   type RunJson,
   referenceRuns,
   scratchDir,
-  seedConsistencyFaults,
+  seedOxiCloudConsistencyFaults,
   serverEnv,
   sleep,
   startServer,
@@ -42,7 +42,7 @@ function cursorNotBefore(later: string | null, earlier: string | null): boolean 
 
 /**
  * Issue 5 (kill -9) and issue 8 (fault tests): a real `oxijobs serve` process
- * runs the four consistency checks in turn on a generated dataset with faults,
+ * runs the four consistency checks in turn on a generated OxiCloud-shaped dataset with faults,
  * and is killed with SIGKILL at random moments. After each kill it starts
  * again: the boot sweep has paused the interrupted run ('server restart
  * mid-run'), a trigger resumes it from its last checkpoint. The findings at the
@@ -57,17 +57,21 @@ describe('kill -9 of the server during a consistency batch', () => {
   let dir: ReturnType<typeof scratchDir>;
   let server: CliProcess | undefined;
   let expected = new Map<string, FinishedRun>();
+  /** Resources of the seeded faults storage_consistency reports (both directions: objects without rows, rows without bytes). */
+  let storageFaults = 0;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('fault-kill');
-    await seedConsistencyFaults(db.pool, dir.path, 2);
+    const report = await seedOxiCloudConsistencyFaults(db.pool, dir.path, 2);
+    storageFaults = report.faults
+      .filter((f) => f.expect.check === 'storage_consistency')
+      .reduce((n, f) => n + f.resourceIds.length, 0);
     // The reference: the same database, copied before anything ran, checked without interruption in-process.
     const ref = await referenceRuns(
       db.name,
       dir.path,
       JOBS.map((job) => ({ name: job.name, params: { ...job.params, throttle_ms: 0 } })),
-      'engine',
     );
     reference = ref.reference;
     expected = ref.runs;
@@ -84,7 +88,7 @@ describe('kill -9 of the server during a consistency batch', () => {
   it(`${KILLS} kills at random moments: same findings as the uninterrupted run, none twice, ≤ one batch replayed per kill`, async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const env = serverEnv({ domain: 'engine', databaseUrl: db.url, dataDir: dir.path, httpPort: port });
+    const env = serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port });
     server = await startServer(env);
     const api = adminClient(base, await adminToken(db.pool));
     const kills = new Map<string, number>(JOBS.map((j) => [j.name, 0]));
@@ -167,8 +171,9 @@ describe('kill -9 of the server during a consistency batch', () => {
     }
     // The dataset's faults were found at all (the comparison is not between two empty sets).
     expect([...expected.values()].reduce((n, r) => n + r.findings.length, 0)).toBeGreaterThanOrEqual(20);
-    // Both storage directions: two orphans on disk and two rows whose bytes are gone.
-    expect(expected.get('storage_consistency')?.findings).toHaveLength(4);
+    // Both storage directions: objects without rows and rows whose bytes are gone, each seeded fault's resources.
+    expect(storageFaults).toBeGreaterThanOrEqual(4);
+    expect(expected.get('storage_consistency')?.findings).toHaveLength(storageFaults);
     console.info(
       'kill -9 test: kills per job',
       Object.fromEntries(kills),

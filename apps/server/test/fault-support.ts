@@ -2,7 +2,17 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signAdminToken } from '@oxicloud/admin-api';
-import { backdateLocalBlob, type FaultName, generateDataset } from '@oxicloud/dataset';
+import {
+  backdateLocalBlob,
+  type FaultName,
+  generateDataset,
+  generateOxiCloudDataset,
+  OXICLOUD_FAULT_EXPECTATIONS,
+  OXICLOUD_FAULT_NAMES,
+  type OxiCloudDatasetOptions,
+  type OxiCloudDatasetReport,
+  type OxiCloudFaultName,
+} from '@oxicloud/dataset';
 import type { Logger } from '@oxicloud/scheduler';
 import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { ADMIN_URL_ENV, freePort } from '@oxicloud/test-support';
@@ -98,12 +108,16 @@ export async function adminToken(
   pool: pg.Pool,
   options: { username?: string; expiresInSeconds?: number; now?: Date } = {},
 ): Promise<string> {
+  // Without a username: `admin`, else (an OxiCloud dataset brings its own admins, so none was created) the first admin.
   const { rows } = await pool.query<{ id: string; username: string; role: 'admin' | 'user' }>(
-    'SELECT id::text AS id, username, role FROM auth.users WHERE username = $1',
-    [options.username ?? 'admin'],
+    options.username === undefined
+      ? `SELECT id::text AS id, username, role::text AS role FROM auth.users
+          WHERE role::text = 'admin' ORDER BY username <> 'admin', username LIMIT 1`
+      : 'SELECT id::text AS id, username, role::text AS role FROM auth.users WHERE username = $1',
+    options.username === undefined ? [] : [options.username],
   );
   const user = rows[0];
-  if (!user) throw new Error(`no user ${options.username ?? 'admin'} in auth.users`);
+  if (!user) throw new Error(`no user ${options.username ?? 'with role admin'} in auth.users`);
   return signAdminToken({
     secret: FAULT_JWT_SECRET,
     user,
@@ -367,6 +381,56 @@ export async function seedConsistencyFaults(
       faults: CONSISTENCY_FAULTS,
       faultsPerKind,
     },
+  });
+}
+
+/**
+ * An OxiCloud-shaped dataset (`generateOxiCloudDataset`) in the database of
+ * `pool` and the local store of a server whose `OXICLOUD_DATA_DIR` is
+ * `dataDir` ({@link serverStorageRoot}: `.blobs/`, `.thumbnails/`), objects
+ * a fault leaves without a row backdated past the grace.
+ */
+export async function seedOxiCloud(
+  pool: pg.Pool,
+  dataDir: string,
+  options: OxiCloudDatasetOptions,
+): Promise<OxiCloudDatasetReport> {
+  const storageRoot = serverStorageRoot(dataDir);
+  const blobs = new LocalFsBlobStorage({ root: storageRoot });
+  return generateOxiCloudDataset({
+    pool,
+    blobs,
+    storageRoot,
+    backdateBlob: backdateLocalBlob((hash) => blobs.pathOf(hash)),
+    options,
+  });
+}
+
+/** The OxiCloud faults that the consistency checks report (their expectation names a check). */
+export const OXICLOUD_CHECKED_FAULTS: OxiCloudFaultName[] = OXICLOUD_FAULT_NAMES.filter(
+  (fault) => OXICLOUD_FAULT_EXPECTATIONS[fault].check !== null,
+);
+
+/**
+ * The consistency fault tests' dataset on OxiCloud's domain: 36 users
+ * (enough drives for every fault at `faultsPerKind` ≤ 2), seed 4242, every
+ * fault of {@link OXICLOUD_CHECKED_FAULTS} × `faultsPerKind`.
+ */
+export async function seedOxiCloudConsistencyFaults(
+  pool: pg.Pool,
+  dataDir: string,
+  faultsPerKind: number,
+): Promise<OxiCloudDatasetReport> {
+  return seedOxiCloud(pool, dataDir, {
+    users: 36,
+    filesPerDrive: 25,
+    foldersPerDrive: { min: 4, max: 10 },
+    multiChunkFileShare: 0.2,
+    trashedFolderShare: 0.2,
+    trashedFileShare: 0.1,
+    seed: 4242,
+    faults: OXICLOUD_CHECKED_FAULTS,
+    faultsPerKind,
   });
 }
 
