@@ -1,6 +1,4 @@
 import { request } from 'node:http';
-import { generateDataset } from '@oxicloud/dataset';
-import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -10,8 +8,8 @@ import {
   freePort,
   killHard,
   scratchDir,
+  seedOxiCloud,
   serverEnv,
-  serverStorageRoot,
   startServer,
 } from './fault-support.js';
 
@@ -75,17 +73,16 @@ describe('100 concurrent triggers of one recoverable job', () => {
   const PATH = `/api/admin/jobs/${JOB}/trigger`;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('fault-concurrent');
-    await generateDataset({
-      pool: db.pool,
-      blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
-      options: { users: 4, filesPerUser: 50, foldersPerDrive: { min: 3, max: 6 }, seed: 11 },
+    await seedOxiCloud(db.pool, dir.path, {
+      users: 4,
+      filesPerDrive: 50,
+      foldersPerDrive: { min: 3, max: 6 },
+      seed: 11,
     });
     port = await freePort();
-    server = await startServer(
-      serverEnv({ domain: 'engine', databaseUrl: db.url, dataDir: dir.path, httpPort: port }),
-    );
+    server = await startServer(serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port }));
     token = await adminToken(db.pool);
   });
 

@@ -1,16 +1,7 @@
-import { generateDataset } from '@oxicloud/dataset';
-import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ComposedServer } from '../src/index.js';
-import {
-  adminToken,
-  composeInProcess,
-  type RunJson,
-  scratchDir,
-  serverStorageRoot,
-  sleep,
-} from './fault-support.js';
+import { adminToken, composeInProcess, type RunJson, scratchDir, seedOxiCloud, sleep } from './fault-support.js';
 
 const CONSISTENCY_JOBS = [
   'drives_consistency',
@@ -55,20 +46,16 @@ describe('a corrupted cursor or params row', () => {
   let auth: Record<string, string>;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('fault-corrupt');
-    await generateDataset({
-      pool: db.pool,
-      blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
-      options: {
-        users: 3,
-        filesPerUser: 40,
-        foldersPerDrive: { min: 3, max: 6 },
-        seed: 3,
-        faults: ['missing_blob_row'],
-      },
+    await seedOxiCloud(db.pool, dir.path, {
+      users: 3,
+      filesPerDrive: 40,
+      foldersPerDrive: { min: 3, max: 6 },
+      seed: 3,
+      faults: ['missing_chunk_row'],
     });
-    ({ server } = await composeInProcess({ domain: 'engine', pool: db.pool, dataDir: dir.path }));
+    ({ server } = await composeInProcess({ pool: db.pool, dataDir: dir.path }));
     auth = { authorization: `Bearer ${await adminToken(db.pool)}` };
   });
 

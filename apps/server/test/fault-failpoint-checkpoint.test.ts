@@ -11,7 +11,7 @@ import {
   killHard,
   referenceRuns,
   scratchDir,
-  seedConsistencyFaults,
+  seedOxiCloudConsistencyFaults,
   serverEnv,
   startServer,
 } from './fault-support.js';
@@ -52,10 +52,10 @@ describe('kill -9 inside the checkpoint transaction, between the finding writes 
   let expected = new Map<string, FinishedRun>();
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('fault-failpoint');
-    await seedConsistencyFaults(db.pool, dir.path, 3);
-    const ref = await referenceRuns(db.name, dir.path, JOBS, 'engine');
+    await seedOxiCloudConsistencyFaults(db.pool, dir.path, 3);
+    const ref = await referenceRuns(db.name, dir.path, JOBS);
     reference = ref.reference;
     expected = ref.runs;
   }, 180_000);
@@ -70,7 +70,7 @@ describe('kill -9 inside the checkpoint transaction, between the finding writes 
   it(`${KILLS} kills inside the transaction: findings and counters equal the uninterrupted run's`, async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const env = serverEnv({ domain: 'engine', databaseUrl: db.url, dataDir: dir.path, httpPort: port });
+    const env = serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port });
     const armed = { ...env, OXICLOUD_FAILPOINT: 'checkpoint.after_batch_writes@2' };
     const runIds = new Map<string, string>();
     let killed = 0;

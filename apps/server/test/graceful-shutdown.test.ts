@@ -1,5 +1,3 @@
-import { generateDataset } from '@oxicloud/dataset';
-import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -10,8 +8,8 @@ import {
   jsonLines,
   killHard,
   scratchDir,
+  seedOxiCloud,
   serverEnv,
-  serverStorageRoot,
   sleep,
   startServer,
 } from './fault-support.js';
@@ -31,16 +29,17 @@ describe('SIGTERM during a recoverable run', () => {
   const JOB = 'files_consistency';
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('graceful');
-    await generateDataset({
-      pool: db.pool,
-      blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
-      options: { users: 6, filesPerUser: 60, foldersPerDrive: { min: 3, max: 6 }, seed: 21 },
+    await seedOxiCloud(db.pool, dir.path, {
+      users: 6,
+      filesPerDrive: 60,
+      foldersPerDrive: { min: 3, max: 6 },
+      seed: 21,
     });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    env = serverEnv({ domain: 'engine', databaseUrl: db.url, dataDir: dir.path, httpPort: port });
+    env = serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port });
   });
 
   afterAll(async () => {

@@ -1,8 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
-import { generateDataset } from '@oxicloud/dataset';
-import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -12,8 +10,8 @@ import {
   freePort,
   killHard,
   scratchDir,
+  seedOxiCloud,
   serverEnv,
-  serverStorageRoot,
   startServer,
 } from './fault-support.js';
 import { parseSamples, type Sample, sampleValue } from './prometheus-text.js';
@@ -56,23 +54,18 @@ describe('/metrics of two processes on one database', () => {
   const nodes: Node[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     const closedPort = await freePort();
     for (let i = 0; i < 2; i++) {
       const dir = scratchDir(`metrics-${i}`);
       dirs.push(dir);
       if (i === 0) {
-        await generateDataset({
-          pool: db.pool,
-          blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) }),
-          options: { users: 3, filesPerUser: 20, seed: 20 },
-        });
+        await seedOxiCloud(db.pool, dir.path, { users: 3, filesPerDrive: 20, seed: 20 });
       }
       const port = await freePort();
       const metricsPort = await freePort();
       const server = await startServer(
         serverEnv({
-          domain: 'engine',
           databaseUrl: db.url,
           dataDir: dir.path,
           httpPort: port,
