@@ -1,7 +1,14 @@
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ComposedServer } from '../src/index.js';
-import { adminToken, composeInProcess, type RunJson, scratchDir, seedOxiCloud, sleep } from './fault-support.js';
+import {
+  adminToken,
+  composeInProcess,
+  type RunJson,
+  scratchDir,
+  seedOxiCloud,
+  sleep,
+} from './fault-support.js';
 
 const CONSISTENCY_JOBS = [
   'drives_consistency',

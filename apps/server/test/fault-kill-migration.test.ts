@@ -1,4 +1,3 @@
-import { generateDataset } from '@oxicloud/dataset';
 import { LocalFsBlobStorage, S3BlobStorage } from '@oxicloud/storage';
 import {
   createTestDatabase,
@@ -15,6 +14,7 @@ import {
   killHard,
   type RunJson,
   scratchDir,
+  seedOxiCloud,
   serverEnv,
   serverStorageRoot,
   sleep,
@@ -24,7 +24,8 @@ import {
 const JOB = 'storage_migration';
 const PARAMS = { target: 's3', batch_size: 5, concurrency: 2, throttle_ms: 80 };
 const KILLS = 3;
-const BLOBS = 150;
+/** Blob rows (chunks and legacy blobs) the dataset made: set once it is seeded. */
+let BLOBS = 0;
 
 async function bytesOf(stream: AsyncIterable<Uint8Array>): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
@@ -44,6 +45,8 @@ function stat(run: RunJson, key: string): number {
  * mid-run'; a trigger resumes it from its checkpoint (the count never goes
  * back, at most one batch is re-checked per kill), and at the end every blob is
  * in the bucket exactly once with the same bytes: copied + skipped = blobs.
+ * On OxiCloud's domain: every blob row (chunks and legacy blobs), under the
+ * same `<aa>/<hash>.blob` key at the bucket's root.
  */
 describe('kill -9 during storage_migration local → s3', () => {
   let db: TestDatabase;
@@ -56,20 +59,20 @@ describe('kill -9 during storage_migration local → s3', () => {
   let port: number;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('fault-migration');
     local = new LocalFsBlobStorage({ root: serverStorageRoot(dir.path) });
-    await generateDataset({
-      pool: db.pool,
-      blobs: local,
-      options: {
-        users: 10,
-        filesPerUser: 20,
-        blobsOnDisk: BLOBS,
-        foldersPerDrive: { min: 2, max: 4 },
-        seed: 99,
-      },
+    await seedOxiCloud(db.pool, dir.path, {
+      users: 10,
+      filesPerDrive: 15,
+      multiChunkFileShare: 0.03,
+      foldersPerDrive: { min: 2, max: 4 },
+      seed: 99,
     });
+    const counted = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM storage.blobs');
+    BLOBS = counted.rows[0]!.n;
+    // Long enough for three kills mid-run (batches of 5, 80 ms apart).
+    expect(BLOBS).toBeGreaterThanOrEqual(120);
     s3rver = await startS3rver('oxicloud-fault-migration');
     const s3Options = {
       bucket: s3rver.bucket,
@@ -82,7 +85,6 @@ describe('kill -9 during storage_migration local → s3', () => {
     s3 = new S3BlobStorage(s3Options);
     port = await freePort();
     env = serverEnv({
-      domain: 'engine',
       databaseUrl: db.url,
       dataDir: dir.path,
       httpPort: port,
