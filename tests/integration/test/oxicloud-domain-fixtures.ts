@@ -76,7 +76,7 @@ export async function openOxiStore(kind: OxiStoreKind, s3?: S3rverProcess): Prom
   let local: LocalFsBlobStorage | undefined;
   let s3Store: S3BlobStorage | undefined;
   if (kind === 'local' || kind === 'encrypted-local') {
-    local = new LocalFsBlobStorage({ root: join(storageRoot, '.blobs') });
+    local = new LocalFsBlobStorage({ root: storageRoot });
     base = local;
   } else {
     if (s3 === undefined) throw new Error(`the ${kind} store needs the s3rver`);
