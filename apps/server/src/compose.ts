@@ -381,8 +381,9 @@ export function createRecoverableJobs(deps: {
       ? null
       : registerRepair({ engine, pool, repairStore, backends, sourceBackend: deps.sourceBackend, logger });
   const media = adapters.media;
-  engine.register(createReextractAudioJob({ files: media, blobs: backends.source, logger }));
-  engine.register(createReextractImageJob({ files: media, blobs: backends.source, logger }));
+  const mediaBytes = adapters.mediaBytes(backends.source);
+  engine.register(createReextractAudioJob({ files: media, blobs: mediaBytes, logger }));
+  engine.register(createReextractImageJob({ files: media, blobs: mediaBytes, logger }));
   registry.register(
     createConsistencyBatchJob({
       checks: () => catalog.checks().map((check) => check.name),

@@ -32,6 +32,7 @@ import {
 } from '@oxicloud/storage/oxicloud';
 import type {
   BlobIndexScan,
+  BlobStorage,
   BlobWalkRepository,
   GrantRepository,
   MediaFileRepository,
@@ -83,6 +84,12 @@ export interface StorageDomainAdapters {
   readonly blobWalk: BlobWalkRepository;
   /** The re-extract jobs' files. */
   readonly media: MediaFileRepository;
+  /**
+   * What the re-extract jobs read a file's bytes with, by its `blob_hash`:
+   * on `oxicloud` the whole content (its manifest's chunks in order, or the
+   * legacy blob); on `engine` the blob itself.
+   */
+  mediaBytes(blobs: BlobStorage): Pick<BlobStorage, 'get'>;
   readonly trash: TrashRepository;
   readonly usage: UsageRepository;
   readonly grants: GrantRepository;
@@ -107,12 +114,14 @@ export function storageDomainAdapters(
 ): StorageDomainAdapters {
   if (domain === 'oxicloud') {
     const oxi = db as Kysely<OxiCloudDatabase>;
+    const media = new OxiMediaFileRepository(oxi);
     return {
       domain,
       scans: (options) => oxiCloudScans(oxi, options),
       blobIndex: new OxiBlobIndexScan(oxi),
       blobWalk: new OxiBlobWalkRepository(oxi),
-      media: new OxiMediaFileRepository(oxi),
+      media,
+      mediaBytes: (blobs) => media.contentReader(blobs),
       trash: new OxiTrashRepository(oxi, logger ? { logger } : {}),
       usage: new OxiUsageRepository(oxi),
       grants: new OxiGrantRepository(oxi),
@@ -128,6 +137,7 @@ export function storageDomainAdapters(
     blobIndex: new PgBlobIndexScan(engine),
     blobWalk: new PgBlobWalkRepository(engine),
     media: new PgMediaFileRepository(engine),
+    mediaBytes: (blobs) => blobs,
     trash: new PgTrashRepository(engine),
     usage: new PgUsageRepository(engine),
     grants: new PgGrantRepository(engine),

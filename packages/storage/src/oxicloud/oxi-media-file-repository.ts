@@ -107,9 +107,9 @@ const CONTENT_JOINS = sql`LEFT JOIN storage.chunk_manifests m ON m.file_hash = f
  *
  * The re-extraction job reads a file's bytes with `blobs.get(blobHash)`,
  * which on OxiCloud's domain is only right for legacy and one-chunk files
- * (a multi-chunk file's hash has no object, §9): pass it
- * {@link contentReader} instead of the bare blob store until the job reads
- * `content` itself.
+ * (a multi-chunk file's hash has no object, §9): it is given
+ * {@link contentReader} instead of the bare blob store (the server's
+ * `storageDomainAdapters(...).mediaBytes`).
  */
 export class OxiMediaFileRepository implements MediaFileRepository {
   readonly #db: Kysely<OxiCloudDatabase>;
