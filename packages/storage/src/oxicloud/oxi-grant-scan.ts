@@ -50,7 +50,7 @@ const toAnomaly = (r: GrantJson): OxiGrantAnomaly => ({
   subjectId: r.subject_id,
   // The port's union is 'drive' | 'folder' | 'file'; OxiCloud also has calendar,
   // address_book and playlist grants, which the finding's detail names as they are.
-  resourceType: r.resource_type as GrantAnomaly['resourceType'],
+  resourceType: r.resource_type,
   resourceId: r.resource_id,
   role: r.role,
   createdAt: new Date(r.granted_at),

@@ -1,17 +1,31 @@
 import type { StatefulAdapter } from '@oxicloud/consistency';
 import type { ScanPage } from '../ports/scan-page.js';
 
-/** A drive whose `used_bytes` differs from `SUM(size)` of its files (trashed included). */
+/**
+ * A drive whose `used_bytes` differs from `SUM(size)` of the files its
+ * domain counts: on OxiCloud's domain the live files only (trashed files are
+ * not counted, as OxiCloud's own reconciliation does); on the deprecated
+ * engine model every file, trashed included.
+ */
 export interface DriveUsageDrift {
   readonly driveId: string;
+  /**
+   * The drive's owner: on OxiCloud's domain the user of its owner grant
+   * (there is no owner column; `''` for a drive no user owns, e.g. a shared
+   * drive owned by a group only); on the engine model `drives.owner_id`.
+   */
   readonly ownerId: string;
   /** `storage.drives.used_bytes`. */
   readonly recordedBytes: number;
-  /** `SUM(storage.files.size)` over the drive's files, trashed included (the reconcile job's rule). */
+  /** `SUM(storage.files.size)` over the files the domain counts (the reconcile job's rule). */
   readonly actualBytes: number;
 }
 
-/** A user whose envelope `auth.users.storage_used_bytes` differs from `SUM(used_bytes)` of their drives. */
+/**
+ * A user whose envelope `auth.users.storage_used_bytes` differs from
+ * `SUM(used_bytes)` of their drives (on OxiCloud's domain: the personal
+ * drives the user owns through an owner grant).
+ */
 export interface UserUsageDrift {
   readonly userId: string;
   /** `auth.users.storage_used_bytes`. */

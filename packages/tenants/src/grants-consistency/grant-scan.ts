@@ -1,16 +1,24 @@
 import type { StatefulAdapter } from '@oxicloud/consistency';
 import type { ScanPage } from '../ports/scan-page.js';
 
+/**
+ * The resource types a grant can name: OxiCloud's six (`storage.role_grants.resource_type`);
+ * the deprecated engine model has only the first three.
+ */
+export type GrantResourceType = 'drive' | 'folder' | 'file' | 'calendar' | 'address_book' | 'playlist';
+
 /** A role grant that points at nothing, or that `grant_cleanup` should have deleted long ago. */
 export interface GrantAnomaly {
   readonly grantId: string;
+  /** The grantee: on OxiCloud's domain a user, a group or a share token (per its `subject_type`); on the engine model a user. */
   readonly subjectId: string;
-  readonly resourceType: 'drive' | 'folder' | 'file';
+  readonly resourceType: GrantResourceType;
   readonly resourceId: string;
   readonly role: string;
+  /** When the grant was made (OxiCloud's `granted_at`; the engine model's `created_at`): the dangling grace runs from it. */
   readonly createdAt: Date;
   readonly expiresAt: Date | null;
-  /** Whether the drive, folder or file `resource_id` names (per `resource_type`) exists. */
+  /** Whether the resource `resource_id` names (per `resource_type`) exists (on OxiCloud's domain, and the subject too). */
   readonly resourceExists: boolean;
   /** `expires_at` is at or before the scan's `lingerBefore`. */
   readonly lingering: boolean;

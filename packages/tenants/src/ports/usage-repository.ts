@@ -24,8 +24,15 @@ export interface UsageReconcileResult {
  * one set-based statement that rewrites only the rows that differ.
  */
 export interface UsageRepository {
-  /** `drives.used_bytes := SUM(files.size)` over the drive's files, trashed included. */
+  /**
+   * `drives.used_bytes := SUM(files.size)` over the files the domain counts
+   * (OxiCloud's: live files only, trashed not counted; the deprecated engine
+   * model: trashed included).
+   */
   reconcileDriveUsage(top: number): Promise<UsageReconcileResult>;
-  /** `users.storage_used_bytes := SUM(drives.used_bytes)` over the user's drives (run after drives). */
+  /**
+   * `users.storage_used_bytes := SUM(drives.used_bytes)` over the user's
+   * drives (OxiCloud's: the personal drives it owns; run after drives).
+   */
   reconcileUserUsage(top: number): Promise<UsageReconcileResult>;
 }
