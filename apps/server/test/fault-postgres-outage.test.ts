@@ -118,11 +118,12 @@ describe('Postgres stopped in the middle of runs', () => {
     );
     pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
     pool.on('error', () => undefined);
-    // 20 users and 4 shared drives of 33 files: about the 800 files (and the hundred-odd folders) the runs scan.
+    // 20 users and 4 shared drives of 33 files: about the 800 files the runs scan; 2 to 5 folders below each of
+    // the 24 roots: about the hundred folders FOLDER_PARAMS is paced for.
     const report = await seedOxiCloud(pool, dir.path, {
       users: 20,
       filesPerDrive: 33,
-      foldersPerDrive: { min: 3, max: 6 },
+      foldersPerDrive: { min: 2, max: 5 },
       trashedFolderShare: 0.2,
       seed: 77,
       faults: FAULTS,
