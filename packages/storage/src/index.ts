@@ -8,7 +8,12 @@ export {
   localBlobDir,
   localBlobPath,
   localBlobsDir,
+  LOCAL_QUARANTINE_DIR,
+  localQuarantinedBlobPath,
+  localQuarantinedManifestPath,
+  S3_QUARANTINE_PREFIX,
 } from './blob/blob-layout.js';
+export { blobQuarantineOf } from './blob/blob-quarantine-of.js';
 export type { EncryptedBlobStorageOptions } from './blob/encrypted-blob-storage.js';
 export {
   ENCRYPTION_NONCE_BYTES,
