@@ -58,7 +58,7 @@ async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T
  *    are deleted and the transaction commits; then the moved hashes are
  *    looked up again and any that a row wants already is moved back.
  *
- * `force` uses grace 0 for phases 1 and 2. `count` = blob rows collected;
+ * `force` uses grace 0 for phases 1 and 2 (phase 2's cutoff is taken when it starts, so the chunks phase 1 released are collected in the same forced run, as OxiCloud's). `count` = blob rows collected;
  * `extra` = `{ blobs_deleted, bytes_freed, blobs_kept, skipped_referenced,
  * manifests_deleted, manifests_referenced, manifests_restored,
  * manifests_purged, quarantined, restored, resumed, purged, grace_seconds,
@@ -187,16 +187,21 @@ export function createContentGcJob(options: ContentGcJobOptions): DedupGcJob {
     }
 
     async function collectBlobs(): Promise<boolean> {
+      // Taken now, after phase 1: with `force`, the chunks phase 1 just released are past it (as OxiCloud's).
+      const blobCutoff = new Date(now().getTime() - graceMs);
       let after: string | null = null;
       for (;;) {
         if (signal.aborted) return false;
-        const candidates = await repository.listBlobCandidates(cutoff, { after, limit });
+        const candidates = await repository.listBlobCandidates(blobCutoff, { after, limit });
         if (candidates.length === 0) return true;
         const moved: string[] = [];
-        const result = await repository.collectBlobs(candidates, cutoff, (doomed: readonly CollectedBlob[]) =>
-          eachLimited(doomed, MOVE_CONCURRENCY, async (blob) => {
-            if (await quarantine.quarantineBlob(blob.hash)) moved.push(blob.hash);
-          }),
+        const result = await repository.collectBlobs(
+          candidates,
+          blobCutoff,
+          (doomed: readonly CollectedBlob[]) =>
+            eachLimited(doomed, MOVE_CONCURRENCY, async (blob) => {
+              if (await quarantine.quarantineBlob(blob.hash)) moved.push(blob.hash);
+            }),
         );
         stats.quarantined += moved.length;
         stats.blobs_deleted += result.deleted.length;
