@@ -239,12 +239,17 @@ describe.each(['local', 's3', 'encrypted-local'] as const)('dedup_gc on OxiCloud
    * the bytes ("already exists" = identical, skipped), one reference per
    * distinct chunk (+1 clearing orphaned_at, or a new row), the manifest
    * (+1 on conflict; a dedup hit releases the chunk references), the file row.
+   * `pause` holds the upload after one step until the promise it returns settles.
    */
-  async function upload(content: Content): Promise<void> {
+  async function upload(
+    content: Content,
+    pause?: { readonly after: 'bytes' | 'manifest'; readonly until: () => Promise<unknown> },
+  ): Promise<void> {
     const distinct = [...new Map(content.chunks.map((c) => [c.hash, c])).values()];
     for (const c of distinct) {
       if (!(await store.blobs.exists(c.hash))) await store.blobs.put(c.hash, c.bytes, c.bytes.length);
     }
+    if (pause?.after === 'bytes') await pause.until();
     for (const c of distinct) {
       await db.pool.query(
         `INSERT INTO storage.blobs (hash, size, ref_count) VALUES ($1, $2, 1)
@@ -275,6 +280,7 @@ describe.each(['local', 's3', 'encrypted-local'] as const)('dedup_gc on OxiCloud
         );
       }
     }
+    if (pause?.after === 'manifest') await pause.until();
     await insertFile(content);
   }
 
@@ -396,19 +402,33 @@ describe.each(['local', 's3', 'encrypted-local'] as const)('dedup_gc on OxiCloud
     let manifestsRestored = 0;
     for (let iteration = 0; iteration < 20; iteration++) {
       // Every file of X and of Y deleted (a trash purge: the trigger lowers one-chunk counts, the
-      // manifests drift high) and two more at random, beside 8 uploads, half of them of X (the hashes
-      // the GC is collecting at that moment), none of Y, and a forced GC: all started at once.
-      const x = random(contents);
+      // manifests drift high); then, all started at once, two more deletes at random, 8 uploads, half
+      // of them of X (the hashes the GC is collecting at that moment), none of Y, and a forced GC.
+      const { rows: manifests } = await db.pool.query<{ file_hash: string }>(
+        'SELECT file_hash FROM storage.chunk_manifests',
+      );
+      const attachable = contents.filter((c) => manifests.some((m) => m.file_hash === c.hash));
+      const x = random(attachable.length > 0 ? attachable : contents); // a manifest to attach to, if any
       const y = random(withTail.filter((c) => c.hash !== x.hash));
+      await db.pool.query('DELETE FROM storage.files WHERE blob_hash = ANY($1)', [[x.hash, y.hash]]);
       const writers: Promise<unknown>[] = [
-        db.pool.query('DELETE FROM storage.files WHERE blob_hash = ANY($1)', [[x.hash, y.hash]]),
         db.pool.query(
           'DELETE FROM storage.files WHERE id IN (SELECT id FROM storage.files ORDER BY random() LIMIT 2)',
         ),
       ];
-      const others = contents.filter((c) => c.hash !== y.hash);
-      for (let i = 0; i < 8; i++) writers.push(upload(i % 2 === 0 ? x : random(others)));
-      const outcome = (await Promise.all([run(gc(), true), ...writers]))[0] as JobOutcome;
+      const others = contents.filter((c) => c.hash !== y.hash && c.hash !== x.hash);
+      const collecting = run(gc(), true);
+      // The windows no lock covers: bytes found but row not yet in; manifest attached but file row not yet in.
+      const until = () => collecting;
+      for (let i = 0; i < 8; i++) {
+        // Every upload of X waits for the run between two of its steps (which two alternates by
+        // iteration); the others run straight through.
+        const content = i % 2 === 0 ? x : random(others);
+        const after = iteration % 2 === 0 ? ('manifest' as const) : ('bytes' as const);
+        const pause = i % 2 === 1 ? undefined : { after, until };
+        writers.push(upload(content, pause));
+      }
+      const outcome = (await Promise.all([collecting, ...writers]))[0] as JobOutcome;
       if (outcome.kind !== 'ok') throw new Error(`dedup_gc run ${iteration}: ${JSON.stringify(outcome)}`);
       deleted += outcome.count;
       quarantinedTotal += Number(outcome.extra?.['quarantined'] ?? 0);
@@ -421,12 +441,63 @@ describe.each(['local', 's3', 'encrypted-local'] as const)('dedup_gc on OxiCloud
     manifestsRestored += Number(final.extra?.['manifests_restored'] ?? 0);
     expect(deleted).toBeGreaterThan(0);
     expect(quarantinedTotal).toBeGreaterThan(0);
+    expect(restoredTotal).toBeGreaterThan(0);
+    expect(manifestsRestored).toBeGreaterThan(0);
     const files = await expectEveryFileReadable();
     expect(files).toBeGreaterThan(0);
     console.info(
       `${kind}: ${deleted} blobs collected, ${quarantinedTotal} quarantined, ${restoredTotal} restored, ${manifestsRestored} manifests restored, ${files} contents readable`,
     );
   }, 120_000);
+
+  it('closes the windows no lock covers: an upload between its steps while a forced GC runs', async () => {
+    const outcomes: JobOutcomeOk[] = [];
+    const gcNow = async () => {
+      outcomes.push(await okRun(gc(), true));
+    };
+    // 1. Attached to an old manifest nobody names (a dedup hit), not yet its file row: the GC deletes the
+    //    manifest and collects its chunks (OxiCloud's GC does too, and the file never reads again).
+    const attached = contentOf(randomBytes(2 * CHUNK + 5));
+    await seed(attached, { manifestRefCount: 1 });
+    await upload(attached, { after: 'manifest', until: gcNow });
+    expect(outcomes[0]?.extra).toMatchObject({ manifests_deleted: 1, blobs_deleted: 3, quarantined: 3 });
+    expect(await manifestOf(attached.hash)).toBeUndefined();
+    await expect(expectEveryFileReadable()).rejects.toThrow(/not readable/);
+
+    // 2. Found the bytes in place (loose chunks at ref_count 0, as an aborted upload leaves them), then
+    //    the GC moved them and deleted the rows before the upload's rows went in. Meanwhile that run's
+    //    sweep put the manifest of 1 back (files name it again): its row, its chunks' rows, its bytes.
+    const adopted = contentOf(randomBytes(CHUNK + 9));
+    for (const c of adopted.chunks) {
+      await store.blobs.put(c.hash, c.bytes, c.bytes.length);
+      await db.pool.query(
+        'INSERT INTO storage.blobs (hash, size, ref_count, orphaned_at) VALUES ($1, $2, 0, now())',
+        [c.hash, c.bytes.length],
+      );
+    }
+    await upload(adopted, { after: 'bytes', until: gcNow });
+    expect(outcomes[1]?.extra).toMatchObject({
+      manifests_restored: 1,
+      restored: 3,
+      blobs_deleted: 2,
+      quarantined: 2,
+    });
+    expect(await manifestOf(attached.hash)).toEqual({ ref_count: 1 });
+    for (const c of attached.chunks) {
+      expect(await rowOf(c.hash)).toMatchObject({ ref_count: 1, orphaned_at: null });
+    }
+    expect(await rowOf(adopted.chunks[0]!.hash)).toMatchObject({ ref_count: 1 });
+    expect(await store.blobs.exists(adopted.chunks[0]!.hash)).toBe(false);
+    await expect(expectEveryFileReadable()).rejects.toThrow(/not readable/);
+
+    // The next run moves the adopted bytes back; then both read, and a forced run collects nothing.
+    await gcNow();
+    expect(outcomes[2]?.extra).toMatchObject({ manifests_restored: 0, restored: 2, blobs_deleted: 0 });
+    expect(await expectEveryFileReadable()).toBe(2);
+    await gcNow();
+    expect(outcomes[3]?.extra).toMatchObject({ manifests_deleted: 0, blobs_deleted: 0 });
+    expect(await expectEveryFileReadable()).toBe(2);
+  });
 
   /**
    * A quarantine that "dies" once `alive` says so: that call and every later
