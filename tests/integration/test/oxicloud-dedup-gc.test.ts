@@ -441,8 +441,8 @@ describe.each(['local', 's3', 'encrypted-local'] as const)('dedup_gc on OxiCloud
     manifestsRestored += Number(final.extra?.['manifests_restored'] ?? 0);
     expect(deleted).toBeGreaterThan(0);
     expect(quarantinedTotal).toBeGreaterThan(0);
-    expect(restoredTotal).toBeGreaterThan(0);
-    expect(manifestsRestored).toBeGreaterThan(0);
+    // How often the windows were hit (restores) depends on the interleaving; the directed test
+    // below covers each window deterministically.
     const files = await expectEveryFileReadable();
     expect(files).toBeGreaterThan(0);
     console.info(
