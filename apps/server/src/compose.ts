@@ -24,6 +24,7 @@ import { createNodeId, JobCatalog, RecoverableEngine, type RunFinishedEvent } fr
 import { JobRegistry, type Logger, type MisfirePolicy } from '@oxicloud/scheduler';
 import {
   Blake3WorkerPool,
+  blobQuarantineOf,
   createBlobHasher,
   EncryptedBlobStorage,
   LocalFsBlobStorage,
@@ -35,6 +36,7 @@ import {
   type BlobHasher,
   type BlobStorage,
   createConsistencyBatchJob,
+  createContentGcJob,
   createDedupGcJob,
   createGrantCleanupJob,
   createReextractAudioJob,
@@ -242,8 +244,9 @@ export function createBlobBackends(deps: {
 
 /**
  * Registers the Part 1 tenants on the registry, each with its storage
- * domain's adapter and own config; a tenant with no adapter on the domain
- * (`dedup_gc` on `oxicloud`) is not registered.
+ * domain's adapter and own config: `dedup_gc` is the engine's GC on
+ * `engine` and the quarantining content GC on `oxicloud` (given a blob store
+ * with a quarantine, which every store the server builds has).
  */
 export function registerPeriodicJobs(
   registry: JobRegistry,
@@ -277,6 +280,16 @@ export function registerPeriodicJobs(
     const dedup = createDedupGcJob({
       repository: adapters.orphanBlobs,
       blobs,
+      config: tenants.dedupGc,
+      logger,
+    });
+    registry.register(dedup, dedup.intervalMs, null, options(dedup.name));
+  }
+  const quarantine = blobQuarantineOf(blobs);
+  if (adapters.contentGc !== null && quarantine !== null) {
+    const dedup = createContentGcJob({
+      repository: adapters.contentGc,
+      quarantine,
       config: tenants.dedupGc,
       logger,
     });

@@ -5,10 +5,15 @@ export {
   blobObjectKey,
   hashOfBlobObjectKey,
   LOCAL_BLOBS_DIR,
+  LOCAL_QUARANTINE_DIR,
   localBlobDir,
   localBlobPath,
   localBlobsDir,
+  localQuarantinedBlobPath,
+  localQuarantinedManifestPath,
+  S3_QUARANTINE_PREFIX,
 } from './blob/blob-layout.js';
+export { blobQuarantineOf } from './blob/blob-quarantine-of.js';
 export type { EncryptedBlobStorageOptions } from './blob/encrypted-blob-storage.js';
 export {
   ENCRYPTION_NONCE_BYTES,

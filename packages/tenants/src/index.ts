@@ -24,8 +24,9 @@ export {
   CONSISTENCY_BATCH_JOB_NAME,
   createConsistencyBatchJob,
 } from './consistency-batch/index.js';
-export type { DedupGcConfig, DedupGcJob, DedupGcJobOptions } from './dedup-gc/index.js';
+export type { ContentGcJobOptions, DedupGcConfig, DedupGcJob, DedupGcJobOptions } from './dedup-gc/index.js';
 export {
+  createContentGcJob,
   createDedupGcJob,
   DEDUP_GC_DEFAULTS,
   DEDUP_GC_ENV,
@@ -105,8 +106,18 @@ export {
   grantsConsistencyConfigFromEnv,
 } from './grants-consistency/index.js';
 export type { BlobHasher, StoredBlobDigest } from './ports/blob-hasher.js';
+export type { BlobQuarantine, QuarantinedEntry, QuarantineListOptions } from './ports/blob-quarantine.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';
 export type { BlobRow, BlobWalkRepository } from './ports/blob-walk-repository.js';
+export type { ChunkManifestRecord } from './ports/chunk-manifest-record.js';
+export type {
+  BlobCollectResult,
+  CollectedBlob,
+  ContentGcPage,
+  ContentGcRepository,
+  ManifestCollectResult,
+  ManifestRestoreStatus,
+} from './ports/content-gc-repository.js';
 export type { DeletedGrant, GrantRepository } from './ports/grant-repository.js';
 export type {
   AudioMetadata,

@@ -23,7 +23,12 @@ describe('Part 1 tenant configs from env', () => {
       batchSize: 500,
     });
     expect(storageReconcileConfigFromEnv({})).toEqual({ intervalMs: 600_000 });
-    expect(dedupGcConfigFromEnv({})).toEqual({ intervalMs: null, graceMs: 3_600_000, batchSize: 100 });
+    expect(dedupGcConfigFromEnv({})).toEqual({
+      intervalMs: null,
+      graceMs: 3_600_000,
+      batchSize: 100,
+      quarantineGraceMs: 7 * 86_400_000,
+    });
     expect(grantCleanupConfigFromEnv({})).toEqual({
       intervalMs: 24 * 3_600_000,
       graceMs: 86_400_000,
@@ -45,11 +50,16 @@ describe('Part 1 tenant configs from env', () => {
       intervalMs: 30_000,
     });
     expect(
-      dedupGcConfigFromEnv({ OXICLOUD_DEDUP_GC_GRACE_SECONDS: '0', OXICLOUD_DEDUP_GC_BATCH_SIZE: '' }),
+      dedupGcConfigFromEnv({
+        OXICLOUD_DEDUP_GC_GRACE_SECONDS: '0',
+        OXICLOUD_DEDUP_GC_BATCH_SIZE: '',
+        OXICLOUD_DEDUP_GC_QUARANTINE_GRACE_DAYS: '30',
+      }),
     ).toEqual({
       intervalMs: null,
       graceMs: 0,
       batchSize: 100,
+      quarantineGraceMs: 30 * 86_400_000,
     });
     expect(
       grantCleanupConfigFromEnv({
@@ -93,6 +103,11 @@ describe('Part 1 tenant configs from env', () => {
       () => dedupGcConfigFromEnv({ OXICLOUD_DEDUP_GC_GRACE_SECONDS: '1h' }),
       'OXICLOUD_DEDUP_GC_GRACE_SECONDS="1h"',
       'seconds from 0 to 31536000',
+    ],
+    [
+      () => dedupGcConfigFromEnv({ OXICLOUD_DEDUP_GC_QUARANTINE_GRACE_DAYS: '0' }),
+      'OXICLOUD_DEDUP_GC_QUARANTINE_GRACE_DAYS="0"',
+      'days from 1 to 3650',
     ],
     [
       () => grantCleanupConfigFromEnv({ OXICLOUD_GRANT_CLEANUP_GRACE_SECONDS: '1e3' }),

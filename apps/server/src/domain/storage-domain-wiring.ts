@@ -23,6 +23,7 @@ import {
   OxiBlobIndexScan,
   OxiBlobWalkRepository,
   type OxiCloudDatabase,
+  OxiContentGcRepository,
   OxiGrantRepository,
   OxiMediaFileRepository,
   OxiTrashRepository,
@@ -34,6 +35,7 @@ import type {
   BlobIndexScan,
   BlobStorage,
   BlobWalkRepository,
+  ContentGcRepository,
   GrantRepository,
   MediaFileRepository,
   OrphanBlobRepository,
@@ -53,11 +55,6 @@ export interface UnwiredJob {
  * there (issue 30 adds them with their adapters).
  */
 export const UNWIRED_ON_OXICLOUD: readonly UnwiredJob[] = [
-  {
-    job: 'dedup_gc',
-    reason:
-      "no adapter on OxiCloud's storage domain yet (its blob deletion goes through ref_count and chunk manifests, not the engine's deletion protocol)",
-  },
   {
     job: 'repair',
     reason: "no adapter on OxiCloud's storage domain yet (repair plans act on the engine's own model)",
@@ -93,8 +90,10 @@ export interface StorageDomainAdapters {
   readonly trash: TrashRepository;
   readonly usage: UsageRepository;
   readonly grants: GrantRepository;
-  /** `dedup_gc`'s orphan blobs; `null` on a domain without its adapter. */
+  /** `dedup_gc`'s orphan blobs on the engine's model (`createDedupGcJob`); `null` on `oxicloud`. */
   readonly orphanBlobs: OrphanBlobRepository | null;
+  /** `dedup_gc`'s content tables on OxiCloud's domain (`createContentGcJob`); `null` on `engine`. */
+  readonly contentGc: ContentGcRepository | null;
   /** `repair`'s store; `null` on a domain without its adapter. */
   readonly repairStore: PgRepairStore | null;
   /** The jobs this domain does not register, in a fixed order. */
@@ -126,6 +125,7 @@ export function storageDomainAdapters(
       usage: new OxiUsageRepository(oxi),
       grants: new OxiGrantRepository(oxi),
       orphanBlobs: null,
+      contentGc: new OxiContentGcRepository(oxi),
       repairStore: null,
       unwired: UNWIRED_ON_OXICLOUD,
     };
@@ -142,6 +142,7 @@ export function storageDomainAdapters(
     usage: new PgUsageRepository(engine),
     grants: new PgGrantRepository(engine),
     orphanBlobs: new PgOrphanBlobRepository(engine),
+    contentGc: null,
     repairStore: new PgRepairStore(engine),
     unwired: [],
   };

@@ -96,3 +96,62 @@ export function blobKeyStartAfter(startAfter: string): string {
     ? `${folder}/${startAfter}${BLOB_OBJECT_SUFFIX}`
     : `${folder}/${startAfter}`;
 }
+
+/**
+ * The engine's quarantine (used by `dedup_gc` on OxiCloud's domain), outside
+ * OxiCloud's blob area so that OxiCloud never reads, lists or adopts what is
+ * in it:
+ *
+ * - local disk: `<storage root>/.oxijobs-quarantine/<aa>/<hash>.blob` for the
+ *   bytes of a collected blob (moved there by one rename, so on the same
+ *   filesystem as `.blobs`), `<storage root>/.oxijobs-quarantine/manifests/<aa>/<hash>.json`
+ *   for a saved manifest;
+ * - S3: the same names under the key prefix `oxijobs-quarantine/` (after the
+ *   store's own `prefix`, if any).
+ *
+ * To restore a blob by hand, move `.oxijobs-quarantine/<aa>/<hash>.blob`
+ * back to `.blobs/<aa>/<hash>.blob` (S3: copy the key back to `<aa>/<hash>.blob`).
+ */
+export const LOCAL_QUARANTINE_DIR = '.oxijobs-quarantine';
+/** The key prefix of the quarantine in an S3 bucket (after the store's own prefix). */
+export const S3_QUARANTINE_PREFIX = 'oxijobs-quarantine/';
+/** The folder of saved manifests inside the quarantine. */
+export const QUARANTINED_MANIFESTS_DIR = 'manifests';
+/** The suffix of a saved manifest's name. */
+export const MANIFEST_RECORD_SUFFIX = '.json';
+
+const MANIFEST_KEY = /^([0-9a-f]{2})\/([0-9a-f]{64})\.json$/;
+
+/** `<storage root>/.oxijobs-quarantine`. */
+export function localQuarantineDir(storageRoot: string): string {
+  return join(storageRoot, LOCAL_QUARANTINE_DIR);
+}
+
+/** `<storage root>/.oxijobs-quarantine/manifests`. */
+export function localQuarantinedManifestsDir(storageRoot: string): string {
+  return join(storageRoot, LOCAL_QUARANTINE_DIR, QUARANTINED_MANIFESTS_DIR);
+}
+
+/** `<storage root>/.oxijobs-quarantine/<aa>/<hash>.blob` (validated first). */
+export function localQuarantinedBlobPath(storageRoot: string, hash: string): string {
+  return join(localQuarantineDir(storageRoot), blobObjectKey(hash));
+}
+
+/** `<storage root>/.oxijobs-quarantine/manifests/<aa>/<hash>.json` (validated first). */
+export function localQuarantinedManifestPath(storageRoot: string, fileHash: string): string {
+  return join(localQuarantinedManifestsDir(storageRoot), quarantinedManifestName(fileHash));
+}
+
+/** `<aa>/<hash>.json`: a saved manifest's name relative to the manifests folder (validated first). */
+export function quarantinedManifestName(fileHash: string): string {
+  assertBlobHash(fileHash);
+  return `${fileHash.slice(0, 2)}/${fileHash}${MANIFEST_RECORD_SUFFIX}`;
+}
+
+/** The hash a saved manifest's name `<aa>/<hash>.json` names, or `null` for any other name. */
+export function hashOfQuarantinedManifestName(name: string): string | null {
+  const match = MANIFEST_KEY.exec(name);
+  if (match === null) return null;
+  const [, folder, hash] = match as unknown as [string, string, string];
+  return hash.startsWith(folder) ? hash : null;
+}

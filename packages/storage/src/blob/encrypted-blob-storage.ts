@@ -8,7 +8,15 @@ import {
 } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ConsistencyCheck } from '@oxicloud/consistency';
-import type { BlobEntry, BlobStorage, BlobStorageHealth } from '@oxicloud/tenants';
+import type {
+  BlobEntry,
+  BlobQuarantine,
+  BlobStorage,
+  BlobStorageHealth,
+  ChunkManifestRecord,
+  QuarantinedEntry,
+  QuarantineListOptions,
+} from '@oxicloud/tenants';
 import { StorageError, toStorageError } from '../storage-error.js';
 import { type BlobData, chunksOf } from './blob-data.js';
 import { assertBlobHash, assertBlobSize } from './blob-hash.js';
@@ -102,6 +110,10 @@ async function readAll(stream: AsyncIterable<Uint8Array | string>): Promise<Buff
  * - `put` encrypts as the bytes come (only the object's `size + 28` bytes
  *   go to the inner store, which keeps its atomicity), and checks the
  *   announced plaintext size itself (`SIZE_MISMATCH`, nothing stored).
+ * - The {@link BlobQuarantine} methods are the inner store's: the
+ *   ciphertext is moved as it is (and saved manifests, which hold no file
+ *   content, are stored as they are); an inner store without a quarantine
+ *   makes them reject with `INVALID_CONFIG`.
  * - `exists`, `delete` and `health` are the inner store's; `backend` is its
  *   name too (`local`, `s3`). Decrypted bytes are re-hashed by
  *   `StreamingBlobHasher` (what `createBlobHasher` picks for this store).
@@ -114,7 +126,7 @@ async function readAll(stream: AsyncIterable<Uint8Array | string>): Promise<Buff
  * const blobs = encryption === null ? base : new EncryptedBlobStorage({ inner: base, key: encryption.key });
  * ```
  */
-export class EncryptedBlobStorage implements BlobStorage {
+export class EncryptedBlobStorage implements BlobStorage, BlobQuarantine {
   readonly backend: string;
   /** The store holding the ciphertext (for what only it can do, such as a local file's path). */
   readonly inner: BlobStorage;
@@ -207,6 +219,52 @@ export class EncryptedBlobStorage implements BlobStorage {
 
   async health(): Promise<BlobStorageHealth> {
     return this.inner.health();
+  }
+
+  quarantineBlob(hash: string): Promise<boolean> {
+    assertBlobHash(hash);
+    return this.#innerQuarantine().quarantineBlob(hash);
+  }
+
+  restoreBlob(hash: string): Promise<boolean> {
+    assertBlobHash(hash);
+    return this.#innerQuarantine().restoreBlob(hash);
+  }
+
+  listQuarantinedBlobs(options: QuarantineListOptions): Promise<QuarantinedEntry[]> {
+    return this.#innerQuarantine().listQuarantinedBlobs(options);
+  }
+
+  purgeQuarantinedBlob(hash: string): Promise<boolean> {
+    assertBlobHash(hash);
+    return this.#innerQuarantine().purgeQuarantinedBlob(hash);
+  }
+
+  saveManifest(record: ChunkManifestRecord): Promise<void> {
+    return this.#innerQuarantine().saveManifest(record);
+  }
+
+  listQuarantinedManifests(options: QuarantineListOptions): Promise<QuarantinedEntry[]> {
+    return this.#innerQuarantine().listQuarantinedManifests(options);
+  }
+
+  readQuarantinedManifest(fileHash: string): Promise<ChunkManifestRecord | null> {
+    return this.#innerQuarantine().readQuarantinedManifest(fileHash);
+  }
+
+  purgeQuarantinedManifest(fileHash: string): Promise<boolean> {
+    return this.#innerQuarantine().purgeQuarantinedManifest(fileHash);
+  }
+
+  #innerQuarantine(): BlobQuarantine {
+    const inner = this.inner as Partial<BlobQuarantine>;
+    if (typeof inner.quarantineBlob !== 'function') {
+      throw new StorageError(
+        'INVALID_CONFIG',
+        `EncryptedBlobStorage: the inner ${this.backend} store has no quarantine (LocalFsBlobStorage and S3BlobStorage have one)`,
+      );
+    }
+    return inner as BlobQuarantine;
   }
 
   /** Closes the inner store when it can be closed (an S3 client's sockets). */

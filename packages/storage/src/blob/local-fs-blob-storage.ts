@@ -3,7 +3,15 @@ import { constants as fsConstants, type Stats } from 'node:fs';
 import { access, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ConsistencyCheck } from '@oxicloud/consistency';
-import type { BlobEntry, BlobStorage, BlobStorageHealth } from '@oxicloud/tenants';
+import type {
+  BlobEntry,
+  BlobQuarantine,
+  BlobStorage,
+  BlobStorageHealth,
+  ChunkManifestRecord,
+  QuarantinedEntry,
+  QuarantineListOptions,
+} from '@oxicloud/tenants';
 import { StorageError, toStorageError } from '../storage-error.js';
 import { type BlobData, chunksOf } from './blob-data.js';
 import { assertBlobHash, assertBlobSize, assertListLimit, normaliseStartAfter } from './blob-hash.js';
@@ -15,6 +23,7 @@ import {
   localBlobPath,
   localBlobsDir,
 } from './blob-layout.js';
+import { LocalFsQuarantine } from './local-fs-quarantine.js';
 
 /** Options of {@link LocalFsBlobStorage}. */
 export interface LocalFsBlobStorageOptions {
@@ -82,6 +91,9 @@ async function readNames(dir: string): Promise<string[]> {
  * - `health` only reads (stat and access of the root and `.blobs`): it
  *   never writes into a store this engine may not own.
  * - Keys are validated with `assertBlobHash` before any file call.
+ * - The {@link BlobQuarantine} methods (used by `dedup_gc` only) move
+ *   objects between `.blobs` and the engine's `<root>/.oxijobs-quarantine`
+ *   by rename (see `LOCAL_QUARANTINE_DIR`).
  *
  * @example
  * ```ts
@@ -91,7 +103,7 @@ async function readNames(dir: string): Promise<string[]> {
  * for await (const chunk of await blobs.get(hash)) process(chunk);
  * ```
  */
-export class LocalFsBlobStorage implements BlobStorage {
+export class LocalFsBlobStorage implements BlobStorage, BlobQuarantine {
   readonly backend = 'local';
   /** Absolute path of the storage root. */
   readonly root: string;
@@ -99,6 +111,7 @@ export class LocalFsBlobStorage implements BlobStorage {
   readonly blobsDir: string;
   readonly #checksFactory: ((self: LocalFsBlobStorage) => readonly ConsistencyCheck[]) | undefined;
   #checks: readonly ConsistencyCheck[] | undefined;
+  readonly #quarantine: LocalFsQuarantine;
 
   constructor(options: LocalFsBlobStorageOptions) {
     if (typeof options?.root !== 'string' || options.root.trim() === '') {
@@ -116,6 +129,7 @@ export class LocalFsBlobStorage implements BlobStorage {
     this.root = resolve(options.root);
     this.blobsDir = localBlobsDir(this.root);
     this.#checksFactory = options.consistencyChecks;
+    this.#quarantine = new LocalFsQuarantine(this.root);
   }
 
   subsystem(): string {
@@ -258,6 +272,38 @@ export class LocalFsBlobStorage implements BlobStorage {
       throw toStorageError(error, `local blob list under ${this.blobsDir} failed`);
     }
     return out;
+  }
+
+  quarantineBlob(hash: string): Promise<boolean> {
+    return this.#quarantine.quarantineBlob(hash);
+  }
+
+  restoreBlob(hash: string): Promise<boolean> {
+    return this.#quarantine.restoreBlob(hash);
+  }
+
+  listQuarantinedBlobs(options: QuarantineListOptions): Promise<QuarantinedEntry[]> {
+    return this.#quarantine.listQuarantinedBlobs(options);
+  }
+
+  purgeQuarantinedBlob(hash: string): Promise<boolean> {
+    return this.#quarantine.purgeQuarantinedBlob(hash);
+  }
+
+  saveManifest(record: ChunkManifestRecord): Promise<void> {
+    return this.#quarantine.saveManifest(record);
+  }
+
+  listQuarantinedManifests(options: QuarantineListOptions): Promise<QuarantinedEntry[]> {
+    return this.#quarantine.listQuarantinedManifests(options);
+  }
+
+  readQuarantinedManifest(fileHash: string): Promise<ChunkManifestRecord | null> {
+    return this.#quarantine.readQuarantinedManifest(fileHash);
+  }
+
+  purgeQuarantinedManifest(fileHash: string): Promise<boolean> {
+    return this.#quarantine.purgeQuarantinedManifest(fileHash);
   }
 
   /**

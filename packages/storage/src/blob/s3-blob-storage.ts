@@ -1,11 +1,28 @@
 import { Readable } from 'node:stream';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { ConsistencyCheck } from '@oxicloud/consistency';
-import type { BlobEntry, BlobStorage, BlobStorageHealth } from '@oxicloud/tenants';
+import type {
+  BlobEntry,
+  BlobQuarantine,
+  BlobStorage,
+  BlobStorageHealth,
+  ChunkManifestRecord,
+  QuarantinedEntry,
+  QuarantineListOptions,
+} from '@oxicloud/tenants';
 import { StorageError, toStorageError } from '../storage-error.js';
 import { type BlobData, chunksOf } from './blob-data.js';
 import { assertBlobSize, assertListLimit, normaliseStartAfter } from './blob-hash.js';
-import { blobKeyStartAfter, blobObjectKey, hashOfBlobObjectKey } from './blob-layout.js';
+import {
+  blobKeyStartAfter,
+  blobObjectKey,
+  hashOfBlobObjectKey,
+  hashOfQuarantinedManifestName,
+  QUARANTINED_MANIFESTS_DIR,
+  quarantinedManifestName,
+  S3_QUARANTINE_PREFIX,
+} from './blob-layout.js';
+import { decodeManifestRecord, encodeManifestRecord } from './manifest-record-codec.js';
 
 type S3Sdk = typeof import('@aws-sdk/client-s3');
 
@@ -122,6 +139,10 @@ export function isKeyPrefix(prefix: unknown): prefix is string {
  *   `cause`; keys are validated before any network call.
  * - Checksums are only computed when an operation requires them, so
  *   S3-compatible servers without the newer checksum headers work.
+ * - The {@link BlobQuarantine} methods (used by `dedup_gc` only) keep the
+ *   engine's quarantine under `prefix + 'oxijobs-quarantine/'`; a move is a
+ *   CopyObject then a DeleteObject (a crash between them leaves both
+ *   copies, which the GC's sweep tolerates).
  *
  * @example
  * ```ts
@@ -129,7 +150,7 @@ export function isKeyPrefix(prefix: unknown): prefix is string {
  * const blobs = new S3BlobStorage(s3ConfigFromEnv(process.env));
  * ```
  */
-export class S3BlobStorage implements BlobStorage {
+export class S3BlobStorage implements BlobStorage, BlobQuarantine {
   readonly backend = 's3';
   readonly bucket: string;
   readonly prefix: string;
@@ -366,6 +387,88 @@ export class S3BlobStorage implements BlobStorage {
     return out;
   }
 
+  /** The quarantine key of `hash`: `prefix + 'oxijobs-quarantine/<aa>/<hash>.blob'` (validated first). */
+  quarantineKeyOf(hash: string): string {
+    return this.prefix + S3_QUARANTINE_PREFIX + blobObjectKey(hash);
+  }
+
+  /** The key of a saved manifest: `prefix + 'oxijobs-quarantine/manifests/<aa>/<hash>.json'`. */
+  manifestKeyOf(fileHash: string): string {
+    return `${this.#manifestsPrefix()}${quarantinedManifestName(fileHash)}`;
+  }
+
+  async quarantineBlob(hash: string): Promise<boolean> {
+    const from = this.keyOf(hash);
+    if (!(await this.#copy(from, this.quarantineKeyOf(hash)))) return false;
+    await this.#deleteKey(from);
+    return true;
+  }
+
+  async restoreBlob(hash: string): Promise<boolean> {
+    const from = this.quarantineKeyOf(hash);
+    if (!(await this.#copy(from, this.keyOf(hash)))) return false;
+    await this.#deleteKey(from);
+    return true;
+  }
+
+  listQuarantinedBlobs(options: QuarantineListOptions): Promise<QuarantinedEntry[]> {
+    return this.#listUnder(this.prefix + S3_QUARANTINE_PREFIX, hashOfBlobObjectKey, options);
+  }
+
+  async purgeQuarantinedBlob(hash: string): Promise<boolean> {
+    const key = this.quarantineKeyOf(hash);
+    if (!(await this.#headKey(key))) return false;
+    await this.#deleteKey(key);
+    return true;
+  }
+
+  async saveManifest(record: ChunkManifestRecord): Promise<void> {
+    const key = this.manifestKeyOf(record.fileHash);
+    const body = encodeManifestRecord(record);
+    try {
+      const { sdk, client } = await this.#s3();
+      await client.send(
+        new sdk.PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          ContentLength: body.byteLength,
+          ContentType: 'application/json',
+        }),
+      );
+    } catch (error) {
+      throw this.#backendError('put', key, error);
+    }
+  }
+
+  listQuarantinedManifests(options: QuarantineListOptions): Promise<QuarantinedEntry[]> {
+    return this.#listUnder(this.#manifestsPrefix(), hashOfQuarantinedManifestName, options);
+  }
+
+  async readQuarantinedManifest(fileHash: string): Promise<ChunkManifestRecord | null> {
+    const key = this.manifestKeyOf(fileHash);
+    let bytes: Buffer;
+    try {
+      const { sdk, client } = await this.#s3();
+      const response = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const parts: Buffer[] = [];
+      for await (const chunk of (response.Body ?? []) as AsyncIterable<Uint8Array>)
+        parts.push(Buffer.from(chunk));
+      bytes = Buffer.concat(parts);
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw this.#backendError('get', key, error);
+    }
+    return decodeManifestRecord(fileHash, bytes, `s3://${this.bucket}/${key}`);
+  }
+
+  async purgeQuarantinedManifest(fileHash: string): Promise<boolean> {
+    const key = this.manifestKeyOf(fileHash);
+    if (!(await this.#headKey(key))) return false;
+    await this.#deleteKey(key);
+    return true;
+  }
+
   async health(): Promise<BlobStorageHealth> {
     try {
       const { sdk, client } = await this.#s3();
@@ -386,6 +489,80 @@ export class S3BlobStorage implements BlobStorage {
       ({ client }) => client.destroy(),
       () => undefined,
     );
+  }
+
+  #manifestsPrefix(): string {
+    return `${this.prefix}${S3_QUARANTINE_PREFIX}${QUARANTINED_MANIFESTS_DIR}/`;
+  }
+
+  /** CopyObject `from` → `to` (replacing `to`); `false` when `from` does not exist. */
+  async #copy(from: string, to: string): Promise<boolean> {
+    try {
+      const { sdk, client } = await this.#s3();
+      const source = `${this.bucket}/${from}`.split('/').map(encodeURIComponent).join('/');
+      await client.send(new sdk.CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: source }));
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw this.#backendError(`copy to ${to}`, from, error);
+    }
+  }
+
+  async #headKey(key: string): Promise<boolean> {
+    try {
+      const { sdk, client } = await this.#s3();
+      await client.send(new sdk.HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw this.#backendError('head', key, error);
+    }
+  }
+
+  async #deleteKey(key: string): Promise<void> {
+    try {
+      const { sdk, client } = await this.#s3();
+      await client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (error) {
+      if (!isNotFound(error)) throw this.#backendError('delete', key, error);
+    }
+  }
+
+  /** Keys `under + <name>` whose `<name>` `parse` turns into a hash, in hash order after `startAfter`. */
+  async #listUnder(
+    under: string,
+    parse: (name: string) => string | null,
+    options: QuarantineListOptions,
+  ): Promise<QuarantinedEntry[]> {
+    const startAfter = normaliseStartAfter(options.startAfter);
+    assertListLimit(options.limit);
+    const out: QuarantinedEntry[] = [];
+    let continuationToken: string | undefined;
+    try {
+      do {
+        const { sdk, client } = await this.#s3();
+        const response = await client.send(
+          new sdk.ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: under,
+            ...(startAfter === null ? {} : { StartAfter: under + blobKeyStartAfter(startAfter) }),
+            MaxKeys: S3_MAX_KEYS,
+            ...(continuationToken === undefined ? {} : { ContinuationToken: continuationToken }),
+          }),
+        );
+        for (const object of response.Contents ?? []) {
+          const key = object.Key;
+          if (key === undefined || !key.startsWith(under) || out.length >= options.limit) continue;
+          const hash = parse(key.slice(under.length));
+          if (hash === null || (startAfter !== null && hash <= startAfter)) continue;
+          out.push({ hash, quarantinedAt: object.LastModified ?? new Date() });
+        }
+        continuationToken = response.IsTruncated ? response.NextContinuationToken : undefined;
+      } while (continuationToken !== undefined && out.length < options.limit);
+    } catch (error) {
+      throw this.#backendError('list', `${under}${startAfter ?? ''}`, error);
+    }
+    return out;
   }
 
   #s3(): Promise<{ readonly sdk: S3Sdk; readonly client: S3Client }> {

@@ -25,6 +25,7 @@ export { OxiBlobIndexScan } from './oxi-blob-index-scan.js';
 export type { OxiBlobRowScanOptions } from './oxi-blob-row-scan.js';
 export { OxiBlobRowScan } from './oxi-blob-row-scan.js';
 export { OxiBlobWalkRepository } from './oxi-blob-walk-repository.js';
+export { OxiContentGcRepository } from './oxi-content-gc-repository.js';
 export type { OxiDriveUsageScanOptions } from './oxi-drive-usage-scan.js';
 export { OxiDriveUsageScan } from './oxi-drive-usage-scan.js';
 export type { OxiFileContentScanOptions } from './oxi-file-content-scan.js';
