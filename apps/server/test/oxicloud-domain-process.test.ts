@@ -67,11 +67,12 @@ async function deepBatch(db: TestDatabase, base: string, token: string) {
 
 /**
  * The jobs other than checks the oxicloud domain wires (Oxi* adapters);
- * dedup_gc and repair have none yet. The checks are read from the listing
+ * repair has none yet. The checks are read from the listing
  * (the jobs declaring a `check`): the catalog is their one list.
  */
 const TENANTS_ON_OXICLOUD = [
   'trash_cleanup',
+  'dedup_gc',
   'storage_reconcile',
   'grant_cleanup',
   'run_retention',
@@ -149,7 +150,7 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
     await waitForStatus(`${base}/readyz`, 200, { process: server, timeoutMs: 60_000 });
     const unwired = jsonLines(server.stdout()).filter((l) => l['event'] === 'storage_domain.unwired_jobs');
     expect(unwired).toHaveLength(1);
-    expect(unwired[0]).toMatchObject({ storage_domain: 'oxicloud', jobs: ['dedup_gc', 'repair'] });
+    expect(unwired[0]).toMatchObject({ storage_domain: 'oxicloud', jobs: ['repair'] });
     const minted = await runCli(['token', '--user', 'admin', '--expires-in', '1h'], env);
     expect(minted.code, minted.stderr).toBe(0);
     token = minted.stdout.trim().split('\n').at(-1)!;
@@ -165,9 +166,9 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
     expect([...others].sort()).toEqual([...TENANTS_ON_OXICLOUD].sort());
   });
 
-  it('asked to run dedup_gc or repair, the admin API and the CLI answer 404 saying why', async () => {
+  it('asked to run repair, the admin API and the CLI answer 404 saying why', async () => {
     const headers = { authorization: `Bearer ${token}` };
-    for (const job of ['dedup_gc', 'repair']) {
+    for (const job of ['repair']) {
       const res = await fetch(`${base}/api/admin/jobs/${job}/trigger`, { method: 'POST', headers });
       expect(res.status, job).toBe(404);
       const body = (await res.json()) as { error: { code: string; message: string } };
@@ -189,10 +190,10 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
     const repair = await runCli(['repair', 'plan', '--check', 'drives_consistency'], client);
     expect(repair.code).not.toBe(0);
     expect(repair.stderr).toContain('repair plans are not available on this server');
-    const cli = await runCli(['jobs', 'trigger', 'dedup_gc'], client);
+    const cli = await runCli(['jobs', 'trigger', 'repair'], client);
     expect(cli.code).not.toBe(0);
     expect(cli.stderr).toContain(
-      "dedup_gc is not registered on this server: no adapter on OxiCloud's storage domain yet",
+      "repair is not registered on this server: no adapter on OxiCloud's storage domain yet",
     );
   });
 
