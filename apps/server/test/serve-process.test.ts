@@ -5,15 +5,7 @@ import { join } from 'node:path';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DUPLICATE_SIGNAL_WINDOW_MS } from '../src/commands/shutdown-signals.js';
-import {
-  type CliProcess,
-  cleanEnv,
-  jsonLines,
-  OLD_MODEL_ENV,
-  runCli,
-  startCli,
-  waitForStatus,
-} from './cli-process.js';
+import { type CliProcess, cleanEnv, jsonLines, runCli, startCli, waitForStatus } from './cli-process.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 /** `oxijobs serve` as a real process on a DATABASE_URL (a fresh test database behind a TCP proxy). */
@@ -26,7 +18,7 @@ describe('oxijobs serve (DATABASE_URL)', () => {
   let base: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     const url = new URL(db.url);
     proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port) });
     url.hostname = '127.0.0.1';
@@ -36,7 +28,6 @@ describe('oxijobs serve (DATABASE_URL)', () => {
     const httpPort = await freePort();
     base = `http://127.0.0.1:${httpPort}`;
     env = cleanEnv({
-      ...OLD_MODEL_ENV,
       DATABASE_URL: url.toString(),
       OXICLOUD_DATA_DIR: dataDir,
       OXICLOUD_HTTP_PORT: String(httpPort),
@@ -107,7 +98,9 @@ describe('oxijobs serve (DATABASE_URL)', () => {
   });
 
   it('refuses a token for a non-admin or unknown user with a clear message', async () => {
-    await db.pool.query("INSERT INTO auth.users (username, role) VALUES ('bob', 'user')");
+    await db.pool.query(
+      "INSERT INTO auth.users (username, email, role) VALUES ('bob', 'bob@example.org', 'user')",
+    );
     const bob = await runCli(['token', '--user', 'bob'], env);
     expect(bob.code).toBe(1);
     expect(bob.stdout).toBe('');
@@ -116,7 +109,7 @@ describe('oxijobs serve (DATABASE_URL)', () => {
     );
     const nobody = await runCli(['token', '--user', 'nobody'], env);
     expect(nobody.code).toBe(1);
-    expect(nobody.stderr).toContain('oxijobs: no user named "nobody"');
+    expect(nobody.stderr).toContain('oxijobs: no active user named or with the e-mail address "nobody"');
   });
 
   it('refuses bad command-line values with one line and exit 2', async () => {
@@ -137,15 +130,13 @@ describe('oxijobs serve (DATABASE_URL)', () => {
 
   it('seeds a small dataset through @oxicloud/dataset into the same database and blob folder', async () => {
     const before = await db.pool.query('SELECT count(*)::int AS n FROM storage.files');
-    const result = await runCli(
-      ['seed', '--users', '2', '--files-per-user', '5', '--blobs-on-disk', '3', '--seed', '7'],
-      env,
-    );
+    const result = await runCli(['seed', '--users', '2', '--files-per-user', '5', '--seed', '7'], env);
     expect(result.stderr).not.toContain('oxijobs:');
     expect(result.code).toBe(0);
     expect(result.stdout.trim().length).toBeGreaterThan(0);
     const after = await db.pool.query('SELECT count(*)::int AS n FROM storage.files');
-    expect(after.rows[0].n - before.rows[0].n).toBe(10);
+    // Two personal drives and one shared drive (one per five users), five files each.
+    expect(after.rows[0].n - before.rows[0].n).toBe(15);
     expect(existsSync(join(dataDir, 'storage', '.blobs'))).toBe(true); // OxiCloud's layout under the default root
   });
 
@@ -247,7 +238,6 @@ describe('oxijobs configuration errors', () => {
     const result = await runCli(
       ['serve'],
       cleanEnv({
-        ...OLD_MODEL_ENV,
         ...vars,
         OXICLOUD_DATA_DIR: join(parent, 'data'),
         DATABASE_URL: 'postgres://127.0.0.1:1/none',
@@ -262,7 +252,7 @@ describe('oxijobs configuration errors', () => {
 
   it('lists the environment variables in serve --help and --help', async () => {
     for (const args of [['--help'], ['serve', '--help']]) {
-      const result = await runCli(args, cleanEnv({ ...OLD_MODEL_ENV }));
+      const result = await runCli(args, cleanEnv({}));
       expect(result.code).toBe(0);
       for (const name of ['DATABASE_URL', 'OXICLOUD_DATA_DIR', 'OXICLOUD_HTTP_PORT', 'OXICLOUD_JWT_SECRET']) {
         expect(result.stdout).toContain(name);
