@@ -93,7 +93,12 @@ export {
   GRANT_CLEANUP_JOB_NAME,
   grantCleanupConfigFromEnv,
 } from './grant-cleanup/index.js';
-export type { GrantAnomaly, GrantResourceType, GrantScan, GrantScanOptions } from './grants-consistency/grant-scan.js';
+export type {
+  GrantAnomaly,
+  GrantResourceType,
+  GrantScan,
+  GrantScanOptions,
+} from './grants-consistency/grant-scan.js';
 export type { GrantsConsistencyCheckOptions, GrantsConsistencyConfig } from './grants-consistency/index.js';
 export {
   createGrantsConsistencyCheck,
