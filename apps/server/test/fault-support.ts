@@ -384,6 +384,9 @@ export async function seedConsistencyFaults(
   });
 }
 
+/** Sizes of the fault tests' multi-chunk contents: 1 MiB + 1 byte to 1 MiB + 128 KiB. */
+const SMALL_MULTI_CHUNK = { min: 1024 * 1024 + 1, max: 1024 * 1024 + 128 * 1024 };
+
 /**
  * An OxiCloud-shaped dataset (`generateOxiCloudDataset`) in the database of
  * `pool` and the local store of a server whose `OXICLOUD_DATA_DIR` is
@@ -402,7 +405,8 @@ export async function seedOxiCloud(
     blobs,
     storageRoot,
     backdateBlob: backdateLocalBlob((hash) => blobs.pathOf(hash)),
-    options,
+    // Multi-chunk contents just over the 1 MiB chunk bound (two chunks): the shape, not the bytes, is what the tests need.
+    options: { multiChunkSize: SMALL_MULTI_CHUNK, ...options },
   });
 }
 
@@ -425,7 +429,7 @@ export async function seedOxiCloudConsistencyFaults(
     users: Math.max(36, 16 * faultsPerKind),
     filesPerDrive: 25,
     foldersPerDrive: { min: 4, max: 10 },
-    multiChunkFileShare: 0.2,
+    multiChunkFileShare: 0.1,
     trashedFolderShare: 0.2,
     trashedFileShare: 0.1,
     seed: 4242,
