@@ -15,6 +15,9 @@ const DAY = 86_400_000;
  * runs an open finding needs and recent fixed findings stay; a kill -9 of a
  * real pruning process leaves no half-deleted run.
  */
+/** The child's `application_name`, to see when its server session is gone. */
+const CHILD_APP = 'oxicloud-retention-child';
+
 describe('run_retention', () => {
   let db: TestDatabase;
   const now = Date.now();
@@ -153,6 +156,7 @@ describe('run_retention', () => {
         env: {
           ...process.env,
           DATABASE_URL: db.url,
+          PGAPPNAME: CHILD_APP,
           CUTOFF: new Date(now - 90 * DAY).toISOString(),
           BATCH: '3',
         },
@@ -170,6 +174,16 @@ describe('run_retention', () => {
     });
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
+    // The child's last statement may still be running in its server session (a COMMIT already sent commits):
+    // count only once that session is gone, so the count and the rerun see the same rows.
+    for (;;) {
+      const { rows: left } = await db.pool.query(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+        [CHILD_APP],
+      );
+      if (left[0].n === 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const { rows } = await db.pool.query(
       `SELECT r.id, count(f.id)::int AS n FROM jobs.recoverable_runs r
          LEFT JOIN jobs.run_findings f ON f.run_id = r.id WHERE r.job_name = 'kill_test' GROUP BY r.id`,
