@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { constants as fsConstants, type Stats } from 'node:fs';
-import { access, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { access, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ConsistencyCheck } from '@oxicloud/consistency';
 import type {
@@ -23,6 +23,7 @@ import {
   localBlobPath,
   localBlobsDir,
 } from './blob-layout.js';
+import { errnoCode, readNames } from './fs-names.js';
 import { LocalFsQuarantine } from './local-fs-quarantine.js';
 
 /** Options of {@link LocalFsBlobStorage}. */
@@ -54,22 +55,6 @@ const STAT_CONCURRENCY = 64;
  * of millions (thousands of blobs a folder) reads one folder at a time.
  */
 const PREFIX_DIR_CONCURRENCY = 32;
-
-function errnoCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error
-    ? String((error as { code: unknown }).code)
-    : undefined;
-}
-
-/** A folder's names; none when it does not exist (removed meanwhile). */
-async function readNames(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return [];
-    throw error;
-  }
-}
 
 /**
  * Content-addressed blobs on a local disk in OxiCloud's layout:

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ChunkManifestRecord, QuarantinedEntry, QuarantineListOptions } from '@oxicloud/tenants';
 import { toStorageError } from '../storage-error.js';
@@ -14,22 +14,8 @@ import {
   localQuarantinedManifestsDir,
   MANIFEST_RECORD_SUFFIX,
 } from './blob-layout.js';
+import { errnoCode, readNames } from './fs-names.js';
 import { decodeManifestRecord, encodeManifestRecord } from './manifest-record-codec.js';
-
-function errnoCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error
-    ? String((error as { code: unknown }).code)
-    : undefined;
-}
-
-async function readNames(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return [];
-    throw error;
-  }
-}
 
 /** Makes a rename durable; best effort (some filesystems refuse fsync on folders). */
 async function syncDir(dir: string): Promise<void> {
@@ -82,10 +68,12 @@ async function listEntries(
   assertListLimit(options.limit);
   const from = startAfter ?? '';
   const out: QuarantinedEntry[] = [];
-  const folders = (await readNames(base)).filter((n) => isBlobPrefixDir(n) && n >= from.slice(0, 2)).sort();
+  const folders = (await readNames(base, ['ENOTDIR']))
+    .filter((n) => isBlobPrefixDir(n) && n >= from.slice(0, 2))
+    .sort();
   for (const folder of folders) {
     if (out.length >= options.limit) break;
-    const hashes = (await readNames(join(base, folder)))
+    const hashes = (await readNames(join(base, folder), ['ENOTDIR']))
       .map((name) =>
         name.endsWith(suffix) ? hashOfBlobFileName(folder, `${name.slice(0, -suffix.length)}.blob`) : null,
       )
