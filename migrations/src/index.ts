@@ -11,7 +11,7 @@ export type { MigrationFile } from './files.js';
 export { migrationsFolder, readMigrationFiles } from './files.js';
 export type { MigrateOptions, MigrationClient, MigrationPool, MigrationResult } from './migrate.js';
 export { migrate } from './migrate.js';
-export type { StorageDomain } from './oxicloud-domain.js';
+export type { RecordedStorageDomain, StorageDomain } from './oxicloud-domain.js';
 export {
   oxiCloudDomainFolder,
   oxiCloudJobsFolder,

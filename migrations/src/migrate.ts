@@ -1,7 +1,12 @@
 import { applySchema } from '@oxicloud/recoverable';
 import { MigrationError } from './errors.js';
 import type { MigrationFile } from './files.js';
-import { readOxiCloudDomainFiles, type StorageDomain, storageDomainFiles } from './oxicloud-domain.js';
+import {
+  type RecordedStorageDomain,
+  readOxiCloudDomainFiles,
+  type StorageDomain,
+  storageDomainFiles,
+} from './oxicloud-domain.js';
 import { PACKAGE_SCHEMAS } from './package-schemas.js';
 
 /** The subset of `pg`'s Client / PoolClient this runner needs. */
@@ -29,16 +34,17 @@ export interface MigrationResult {
 
 export interface MigrateOptions {
   /**
-   * The storage domain to build and keep: `engine` (`sql/`) or `oxicloud`
-   * (`oxicloud-domain/`, see `storageDomainFiles`). It is recorded in
-   * `public.oxicloud_storage_domain` at the first migration; a later call
-   * with the other domain is refused (`DOMAIN_MISMATCH`) before any write.
-   * A database migrated before the record existed is judged by the files it
-   * recorded. @defaultValue `engine` when `files` is not given; with `files`
-   * and no `domain`, no domain is checked or recorded
+   * The storage domain to build and keep: `oxicloud` (`oxicloud-domain/`,
+   * see `storageDomainFiles`), the only one. It is recorded in
+   * `public.oxicloud_storage_domain` at the first migration. A database that
+   * recorded another domain (the engine's old model, `engine`, removed by
+   * issue 30) is refused (`DOMAIN_MISMATCH`) before any write; a database
+   * migrated before the record existed is judged by the files it recorded.
+   * @defaultValue `oxicloud` when `files` is not given; with `files` and no
+   * `domain`, no domain is checked or recorded
    */
   readonly domain?: StorageDomain;
-  /** Defaults to the files of `domain` (this package's own SQL files for `engine`). */
+  /** Defaults to the files of `domain` ({@link storageDomainFiles}). */
   readonly files?: MigrationFile[];
   /**
    * Apply the packages' `jobs` schemas after the files (`@oxicloud/recoverable`,
@@ -67,8 +73,8 @@ const LOCK_KEY = 7_420_113_001;
  * ```
  */
 export async function migrate(pool: MigrationPool, options: MigrateOptions = {}): Promise<MigrationResult> {
-  const domain = options.domain ?? (options.files === undefined ? 'engine' : undefined);
-  const files = options.files ?? storageDomainFiles(domain ?? 'engine');
+  const domain = options.domain ?? (options.files === undefined ? 'oxicloud' : undefined);
+  const files = options.files ?? storageDomainFiles(domain ?? 'oxicloud');
   const client = await pool.connect();
   const applied: string[] = [];
   const alreadyApplied: string[] = [];
@@ -82,8 +88,11 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
           alreadyApplied,
           error: new MigrationError(
             'DOMAIN_MISMATCH',
-            `this database was migrated with the storage domain "${recorded.domain}" (${recorded.source}), ` +
-              `not "${domain}"; a database keeps the storage domain it was first migrated with. Nothing was written`,
+            recorded.domain === 'engine'
+              ? `this database was migrated with the engine's old storage model "engine" (${recorded.source}), ` +
+                  `which this version no longer runs; nothing is migrated from it. Nothing was written`
+              : `this database was migrated with the storage domain "${recorded.domain}" (${recorded.source}), ` +
+                  `not "${domain}"; a database keeps the storage domain it was first migrated with. Nothing was written`,
           ),
         };
       }
@@ -177,7 +186,7 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
   }
 }
 
-/** The old model's storage files (`sql/`), one of which every engine-domain database recorded. */
+/** The old model's storage files (removed by issue 30), one of which every engine-domain database recorded. */
 const ENGINE_DOMAIN_MARKERS = new Set(['0001_schemas.sql', '0002_auth_users.sql', '0003_storage_domain.sql']);
 
 /**
@@ -188,7 +197,7 @@ const ENGINE_DOMAIN_MARKERS = new Set(['0001_schemas.sql', '0002_auth_users.sql'
  */
 async function recordedDomain(
   client: MigrationClient,
-): Promise<{ readonly domain: StorageDomain; readonly source: string } | null> {
+): Promise<{ readonly domain: RecordedStorageDomain; readonly source: string } | null> {
   const { rows: tables } = await client.query(
     `SELECT to_regclass('public.oxicloud_storage_domain') IS NOT NULL AS has_domain,
             to_regclass('public.oxicloud_migrations') IS NOT NULL AS has_migrations`,

@@ -5,8 +5,7 @@ import { type MigrationFile, readMigrationFiles } from './files.js';
  * The folder of the OxiCloud-compatible storage domain (`oxicloud-domain/`):
  * this project's own SQL for the schema {@link OXICLOUD_SCHEMA} describes
  * (auth, storage, audio, caldav, carddav, faces), with the triggers a job or
- * a repair meets. Applied by {@link migrate} with `domain: 'oxicloud'`
- * ({@link storageDomainFiles}); `sql/` is the default (`engine`) storage domain.
+ * a repair meets. Applied by {@link migrate} ({@link storageDomainFiles}).
  */
 export const oxiCloudDomainFolder: string = fileURLToPath(new URL('../oxicloud-domain/', import.meta.url));
 
@@ -29,24 +28,26 @@ export function readOxiCloudDomainFiles(): MigrationFile[] {
 export const oxiCloudJobsFolder: string = fileURLToPath(new URL('../oxicloud-jobs/', import.meta.url));
 
 /**
- * The storage domains {@link migrate} can build on an empty database:
- * `engine`, the engine's own model (`sql/`), and `oxicloud`, OxiCloud's
- * drive-era schema (`oxicloud-domain/`).
+ * The storage domains {@link migrate} can build on an empty database: only
+ * `oxicloud`, OxiCloud's drive-era schema (`oxicloud-domain/`). The engine's
+ * old model (`engine`) was removed by issue 30; a database that recorded it
+ * is refused ({@link RecordedStorageDomain}).
  */
-export const STORAGE_DOMAINS = ['engine', 'oxicloud'] as const;
+export const STORAGE_DOMAINS = ['oxicloud'] as const;
 export type StorageDomain = (typeof STORAGE_DOMAINS)[number];
 
-/** The server's files of `sql/` that belong to the engine, not to a storage domain: applied on both. */
+/** What a database may have recorded: a domain of {@link STORAGE_DOMAINS}, or the removed `engine` model. */
+export type RecordedStorageDomain = StorageDomain | 'engine';
+
+/** The server's files of `sql/`, which belong to the engine, not to a storage domain. */
 const ENGINE_FILES = new Set(['0010_job_registrations.sql']);
 
 /**
- * The files {@link migrate} applies for a storage domain, in order:
- * `engine` = `sql/`; `oxicloud` = `oxicloud-domain/`, then the `jobs`
- * schema (`oxicloud-jobs/`) and the server's jobs table of `sql/`
- * (`0010_job_registrations.sql`), never the old model's storage files.
+ * The files {@link migrate} applies, in order: `oxicloud-domain/`, then the
+ * `jobs` schema (`oxicloud-jobs/`) and the server's jobs table of `sql/`
+ * (`0010_job_registrations.sql`).
  */
-export function storageDomainFiles(domain: StorageDomain): MigrationFile[] {
-  if (domain === 'engine') return readMigrationFiles();
+export function storageDomainFiles(_domain: StorageDomain = 'oxicloud'): MigrationFile[] {
   return [
     ...readOxiCloudDomainFiles(),
     ...readMigrationFiles(oxiCloudJobsFolder),

@@ -1,6 +1,6 @@
 import { schemaStatus } from '@oxicloud/recoverable';
 import type { MigrationFile } from './files.js';
-import { readMigrationFiles } from './files.js';
+import { storageDomainFiles } from './oxicloud-domain.js';
 import type { MigrationClient } from './migrate.js';
 import { PACKAGE_SCHEMAS, RETIRED_MIGRATIONS } from './package-schemas.js';
 
@@ -22,7 +22,7 @@ export interface MigrationStatus {
 }
 
 /**
- * Compares `public.oxicloud_migrations` with this build's SQL files, read
+ * Compares `public.oxicloud_migrations` with this build's SQL files ({@link storageDomainFiles} by default), read
  * only (no lock, no table created): what a readiness probe asks. A database
  * never migrated has every file pending.
  *
@@ -34,7 +34,7 @@ export interface MigrationStatus {
  */
 export async function migrationStatus(
   client: MigrationClient,
-  files: readonly MigrationFile[] = readMigrationFiles(),
+  files: readonly MigrationFile[] = storageDomainFiles(),
 ): Promise<MigrationStatus> {
   const { rows: exists } = await client.query(
     "SELECT to_regclass('public.oxicloud_migrations') IS NOT NULL AS present",

@@ -24,10 +24,9 @@ export {
   CONSISTENCY_BATCH_JOB_NAME,
   createConsistencyBatchJob,
 } from './consistency-batch/index.js';
-export type { ContentGcJobOptions, DedupGcConfig, DedupGcJob, DedupGcJobOptions } from './dedup-gc/index.js';
+export type { ContentGcJobOptions, DedupGcConfig, DedupGcJob } from './dedup-gc/index.js';
 export {
   createContentGcJob,
-  createDedupGcJob,
   DEDUP_GC_DEFAULTS,
   DEDUP_GC_ENV,
   DEDUP_GC_JOB_NAME,
@@ -130,12 +129,6 @@ export type {
   MediaFileRepository,
   MediaFileRow,
 } from './ports/media-file-repository.js';
-export type {
-  OrphanBlobCandidate,
-  OrphanBlobRepository,
-  OrphanFinishResult,
-  OrphanMarkResult,
-} from './ports/orphan-blob-repository.js';
 export type { RepairPlanRepository } from './ports/repair-plan-repository.js';
 export type {
   BlobCounterState,

@@ -4,15 +4,16 @@ import pg from 'pg';
 
 /** Env var through which the global setup hands the server URL to test workers. */
 export const ADMIN_URL_ENV = 'OXICLOUD_TEST_ADMIN_URL';
-/** Name of the migrated template database every test database is copied from. */
+/**
+ * Name of the migrated template database every test database is copied
+ * from: what the server makes of an empty database (`migrate()` of
+ * `@oxicloud/migrations`: OxiCloud's storage domain, the `jobs` schema, the
+ * registrations, the packages' schemas).
+ */
 export const TEMPLATE_DATABASE = 'oxicloud_test_template';
 
-/**
- * Name of the template with OxiCloud's storage domain as the server migrates
- * it (`storageDomainFiles('oxicloud')` of `@oxicloud/migrations`) and the
- * packages' schemas: made on first use by `createTestDatabase({ domain: 'oxicloud' })`.
- */
-export const OXICLOUD_DOMAIN_TEMPLATE = 'oxicloud_test_template_oxicloud';
+/** The template of `createTestDatabase({ domain: 'oxicloud' })`: the same one since the old model went (issue 30). */
+export const OXICLOUD_DOMAIN_TEMPLATE = TEMPLATE_DATABASE;
 
 /** A fresh, migrated database of its own for one test file. */
 export interface TestDatabase {
@@ -73,45 +74,12 @@ export async function prepareTemplate(url: string): Promise<void> {
   }
 }
 
-/** Creates the OxiCloud-domain template once per server (idempotent, under an advisory lock). */
-async function prepareOxiCloudDomainTemplate(url: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  try {
-    await admin.query('SELECT pg_advisory_lock(7420113003)');
-    try {
-      const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [
-        OXICLOUD_DOMAIN_TEMPLATE,
-      ]);
-      if (exists.rowCount !== 0) return;
-      const building = `${OXICLOUD_DOMAIN_TEMPLATE}_building`;
-      await admin.query(`DROP DATABASE IF EXISTS ${building}`);
-      await admin.query(`CREATE DATABASE ${building} TEMPLATE template0`);
-      const pool = new pg.Pool({ connectionString: withDatabase(url, building), max: 1 });
-      try {
-        // What the server makes of an empty database on this domain (the storage domain, the `jobs` schema, the registrations).
-        const result = await migrate(pool, { domain: 'oxicloud' });
-        if (result.error) throw result.error;
-      } finally {
-        await pool.end();
-      }
-      // Renamed when complete: a run cut short leaves no half-made template behind.
-      await admin.query(`ALTER DATABASE ${building} RENAME TO ${OXICLOUD_DOMAIN_TEMPLATE}`);
-    } finally {
-      await admin.query('SELECT pg_advisory_unlock(7420113003)');
-    }
-  } finally {
-    await admin.end();
-  }
-}
-
 /**
  * Creates a fresh database for the calling test file, copied from the
  * migrated template (or, with `empty: true`, from Postgres' empty
- * `template0`: no schema at all, what a consumer of a package starts from;
- * with `domain: 'oxicloud'`, from a template holding OxiCloud's storage
- * domain (`migrations/oxicloud-domain/`) and the packages' schemas), and
- * returns a pool on it.
+ * `template0`: no schema at all, what a consumer of a package starts from),
+ * and returns a pool on it. `domain: 'oxicloud'` names the storage domain
+ * the template holds, the only one.
  *
  * @example
  * ```ts
@@ -121,15 +89,10 @@ async function prepareOxiCloudDomainTemplate(url: string): Promise<void> {
  * ```
  */
 export async function createTestDatabase(
-  options: { max?: number; empty?: boolean; domain?: 'engine' | 'oxicloud' } = {},
+  options: { max?: number; empty?: boolean; domain?: 'oxicloud' } = {},
 ): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;
-  if (options.domain === 'oxicloud') await prepareOxiCloudDomainTemplate(adminUrl());
-  const template = options.empty
-    ? 'template0'
-    : options.domain === 'oxicloud'
-      ? OXICLOUD_DOMAIN_TEMPLATE
-      : TEMPLATE_DATABASE;
+  const template = options.empty ? 'template0' : TEMPLATE_DATABASE;
   await withAdmin(async (c) => {
     // CREATE DATABASE ... TEMPLATE needs no other session on the template; retry briefly if one is there.
     for (let attempt = 0; ; attempt++) {

@@ -1,9 +1,25 @@
-import { err, type JobOutcome, type JobRunArgs, type Logger, ok, silentLogger } from '@oxicloud/scheduler';
+import {
+  err,
+  type JobHandler,
+  type JobOutcome,
+  type JobRunArgs,
+  type Logger,
+  ok,
+  silentLogger,
+} from '@oxicloud/scheduler';
 import type { BlobQuarantine, QuarantinedEntry } from '../ports/blob-quarantine.js';
 import type { CollectedBlob, ContentGcRepository } from '../ports/content-gc-repository.js';
 import { abortReason, errorMessage } from '../run-support.js';
 import { assertDedupGcConfig, type DedupGcConfig, quarantineGraceMsOf } from './config.js';
-import { DEDUP_GC_JOB_NAME, type DedupGcJob } from './dedup-gc-job.js';
+
+/** Job name of the content collector. */
+export const DEDUP_GC_JOB_NAME = 'dedup_gc';
+
+/** The `dedup_gc` handler plus the interval to register it with (always `null`: on demand). */
+export interface DedupGcJob extends JobHandler {
+  readonly name: typeof DEDUP_GC_JOB_NAME;
+  readonly intervalMs: null;
+}
 
 /** Objects moved into (or out of) the quarantine at once. */
 const MOVE_CONCURRENCY = 8;

@@ -1,8 +1,7 @@
 /**
- * The `dedup_gc` tenant: collects unreferenced content after a grace window.
- * `createDedupGcJob` on the engine's own model (bytes, then row, under its
- * marking protocol); `createContentGcJob` on OxiCloud's storage domain
- * (manifests, then blob rows, bytes moved to a quarantine).
+ * The `dedup_gc` tenant: collects unreferenced content after a grace window,
+ * on OxiCloud's storage domain (`createContentGcJob`: manifests, then blob
+ * rows, bytes moved to a quarantine).
  *
  * @packageDocumentation
  */
@@ -14,7 +13,5 @@ export {
   dedupGcConfigFromEnv,
   quarantineGraceMsOf,
 } from './config.js';
-export type { ContentGcJobOptions } from './content-gc-job.js';
-export { createContentGcJob } from './content-gc-job.js';
-export type { DedupGcJob, DedupGcJobOptions } from './dedup-gc-job.js';
-export { createDedupGcJob, DEDUP_GC_JOB_NAME } from './dedup-gc-job.js';
+export type { ContentGcJobOptions, DedupGcJob } from './content-gc-job.js';
+export { createContentGcJob, DEDUP_GC_JOB_NAME } from './content-gc-job.js';

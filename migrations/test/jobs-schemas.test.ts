@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, migrationStatus } from '../src/index.js';
+import { migrate } from '../src/index.js';
 
 /** A dump of a database migrated by the migrations before the jobs tables moved into their packages. */
 const dump = readFileSync(new URL('./fixtures/schema-before-issue-16.sql', import.meta.url), 'utf8');
@@ -23,7 +23,7 @@ const snapshot = async (db: TestDatabase) => ({
     .rows,
 });
 
-describe('a database migrated before the packages owned their schemas', () => {
+describe('a database migrated before the packages owned their schemas (the old storage model)', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase({ empty: true });
@@ -33,47 +33,16 @@ describe('a database migrated before the packages owned their schemas', () => {
     await db.drop();
   });
 
-  it('upgrades without error and without changing a row, and is then up to date', async () => {
+  it('is refused with DOMAIN_MISMATCH (the old model is not run any more), and not a row changes', async () => {
     const before = await snapshot(db);
     expect(before.runs).toHaveLength(3);
     expect(before.findings).toHaveLength(2);
     expect(before.migrations.map((m) => m.name)).toContain('0005_jobs.sql');
-
-    const status = await migrationStatus(db.pool);
-    expect(status.unknown).toEqual([]); // 0005 and 0008 are retired, not "from a newer build"
-    expect(status.pending).toEqual([
-      '@oxicloud/recoverable@1',
-      '@oxicloud/recoverable@2',
-      '@oxicloud/recoverable@3',
-      '@oxicloud/recoverable@4',
-      '@oxicloud/consistency@1',
-      '@oxicloud/consistency@2',
-      '@oxicloud/consistency@3',
-      '@oxicloud/consistency@4',
-      '@oxicloud/cluster@1',
-    ]);
-
     const result = await migrate(db.pool);
-    expect(result.error).toBeUndefined();
-    expect(result.applied).toEqual([
-      '@oxicloud/recoverable/001_recoverable_runs.sql',
-      '@oxicloud/recoverable/002_run_history.sql',
-      '@oxicloud/recoverable/003_run_attempts.sql',
-      '@oxicloud/recoverable/004_run_leases.sql',
-      '@oxicloud/consistency/001_run_findings.sql',
-      '@oxicloud/consistency/002_findings.sql',
-      '@oxicloud/consistency/003_repairs.sql',
-      '@oxicloud/consistency/004_repair_already_consistent.sql',
-      '@oxicloud/cluster/001_cluster.sql',
-    ]);
+    expect(result.error?.code).toBe('DOMAIN_MISMATCH');
+    expect(result.error?.message).toContain("lists the engine's storage files");
+    expect(result.applied).toEqual([]);
     expect(await snapshot(db)).toEqual(before);
-    const { rows } = await db.pool.query(
-      'SELECT id, attempt, attempt_started_at = started_at AS same FROM jobs.recoverable_runs ORDER BY id',
-    );
-    expect(rows.every((r) => r.attempt === 1 && r.same === true)).toBe(true);
-
-    expect(await migrationStatus(db.pool)).toMatchObject({ pending: [], changed: [], unknown: [] });
-    expect((await migrate(db.pool)).applied).toEqual([]);
   });
 });
 
@@ -86,7 +55,7 @@ describe('a fresh database', () => {
     await db.drop();
   });
 
-  it("gets the server's files and the packages' schemas, and the same columns as an upgraded one", async () => {
+  it("gets the server's files and the packages' schemas", async () => {
     const result = await migrate(db.pool);
     expect(result.error).toBeUndefined();
     expect(result.applied).not.toContain('0005_jobs.sql');
@@ -111,18 +80,6 @@ describe('a fresh database', () => {
         WHERE table_schema = 'jobs' AND table_name IN ('recoverable_runs', 'run_findings')
         ORDER BY table_name, column_name`,
     );
-    const upgraded = await createTestDatabase({ empty: true });
-    try {
-      await upgraded.pool.query(dump);
-      expect((await migrate(upgraded.pool)).error).toBeUndefined();
-      const { rows: theirs } = await upgraded.pool.query(
-        `SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns
-          WHERE table_schema = 'jobs' AND table_name IN ('recoverable_runs', 'run_findings')
-          ORDER BY table_name, column_name`,
-      );
-      expect(theirs).toEqual(rows);
-    } finally {
-      await upgraded.drop();
-    }
+    expect(rows.length).toBeGreaterThan(20);
   });
 });
