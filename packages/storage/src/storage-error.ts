@@ -15,8 +15,6 @@
  *   stored (or announced) under.
  * - `BACKEND_ERROR`: the disk, the S3 service or a hashing worker failed;
  *   the original error is the `cause`.
- * - `BLOB_BEING_DELETED`: `reserveBlob` could not reserve a blob that
- *   `dedup_gc` is deleting (it held the row past the lock timeout); retry.
  * - `CONFLICT`: a row changed under a write that required it unchanged (a
  *   repair marking a blob while a reference to it appeared); nothing written.
  * - `INVALID_CONFIG`: a factory option or environment variable is out of its
@@ -35,7 +33,6 @@ export const STORAGE_ERROR_CODES = [
   'HASH_MISMATCH',
   'BACKEND_ERROR',
   'INVALID_CONFIG',
-  'BLOB_BEING_DELETED',
   'CONFLICT',
   'DECRYPTION_FAILED',
 ] as const;

@@ -30,7 +30,7 @@ export type { OxiDriveUsageScanOptions } from './oxi-drive-usage-scan.js';
 export { OxiDriveUsageScan } from './oxi-drive-usage-scan.js';
 export type { OxiFileContentScanOptions } from './oxi-file-content-scan.js';
 export { OxiFileContentScan } from './oxi-file-content-scan.js';
-export { OxiFileRowStream } from './oxi-file-row-stream.js';
+export { DEFAULT_SEGMENT_ROWS, OxiFileRowStream } from './oxi-file-row-stream.js';
 export type { OxiFolderTreeScanOptions } from './oxi-folder-tree-scan.js';
 export { OxiFolderTreeScan } from './oxi-folder-tree-scan.js';
 export { OxiGrantRepository } from './oxi-grant-repository.js';
@@ -47,6 +47,7 @@ export {
   oxiTrashRetentionDays,
 } from './oxi-trash-repository.js';
 export { OxiUsageRepository } from './oxi-usage-repository.js';
+export type { UserRow } from './oxi-users-repository.js';
 export {
   OXI_FIRST_ADMIN_PLACEHOLDER_EMAIL,
   OxiAdminRecipients,

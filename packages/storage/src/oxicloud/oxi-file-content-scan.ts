@@ -14,10 +14,9 @@ import {
 } from '@oxicloud/tenants';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { bigintToNumber } from '../postgres/database.js';
-import { DEFAULT_SEGMENT_ROWS } from '../postgres/pg-file-row-stream.js';
 import { CONTENT_RESOLVES, estimateRowsOf, KNOWN_MIME, PLACEHOLDER_HASH } from './content-sql.js';
 import type { OxiCloudDatabase } from './database.js';
-import { OxiFileRowStream } from './oxi-file-row-stream.js';
+import { DEFAULT_SEGMENT_ROWS, OxiFileRowStream } from './oxi-file-row-stream.js';
 
 interface BlobAnomalyJson {
   id: string;

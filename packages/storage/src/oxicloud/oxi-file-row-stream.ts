@@ -1,9 +1,11 @@
 import type { FileRowAnomaly, FileRowStream, FileScanOptions, ScanPage } from '@oxicloud/tenants';
 import { type Kysely, sql } from 'kysely';
 import { bigintToNumber } from '../postgres/database.js';
-import { DEFAULT_SEGMENT_ROWS } from '../postgres/pg-file-row-stream.js';
 import { KNOWN_MIME, PLACEHOLDER_HASH } from './content-sql.js';
 import type { OxiCloudDatabase } from './database.js';
+
+/** Rows one segment statement reads (rounded up to a whole number of pages). */
+export const DEFAULT_SEGMENT_ROWS = 100_000;
 
 interface SegmentRow {
   id: string;
@@ -38,7 +40,7 @@ interface Segment {
 }
 
 /**
- * {@link FileRowStream} by segments on OxiCloud's domain: `PgFileRowStream`'s
+ * {@link FileRowStream} by segments on OxiCloud's domain: its
  * segment and read-ahead logic (one statement reads the next `segmentRows`
  * file rows in id order and returns only the anomalous rows plus the last
  * row of each page; the next segment's statement is sent with the first

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { StorageDatabase } from '../postgres/database.js';
 import { estimateRowsOf } from '../postgres/row-estimate.js';
 import type { OxiCloudDatabase } from './database.js';
 
@@ -12,5 +11,5 @@ export function estimateOxiRows(
   db: Kysely<OxiCloudDatabase>,
   tables: readonly string[],
 ): Promise<number | null> {
-  return estimateRowsOf(db as unknown as Kysely<StorageDatabase>, tables);
+  return estimateRowsOf(db, tables);
 }

@@ -1,4 +1,4 @@
-import type { PgQueryable, UserRow } from '../postgres/users-repository.js';
+import type { PgQueryable } from '../postgres/database.js';
 import { StorageError } from '../storage-error.js';
 
 /**
@@ -9,6 +9,15 @@ import { StorageError } from '../storage-error.js';
  * treats it as no address.
  */
 export const OXI_FIRST_ADMIN_PLACEHOLDER_EMAIL = 'admin@oxicloud.invalid';
+
+/** A row of `auth.users`, the fields the server and the admin API use. */
+export interface UserRow {
+  readonly id: string;
+  readonly username: string;
+  readonly role: 'admin' | 'user';
+  /** `null` when the user has none, or only the first admin's placeholder. */
+  readonly email?: string | null;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

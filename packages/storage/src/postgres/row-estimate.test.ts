@@ -1,15 +1,14 @@
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StorageDatabase } from './database.js';
 import { estimateRowsOf } from './row-estimate.js';
 
 describe('estimateRowsOf', () => {
   let db: TestDatabase;
-  let kdb: Kysely<StorageDatabase>;
+  let kdb: Kysely<object>;
   beforeAll(async () => {
-    db = await createTestDatabase();
-    kdb = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+    db = await createTestDatabase({ domain: 'oxicloud' });
+    kdb = new Kysely<object>({ dialect: new PostgresDialect({ pool: db.pool }) });
   });
   afterAll(async () => {
     await db.drop();
