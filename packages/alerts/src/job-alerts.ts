@@ -106,7 +106,7 @@ export const DEFAULT_DEDUP_WINDOW_MS = 6 * 3_600_000;
  * const smtp = smtpConfigFromEnv(process.env);
  * const alerts = new JobAlerts({
  *   sender: smtp === null ? null : new SmtpEmailSender(smtp),
- *   recipients: new PgAdminRecipients(pool),
+ *   recipients: new OxiAdminRecipients(pool),
  *   logger,
  *   publicBaseUrl: 'https://cloud.example.org',
  * });

@@ -1,9 +1,12 @@
 import { err, JobRegistry } from '@oxicloud/scheduler';
 import { CapturingLogger, createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-// PgAdminRecipients lives in @oxicloud/storage (an adapter of our port); imported from its source so
+// OxiAdminRecipients lives in @oxicloud/storage (an adapter of our port); imported from its source so
 // this package does not need a dependency on storage just for the test.
-import { PgAdminRecipients } from '../../storage/src/postgres/admin-recipients.js';
+import {
+  OXI_FIRST_ADMIN_PLACEHOLDER_EMAIL,
+  OxiAdminRecipients,
+} from '../../storage/src/oxicloud/oxi-users-repository.js';
 import type { AlertResult, Env } from '../src/index.js';
 import { JobAlerts, SmtpEmailSender, smtpConfigFromEnv } from '../src/index.js';
 import { closedPort, parseMail, type SmtpListener, startSmtpListener } from './smtp-listener.js';
@@ -29,7 +32,7 @@ function smtpEnv(port: number, extra: Env = {}): Env {
 function newAlerts(env: Env = {}): JobAlerts {
   return new JobAlerts({
     sender,
-    recipients: new PgAdminRecipients(db.pool),
+    recipients: new OxiAdminRecipients(db.pool),
     logger,
     publicBaseUrl: 'https://cloud.example.org',
     env,
@@ -46,12 +49,13 @@ const failure = (job: string, message = 'database unreachable') => ({
 });
 
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = await createTestDatabase({ domain: 'oxicloud' });
+  // OxiCloud's auth.users.email is NOT NULL: an admin with no address has the first admin's placeholder.
   await db.pool.query(
     `INSERT INTO auth.users (username, email, role) VALUES
        ('alice', 'alice@example.org', 'admin'),
        ('bob', 'bob@example.org', 'admin'),
-       ('carol', NULL, 'admin'),
+       ('carol', '${OXI_FIRST_ADMIN_PLACEHOLDER_EMAIL}', 'admin'),
        ('dave', 'dave@example.org', 'user'),
        ('erin', 'erin@example.org', 'user')`,
   );
@@ -256,7 +260,7 @@ describe('JobAlerts over real SMTP and Postgres recipients', () => {
     const down = new SmtpEmailSender(config, { connectionTimeoutMs: 2_000 });
     const alerts = new JobAlerts({
       sender: down,
-      recipients: new PgAdminRecipients(db.pool),
+      recipients: new OxiAdminRecipients(db.pool),
       logger,
       env: {},
     });
@@ -286,7 +290,7 @@ describe('JobAlerts over real SMTP and Postgres recipients', () => {
       const authSender = new SmtpEmailSender(config);
       const alerts = new JobAlerts({
         sender: authSender,
-        recipients: new PgAdminRecipients(db.pool),
+        recipients: new OxiAdminRecipients(db.pool),
         logger,
         env: {},
       });
@@ -303,7 +307,7 @@ describe('JobAlerts without SMTP or recipients', () => {
   it('is a silent no-op when no sender is configured', async () => {
     const alerts = new JobAlerts({
       sender: null,
-      recipients: new PgAdminRecipients(db.pool),
+      recipients: new OxiAdminRecipients(db.pool),
       logger,
       env: {},
     });
@@ -336,9 +340,9 @@ describe('JobAlerts without SMTP or recipients', () => {
   });
 });
 
-describe('PgAdminRecipients', () => {
+describe('OxiAdminRecipients', () => {
   it('reads admins with an address at each call', async () => {
-    const recipients = new PgAdminRecipients(db.pool);
+    const recipients = new OxiAdminRecipients(db.pool);
     expect(await recipients.adminEmails()).toEqual(['alice@example.org', 'bob@example.org']);
     await db.pool.query("UPDATE auth.users SET email = 'carol@example.org' WHERE username = 'carol'");
     try {
@@ -348,7 +352,9 @@ describe('PgAdminRecipients', () => {
         'carol@example.org',
       ]);
     } finally {
-      await db.pool.query("UPDATE auth.users SET email = NULL WHERE username = 'carol'");
+      await db.pool.query("UPDATE auth.users SET email = $1 WHERE username = 'carol'", [
+        OXI_FIRST_ADMIN_PLACEHOLDER_EMAIL,
+      ]);
     }
   });
 });

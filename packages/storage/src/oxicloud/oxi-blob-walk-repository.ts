@@ -9,8 +9,8 @@ import type { OxiCloudDatabase } from './database.js';
  * hash order, for `storage_migration` and deep verify. The rows are exactly
  * the objects of the blob store (fact sheet §7 "Object naming");
  * `storage.chunk_manifests` rows have no object and are never listed. Keyset
- * pages over the primary key (`WHERE hash > $after ORDER BY hash LIMIT $n`),
- * as `PgBlobWalkRepository`; the catch-up pages (`created_at >= since`) walk
+ * pages over the primary key (`WHERE hash > $after ORDER BY hash LIMIT $n`);
+ * the catch-up pages (`created_at >= since`) walk
  * the same index and filter.
  */
 export class OxiBlobWalkRepository implements BlobWalkRepository {

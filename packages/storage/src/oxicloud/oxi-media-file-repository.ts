@@ -85,7 +85,7 @@ const CONTENT_JOINS = sql`LEFT JOIN storage.chunk_manifests m ON m.file_hash = f
 /**
  * {@link MediaFileRepository} on OxiCloud's domain (`reextract_audio`,
  * `reextract_image`). Pages walk `storage.files` by primary key in id order,
- * filtered by mime prefix (trashed included), as `PgMediaFileRepository`;
+ * filtered by mime prefix (trashed included);
  * each row also carries its {@link OxiMediaFileRow.content}.
  *
  * Writes go to OxiCloud's tables, keyed by `file_id` (insert, or update on

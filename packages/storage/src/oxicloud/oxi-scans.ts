@@ -27,8 +27,7 @@ export interface OxiCloudScansOptions {
  * Every stateful adapter of OxiCloud's tables, in the order the server
  * registers them: drive usage, folder tree, file → content, blob rows,
  * grants. Each contributes its checks (`consistencyChecks()`). The one list
- * of them on OxiCloud's domain, as `postgresScans` is on the engine's: the
- * server registers these (beside its blob backend), and the tests take the
+ * of them: the server registers these (beside its blob backend), and the tests take the
  * same.
  *
  * @example

@@ -38,8 +38,7 @@ function toUser(row: Record<string, unknown> | undefined): UserRow | null {
 
 /**
  * `auth.users` on OxiCloud's storage domain (fact sheet §2) for the server
- * and the admin API, the same methods as the root export's
- * `PgUsersRepository`: `username` is optional and `email` NOT NULL, `role`
+ * and the admin API: `username` is optional and `email` NOT NULL, `role`
  * is the enum `auth.userrole`, and only `active` users count (a deactivated
  * admin gets no token, and a token it holds stops working).
  *
