@@ -80,6 +80,12 @@ export const OXICLOUD_SEED_FLAGS = [
     help: `share of image/jpeg files, with thumbnails (default ${D.imageShare})`,
   },
   {
+    flag: 'multi-chunk-share',
+    kind: 'share',
+    option: 'multiChunkFileShare',
+    help: `share of files over 1 MiB, in two chunks or more (default ${D.multiChunkFileShare})`,
+  },
+  {
     flag: 'seed',
     kind: 'count',
     option: 'seed',
@@ -182,6 +188,7 @@ export function oxiCloudSeedOptions(flags: SeedFlags): OxiCloudDatasetOptions {
     trashedFileShare: share('trashed-file-share'),
     audioShare: share('audio-share'),
     imageShare: share('image-share'),
+    multiChunkFileShare: share('multi-chunk-share'),
     seed: count('seed'),
     faults: faults === undefined ? undefined : asBadArgument(() => parseOxiCloudFaults(faults)),
     faultsPerKind: count('faults-per-kind'),
