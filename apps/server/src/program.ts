@@ -135,7 +135,7 @@ export function createProgram(env: Env = process.env): Command {
     )
     .requiredOption(
       '--user <username>',
-      'username of an admin (the first boot creates "admin"); with OXICLOUD_STORAGE_DOMAIN=oxicloud also its e-mail address',
+      'username or e-mail address of an admin (the first boot creates "admin" when no admin exists)',
     )
     .addOption(
       new Option('--expires-in <duration>', 'lifetime: a number followed by s, m, h or d')

@@ -149,7 +149,7 @@ describe('per-command help', () => {
       expect(text, args.join(' ')).toContain('Environment (read by this command)');
       expect(text, args.join(' ')).toContain('DATABASE_URL');
       expect(text, args.join(' ')).toContain('OXICLOUD_EMBEDDED_POSTGRES_PORT');
-      // Each of them migrates: the storage domain decides what (and refuses a database made with the other).
+      // Each of them migrates (OxiCloud's storage domain, the only value) and refuses an old-model database.
       expect(text, args.join(' ')).toContain('OXICLOUD_STORAGE_DOMAIN');
     }
     expect(await help('token')).toContain('OXICLOUD_JWT_SECRET');
