@@ -402,8 +402,8 @@ describe('oxijobs jobs (against a running server)', () => {
       expect(result.stdout).toMatch(new RegExp(`\\n {2}${check}: run \\S+ completed in `));
     }
     // What the seeded faults leave for each check to count, the others find nothing. blobs_consistency's
-    // count is more than its seeded ref-count drift here: the `trash_cleanup --force` above purged old trash
-    // (run alone, the batch gives exactly the seeded 2).
+    // count is more than its seeded ref-count drift here: after the `trash_cleanup --force` above, two
+    // blobs a remaining file still names are at ref_count 0 (run alone, the batch gives exactly the seeded 2).
     const children = checks
       .map((c) => `${c} ok ${c === 'blobs_consistency' ? '\\d+' : (counts[c] ?? 0)}`)
       .join(', ');
