@@ -3,6 +3,11 @@ import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeRecognition, migrate, type OxiCloudFacts, recogniseDatabase } from '../src/index.js';
 import {
+  OLD_MODEL_MARKERS,
+  OLD_MODEL_MIGRATIONS,
+  oldModelDatabaseSql,
+} from './fixtures/old-model-database.js';
+import {
   oxicloudSql,
   oxicloudStorageSql,
   SQLX_VERSIONS,
@@ -195,24 +200,19 @@ describe('an OxiCloud database', () => {
 describe("the engine's old storage model", () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase({ max: 2 }); // migrated with this package's sql/ and the package schemas
-    made.push(db);
+    db = await blankDatabase(oldModelDatabaseSql()); // what an earlier version's old model left
   });
 
   it('is recognised with every marker, and says its runs and findings are none', async () => {
     const found = await recognise(db);
-    const { rows } = await db.pool.query(
-      'SELECT count(*)::int AS count, max(name) AS latest FROM public.oxicloud_migrations',
-    );
     expect(found).toEqual({
       kind: 'engine-old-model',
-      migrations: { count: rows[0].count, latest: '0010_job_registrations.sql' },
-      markers: ['storage.drives.owner_id', 'storage.blobs.deleting_at', 'public.oxicloud_uuid_v7()'],
+      migrations: { count: OLD_MODEL_MIGRATIONS.length, latest: '0010_job_registrations.sql' },
+      markers: [...OLD_MODEL_MARKERS],
       jobs: { runs: { total: 0, running: 0, paused: 0 }, runFindings: 0 },
     });
-    expect(rows[0].latest).toBe('0010_job_registrations.sql');
     expect(describeRecognition(found)).toBe(
-      `engine database of the old storage model (public.oxicloud_migrations: ${rows[0].count} migrations, ` +
+      `engine database of the old storage model (public.oxicloud_migrations: ${OLD_MODEL_MIGRATIONS.length} migrations, ` +
         'latest 0010_job_registrations.sql; storage.drives.owner_id, storage.blobs.deleting_at, ' +
         `public.oxicloud_uuid_v7(): names OxiCloud does not have): it holds no runs and no run findings; ${START_FRESH}`,
     );

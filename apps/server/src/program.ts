@@ -4,7 +4,7 @@ import { registerFindingsCommands } from './commands/findings.js';
 import { registerJobsCommands } from './commands/jobs.js';
 import { registerClusterCommands } from './commands/nodes.js';
 import { registerRepairCommands } from './commands/repair.js';
-import { addSeedFlags, seedOptionsFromCli } from './commands/seed-flags.js';
+import { addSeedFlags, seedFlagsFromCli } from './commands/seed-flags.js';
 import { applyUsageErrors, commandExitCodesHelp, USAGE_EXIT_CODE } from './commands/usage-errors.js';
 import { DATABASE_VAR_NAMES, envVarsHelp, JOB_VARS_HELP, SMTP_VARS } from './config/env-vars.js';
 import type { ServerConfig } from './config/server-config.js';
@@ -83,7 +83,9 @@ export function createProgram(env: Env = process.env): Command {
   addSeedFlags(
     program
       .command('seed')
-      .description('generate a dataset (users, drives, folders, files, blobs) with optional fault injection')
+      .description(
+        "generate a dataset in OxiCloud's model (users, groups, drives, folders, files, manifests, blobs) with optional fault injection",
+      )
       .option(
         '--list-resources',
         'after the summary, list every resource each fault touched (type, id, label)',
@@ -95,9 +97,9 @@ export function createProgram(env: Env = process.env): Command {
     )
     .addHelpText(
       'after',
-      "\nWith OXICLOUD_STORAGE_DOMAIN=oxicloud it writes OxiCloud's own model: --files-per-user is files per drive, " +
-        '--faults takes OxiCloud fault names, and --blobs-on-disk, --blob-size-min/-max, --second-drive-share, ' +
-        '--root-file-share and --grants are refused.',
+      "\nIt seeds OxiCloud's model only: --files-per-user is files per drive, --faults takes OxiCloud's fault names. " +
+        "The old storage model's flags (--blobs-on-disk, --blob-size-min/-max, --second-drive-share, --root-file-share, " +
+        '--grants) and fault names are gone with it.',
     )
     .addHelpText(
       'after',
@@ -119,9 +121,9 @@ export function createProgram(env: Env = process.env): Command {
       ),
     )
     .action(async (options: Record<string, unknown>) => {
-      const datasetOptions = seedOptionsFromCli(options);
+      const flags = seedFlagsFromCli(options);
       const { seedCommand } = await import('./commands/seed.js');
-      await seedCommand(await config(env), datasetOptions, {
+      await seedCommand(await config(env), flags, {
         listResources: options['listResources'] === true,
       });
     });
@@ -133,7 +135,7 @@ export function createProgram(env: Env = process.env): Command {
     )
     .requiredOption(
       '--user <username>',
-      'username of an admin (the first boot creates "admin"); with OXICLOUD_STORAGE_DOMAIN=oxicloud also its e-mail address',
+      'username or e-mail address of an admin (the first boot creates "admin" when no admin exists)',
     )
     .addOption(
       new Option('--expires-in <duration>', 'lifetime: a number followed by s, m, h or d')

@@ -5,7 +5,7 @@
  * - `BAD_ARGUMENT`: a command-line value is out of its allowed range.
  * - `DATABASE_UNAVAILABLE`: neither `DATABASE_URL` nor the embedded Postgres could be reached or started.
  * - `MIGRATION_FAILED`: a migration failed; the migrations package's error is the `cause`.
- * - `DATABASE_REFUSED`: the database is one this build must not migrate (OxiCloud's own, or one made with the other `OXICLOUD_STORAGE_DOMAIN`); nothing was written.
+ * - `DATABASE_REFUSED`: the database is one this build must not migrate (OxiCloud's own, one of the engine's old storage model, or one recorded with another storage domain); nothing was written.
  * - `USER_NOT_FOUND`, `NOT_ADMIN`: `oxijobs token` was asked for an unknown or non-admin user.
  * - `HTTP_LISTEN_FAILED`: the HTTP port could not be bound.
  * - `NOT_AVAILABLE`: a command whose implementation has not landed yet.

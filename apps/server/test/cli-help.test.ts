@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { localBlobsDir } from '@oxicloud/storage';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, OLD_MODEL_ENV, runCli } from './cli-process.js';
+import { CLI, cleanEnv, runCli } from './cli-process.js';
 import { scratchDir, serverStorageRoot } from './fault-support.js';
 import { shellQuote, Terminal } from './terminal.js';
 
@@ -149,7 +149,7 @@ describe('per-command help', () => {
       expect(text, args.join(' ')).toContain('Environment (read by this command)');
       expect(text, args.join(' ')).toContain('DATABASE_URL');
       expect(text, args.join(' ')).toContain('OXICLOUD_EMBEDDED_POSTGRES_PORT');
-      // Each of them migrates: the storage domain decides what (and refuses a database made with the other).
+      // Each of them migrates (OxiCloud's storage domain, the only value) and refuses an old-model database.
       expect(text, args.join(' ')).toContain('OXICLOUD_STORAGE_DOMAIN');
     }
     expect(await help('token')).toContain('OXICLOUD_JWT_SECRET');
@@ -193,76 +193,67 @@ describe('oxijobs seed output', () => {
   const dir = scratchDir('seed-output');
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ empty: true });
   });
   afterAll(async () => {
     await db?.drop();
     dir.remove();
   });
 
-  it('--list-resources lists each resource a fault touched under its fault', async () => {
+  it('a fault the small dataset has too few candidates for says how many it needs (exit 2), leaving no new blob folders', async () => {
+    const blobs = serverStorageRoot(dir.path);
+    const before = blobFolders(blobs);
     const result = await runCli(
       [
         'seed',
-        '--users',
-        '6',
-        '--files-per-user',
-        '20',
-        '--blobs-on-disk',
-        '60',
-        '--faults',
-        'orphan_blob_on_disk',
-        '--list-resources',
+        ...['--users', '2', '--files-per-user', '5', '--multi-chunk-share', '0', '--seed', '7'],
+        ...['--faults', 'missing_manifest', '--faults-per-kind', '50'],
       ],
-      cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path }),
+      cleanEnv({ DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path }),
+    );
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(
+      /fault missing_manifest needs 50 candidates but the clean dataset has \d+: /,
+    );
+    // The fault failed after the content's bytes were written: rolled back, the bytes and their folders gone again.
+    expect(blobFolders(blobs)).toEqual(before);
+    const { rows } = await db.pool.query(
+      "SELECT count(*)::int AS n FROM auth.users WHERE username LIKE 'o7-%'",
+    );
+    expect(rows).toEqual([{ n: 0 }]);
+  });
+
+  it('--list-resources lists each resource a fault touched under its fault, and the finding it must give', async () => {
+    const result = await runCli(
+      [
+        'seed',
+        ...['--users', '3', '--files-per-user', '10', '--multi-chunk-share', '0', '--seed', '8'],
+        ...['--faults', 'orphan_blob_on_disk', '--faults-per-kind', '2', '--list-resources'],
+      ],
+      cleanEnv({ DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path }),
     );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(
-      /\norphan_blob_on_disk: 2 resource\(s\); expect storage_consistency to report orphan_blob\n {2}blob [0-9a-f]{64} {2}orphan blob 1 \(\d+ B\)\n {2}blob [0-9a-f]{64} {2}orphan blob 2/,
+      /\norphan_blob_on_disk: 2 resource\(s\)\n {2}blob [0-9a-f]{64} {2}\S[^\n]*\n {2}blob [0-9a-f]{64} {2}\S/,
     );
-  });
-
-  it('--faults all with few blobs per file says which ratio it needs (exit 2), leaving no new blob folders', async () => {
-    const blobs = serverStorageRoot(dir.path);
-    const before = blobFolders(blobs);
-    expect(before.length).toBeGreaterThan(0); // the seed above wrote some
-    const result = await runCli(
-      [
-        'seed',
-        '--users',
-        '20',
-        '--files-per-user',
-        '10',
-        '--blobs-on-disk',
-        '20',
-        '--faults',
-        'all',
-        '--seed',
-        '7',
-      ],
-      cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_DATA_DIR: dir.path }),
+    expect(result.stdout).toMatch(
+      /\n {2}orphan_blob_on_disk: storage_consistency reports orphan_blob \(Reclaimable, §12\.18\) on [0-9a-f]{64}, [0-9a-f]{64}$/m,
     );
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('fault blob_bytes_missing needs 2 candidates');
-    expect(result.stderr).toContain(
-      'each blob is shared by about 10.0 files (users x files-per-user / blobs-on-disk = 20 x 10 / 20)',
-    );
-    expect(result.stderr).toContain('blobs-on-disk >= 100');
-    // The fault failed after the 20 blobs were written (in shard folders of their own, seed 7): all gone again.
-    expect(blobFolders(blobs)).toEqual(before);
   });
 
   it('a seed whose database fails midway removes the blob folders it made (and its bytes)', async () => {
     const fresh = scratchDir('seed-fails');
     try {
-      // The bytes are written, then the rows: a user that already exists with the seed's first username breaks the insert.
-      await db.pool.query("INSERT INTO auth.users (username, role) VALUES ('s11-u0000002', 'user')");
+      // The bytes are written, then the rows: a user that already exists with the seed's second username breaks the insert.
+      await db.pool.query(
+        "INSERT INTO auth.users (username, email, role) VALUES ('o11-u000002', 'o11-u000002@dataset.oxicloud.test', 'user')",
+      );
       const result = await runCli(
-        ['seed', '--users', '3', '--files-per-user', '4', '--blobs-on-disk', '8', '--seed', '11'],
-        cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_DATA_DIR: fresh.path }),
+        ['seed', '--users', '3', '--files-per-user', '4', '--multi-chunk-share', '0', '--seed', '11'],
+        cleanEnv({ DATABASE_URL: db.url, OXICLOUD_DATA_DIR: fresh.path }),
       );
       expect(result.code, result.stderr).toBe(1);
-      expect(result.stderr).toContain('dataset generation failed in phase users');
+      expect(result.stderr).toContain('oxicloud dataset generation failed in phase');
       expect(readdirSync(fresh.path)).not.toContain('storage');
     } finally {
       fresh.remove();
@@ -272,11 +263,12 @@ describe('oxijobs seed output', () => {
   it('at a terminal, the progress bar and the log lines never share a line', async () => {
     const screenDir = scratchDir('seed-tty');
     const terminal = new Terminal(screenDir.path, 'seed-tty');
+    const ttyDb = await createTestDatabase({ empty: true });
     try {
-      const vars = `DATABASE_URL=${shellQuote(db.url)} OXICLOUD_DATA_DIR=${shellQuote(screenDir.path)} OXICLOUD_STORAGE_DOMAIN=engine`;
+      const vars = `DATABASE_URL=${shellQuote(ttyDb.url)} OXICLOUD_DATA_DIR=${shellQuote(screenDir.path)}`;
       terminal.type(
         `env -u OXICLOUD_LOG_FORMAT -u OXICLOUD_LOG_LEVEL ${vars} ${shellQuote(process.execPath)} ${shellQuote(CLI)} ` +
-          'seed --users 30 --files-per-user 40 --blobs-on-disk 400 --seed 21; echo "SEED-EXIT=$?"',
+          'seed --users 10 --files-per-user 40 --multi-chunk-share 0.02 --seed 21; echo "SEED-EXIT=$?"',
       );
       const deadline = Date.now() + 120_000;
       while (!/SEED-EXIT=\d/.test(terminal.output()) && Date.now() < deadline) {
@@ -286,9 +278,9 @@ describe('oxijobs seed output', () => {
       expect(screen).toContain('SEED-EXIT=0');
       const lines = screen.split('\n');
       const logLines = lines.filter((l) => /\] (INFO|WARN)/.test(l));
-      const barLines = lines.filter((l) => /\|[█░]+\| +\d+% [\d,]+\/[\d,]+/.test(l));
-      expect(logLines.some((l) => l.includes('dataset phase blob_bytes done'))).toBe(true);
-      expect(barLines.length).toBeGreaterThan(0);
+      expect(logLines.some((l) => l.includes('oxicloud dataset phase blob_bytes done'))).toBe(true);
+      // The bar was drawn (its frames are in what the terminal received; the closing log line clears its last one).
+      expect(terminal.output()).toMatch(/\|[█░]+\| +\d+% [\d,]+\/[\d,]+/);
       for (const line of logLines) {
         expect(line).not.toMatch(/[█░]|\b[a-z_]+: \d+\/\d+/);
         expect(line.match(/\] (INFO|WARN)/g)).toHaveLength(1);
@@ -296,6 +288,7 @@ describe('oxijobs seed output', () => {
     } finally {
       terminal.close();
       screenDir.remove();
+      await ttyDb.drop();
     }
   });
 });
@@ -303,17 +296,14 @@ describe('oxijobs seed output', () => {
 describe('log format', () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ empty: true });
   });
   afterAll(async () => {
     await db?.drop();
   });
 
   it('token prints only the token on stdout and no info lines at the default level; warnings still show', async () => {
-    const quiet = await runCli(
-      ['token', '--user', 'admin'],
-      cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url }),
-    );
+    const quiet = await runCli(['token', '--user', 'admin'], cleanEnv({ DATABASE_URL: db.url }));
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     expect(quiet.stderr).not.toContain('"level":"info"');
@@ -324,7 +314,7 @@ describe('log format', () => {
     ]);
     const loud = await runCli(
       ['token', '--user', 'admin'],
-      cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_LOG_LEVEL: 'info' }),
+      cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_LEVEL: 'info' }),
     );
     expect(loud.code, loud.stderr).toBe(0);
     expect(loud.stderr).toContain('"level":"info"');
@@ -332,7 +322,7 @@ describe('log format', () => {
     try {
       const warned = await runCli(
         ['token', '--user', 'root'],
-        cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_ADMIN_EMAIL: 'ops@example.org' }),
+        cleanEnv({ DATABASE_URL: db.url, OXICLOUD_ADMIN_EMAIL: 'ops@example.org' }),
       );
       expect(warned.code, warned.stderr).toBe(0);
       expect(warned.stderr).toContain('"level":"warn"');
@@ -344,12 +334,12 @@ describe('log format', () => {
   });
 
   it('writes JSON lines to a pipe, readable lines with OXICLOUD_LOG_FORMAT=pretty', async () => {
-    const json = await runCli(['migrate'], cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url }));
+    const json = await runCli(['migrate'], cleanEnv({ DATABASE_URL: db.url }));
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stderr.trim().split('\n')[0]!)).toMatchObject({ level: 'info' });
     const pretty = await runCli(
       ['migrate'],
-      cleanEnv({ ...OLD_MODEL_ENV, DATABASE_URL: db.url, OXICLOUD_LOG_FORMAT: 'pretty' }),
+      cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_FORMAT: 'pretty' }),
     );
     expect(pretty.code, pretty.stderr).toBe(0);
     expect(pretty.stderr).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: database: DATABASE_URL/m);

@@ -58,7 +58,10 @@ export function serverEnv(options: {
   databaseUrl: string;
   dataDir: string;
   httpPort: number;
-  /** The storage domain; `'engine'` for a test still on the old model ({@link OLD_MODEL_ENV}). @defaultValue the server's default (`oxicloud`) */
+  /**
+   * The storage domain. @defaultValue `oxicloud`, the only one the server accepts
+   * @deprecated `'engine'` ({@link OLD_MODEL_ENV}) is a config error now; kept until the tests being ported drop it (the lead deletes it).
+   */
   domain?: 'engine' | 'oxicloud';
   extra?: Record<string, string>;
 }): Record<string, string> {
@@ -311,7 +314,7 @@ export function capturingLogger(): Logger & { lines: Array<Record<string, unknow
 export async function composeInProcess(options: {
   pool: pg.Pool;
   dataDir: string;
-  /** As {@link serverEnv}'s. */
+  /** As {@link serverEnv}'s. @deprecated `'engine'` is a config error now; kept until the tests being ported drop it. */
   domain?: 'engine' | 'oxicloud';
   env?: Record<string, string>;
 }): Promise<{ server: ComposedServer; logger: ReturnType<typeof capturingLogger> }> {
@@ -477,7 +480,7 @@ export async function referenceRuns(
   source: string,
   dataDir: string,
   jobs: ReadonlyArray<{ readonly name: string; readonly params: Readonly<Record<string, unknown>> }>,
-  /** The storage domain `source` was made with. */
+  /** The storage domain `source` was made with. @deprecated `'engine'` is a config error now; kept until the tests being ported drop it. */
   domain: 'engine' | 'oxicloud' = 'oxicloud',
 ): Promise<{ readonly reference: DatabaseCopy; readonly runs: Map<string, FinishedRun> }> {
   const reference = await copyDatabase(source, 'ref');

@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateDataset } from '@oxicloud/dataset';
-import { LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,13 +8,13 @@ import { loadConfig } from '../src/config/server-config.js';
 import { openDatabase } from '../src/database/open-database.js';
 import { applyMigrations } from '../src/database/prepare-database.js';
 import { createLogger } from '../src/logger.js';
-import { cleanEnv, OLD_MODEL_ENV, runCli } from './cli-process.js';
+import { cleanEnv, runCli } from './cli-process.js';
 import {
   FAULT_JWT_SECRET,
   freePort,
   QUIET_PERIODIC_JOBS,
   scratchDir,
-  serverStorageRoot,
+  seedOxiCloud,
   sleep,
 } from './fault-support.js';
 import { type ProcInfo, processTree, running, shellQuote, Terminal } from './terminal.js';
@@ -40,12 +38,19 @@ interface Case {
   readonly database: 'embedded' | 'DATABASE_URL';
 }
 
-async function seed(pool: pg.Pool, dataDir: string): Promise<void> {
-  await generateDataset({
-    pool,
-    blobs: new LocalFsBlobStorage({ root: serverStorageRoot(dataDir) }),
-    options: { users: 6, filesPerUser: 60, foldersPerDrive: { min: 3, max: 6 }, seed: 13 },
+/** An OxiCloud dataset of 8 drives × 60 files (few multi-chunk ones); returns its first admin's e-mail address. */
+async function seed(pool: pg.Pool, dataDir: string): Promise<string> {
+  await seedOxiCloud(pool, dataDir, {
+    users: 6,
+    filesPerDrive: 60,
+    foldersPerDrive: { min: 3, max: 6 },
+    multiChunkFileShare: 0.02,
+    seed: 13,
   });
+  const { rows } = await pool.query<{ email: string }>(
+    "SELECT email FROM auth.users WHERE role = 'admin' ORDER BY email LIMIT 1",
+  );
+  return rows[0]!.email;
 }
 
 /** Runs `fn` with a pool on the database the server of `env` uses (starting the embedded one if needed). */
@@ -90,18 +95,18 @@ describe.each<Case>([
         OXICLOUD_HTTP_PORT: String(port),
         OXICLOUD_EMBEDDED_POSTGRES_PORT: String(await freePort()),
         OXICLOUD_JWT_SECRET: FAULT_JWT_SECRET,
-        ...OLD_MODEL_ENV,
         ...QUIET_PERIODIC_JOBS,
       };
       if (database === 'DATABASE_URL') {
-        const db = await createTestDatabase();
+        const db = await createTestDatabase({ empty: true });
         dbs.push(db);
         vars['DATABASE_URL'] = db.url;
       }
       const env = cleanEnv(vars);
-      await withDatabase(env, async (pool) => {
-        await applyMigrations(pool, silent, 'engine');
-        await seed(pool, vars['OXICLOUD_DATA_DIR']!);
+      // The dataset brings its own admins (the server then creates no "admin"): the token is the first one's.
+      const admin = await withDatabase(env, async (pool) => {
+        await applyMigrations(pool, silent);
+        return seed(pool, vars['OXICLOUD_DATA_DIR']!);
       });
 
       // Typed into the terminal as a user would.
@@ -117,7 +122,7 @@ describe.each<Case>([
         240_000,
       );
 
-      const token = (await runCli(['token', '--user', 'admin'], env)).stdout.trim().split('\n').pop()!;
+      const token = (await runCli(['token', '--user', admin], env)).stdout.trim().split('\n').pop()!;
       const api = async (method: string, path: string, body?: unknown) => {
         const res = await fetch(`${base}/api/admin/jobs${path}`, {
           method,

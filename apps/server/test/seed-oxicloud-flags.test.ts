@@ -1,4 +1,4 @@
-import { DATASET_FLAGS, OXICLOUD_DATASET_DEFAULTS, OXICLOUD_FAULT_NAMES } from '@oxicloud/dataset';
+import { OXICLOUD_DATASET_DEFAULTS, OXICLOUD_FAULT_NAMES } from '@oxicloud/dataset';
 import { describe, expect, it } from 'vitest';
 import { OXICLOUD_SEED_FLAGS, oxiCloudSeedOptions } from '../src/commands/seed-oxicloud-flags.js';
 import { ServerError } from '../src/server-error.js';
@@ -14,7 +14,7 @@ function refusal(flags: Record<string, string>): string {
   throw new Error('expected a refusal');
 }
 
-describe('oxijobs seed flags on the oxicloud domain', () => {
+describe("oxijobs seed flags (OxiCloud's model)", () => {
   it('maps the flags that mean the same onto OxiCloudDatasetOptions, a half range keeping its OxiCloud default', () => {
     expect(
       oxiCloudSeedOptions({
@@ -26,6 +26,7 @@ describe('oxijobs seed flags on the oxicloud domain', () => {
         'trashed-file-share': '0',
         'audio-share': '0.1',
         'image-share': '0.3',
+        'multi-chunk-share': '0.01',
         seed: '7',
         faults: 'all',
         'faults-per-kind': '2',
@@ -41,6 +42,7 @@ describe('oxijobs seed flags on the oxicloud domain', () => {
       trashedFileShare: 0,
       audioShare: 0.1,
       imageShare: 0.3,
+      multiChunkFileShare: 0.01,
       seed: 7,
       faults: [...OXICLOUD_FAULT_NAMES],
       faultsPerKind: 2,
@@ -54,24 +56,25 @@ describe('oxijobs seed flags on the oxicloud domain', () => {
     });
   });
 
-  it('every seed flag is either mapped or refused by name, with the domain and the allowed flags', () => {
-    const mapped = Object.keys(OXICLOUD_SEED_FLAGS);
-    const others = DATASET_FLAGS.map((f) => f.flag).filter((f) => !mapped.includes(f));
-    expect(others.sort()).toEqual(
-      [
-        'blob-size-max',
-        'blob-size-min',
-        'blobs-on-disk',
-        'grants',
-        'root-file-share',
-        'second-drive-share',
-      ].sort(),
-    );
-    for (const flag of others) {
+  it("the old model's flags are unknown, refused naming the allowed ones (commander refuses them first at the command line)", () => {
+    const allowed = OXICLOUD_SEED_FLAGS.map((f) => f.flag);
+    for (const flag of [
+      'blobs-on-disk',
+      'blob-size-min',
+      'blob-size-max',
+      'second-drive-share',
+      'root-file-share',
+      'grants',
+    ]) {
+      expect(allowed).not.toContain(flag);
       const message = refusal({ users: '1', 'files-per-user': '1', [flag]: '1' });
-      expect(message).toContain(`--${flag} has no meaning with OXICLOUD_STORAGE_DOMAIN=oxicloud`);
-      expect(message).toContain(`Allowed there: ${mapped.map((f) => `--${f}`).join(', ')}`);
+      expect(message).toContain(`unknown seed flag --${flag}; nothing was written`);
+      expect(message).toContain(`Allowed: ${allowed.map((f) => `--${f}`).join(', ')}`);
     }
+    // Each flag sets one option and says its OxiCloud default.
+    expect(OXICLOUD_SEED_FLAGS.find((f) => f.flag === 'faults-per-kind')?.help).toContain(
+      `(default ${OXICLOUD_DATASET_DEFAULTS.faultsPerKind})`,
+    );
   });
 
   it('refuses old-model fault names listing OxiCloud ones, a missing required flag and a bad value', () => {

@@ -1,8 +1,4 @@
 import {
-  type DatasetFlags,
-  type DatasetOptions,
-  datasetOptionsFromFlags,
-  type IntRange,
   OXICLOUD_DATASET_DEFAULTS,
   type OxiCloudDatasetOptions,
   parseOxiCloudFaults,
@@ -10,97 +6,194 @@ import {
 import { ServerError } from '../server-error.js';
 import { asBadArgument } from './seed-bad-argument.js';
 
-/** The seed flags that mean the same on OxiCloud's domain, and the option each one sets. */
-export const OXICLOUD_SEED_FLAGS = {
-  users: 'users',
-  'files-per-user': 'filesPerDrive (files per drive, personal and shared)',
-  'folders-per-drive-min': 'foldersPerDrive.min',
-  'folders-per-drive-max': 'foldersPerDrive.max',
-  'folder-depth-min': 'folderDepth.min',
-  'folder-depth-max': 'folderDepth.max',
-  'trashed-folder-share': 'trashedFolderShare',
-  'trashed-file-share': 'trashedFileShare',
-  'audio-share': 'audioShare',
-  'image-share': 'imageShare',
-  seed: 'seed',
-  faults: 'faults (OxiCloud fault names)',
-  'faults-per-kind': 'faultsPerKind',
-  'write-concurrency': 'writeConcurrency',
-  'files-per-statement': 'rowsPerStatement',
-} as const;
+/** Raw `oxijobs seed` flag values by flag name without the dashes (`files-per-user`); unset flags are absent or `undefined`. */
+export type SeedFlags = Readonly<Record<string, string | undefined>>;
 
-/** Why each other seed flag has no meaning on OxiCloud's domain. */
-const NOT_ON_OXICLOUD: Readonly<Record<string, string>> = {
-  'blobs-on-disk': 'the blobs follow from the files (chunks, manifests, legacy blobs, deduplication)',
-  'blob-size-min': 'file sizes follow the content kind (one-chunk, multi-chunk, legacy)',
-  'blob-size-max': 'file sizes follow the content kind (one-chunk, multi-chunk, legacy)',
-  'second-drive-share': 'users have one personal drive; shared drives are made per 5 users',
-  'root-file-share': "files are spread over each drive's folders and its root folder",
-  grants: 'grants follow from the drives (owner grants) and the groups',
-};
+type FlagKind = 'count' | 'share' | 'faults';
+
+const D = OXICLOUD_DATASET_DEFAULTS;
 
 /**
- * Turns `oxijobs seed` flags into {@link OxiCloudDatasetOptions} for
- * `OXICLOUD_STORAGE_DOMAIN=oxicloud` (then validated by the generator).
- * Values are read as on the engine's domain; `--faults` takes OxiCloud's
- * fault names (`all`, `none` or a list of `OXICLOUD_FAULT_NAMES`).
- *
- * @throws ServerError `BAD_ARGUMENT` for a flag with no meaning on the
- *   domain (naming it, the domain and the allowed flags), a missing
- *   `--users`/`--files-per-user`, a bad value or an unknown fault name.
+ * Every `oxijobs seed` flag (OxiCloud's model, the only one the command
+ * seeds): its name, value kind, the option of `OxiCloudDatasetOptions` it
+ * sets and its `--help` line.
  */
-export function oxiCloudSeedOptions(flags: DatasetFlags): OxiCloudDatasetOptions {
-  const allowed = Object.keys(OXICLOUD_SEED_FLAGS);
-  const refused = Object.keys(flags).filter((f) => flags[f] !== undefined && !allowed.includes(f));
-  if (refused.length > 0) {
-    const why = refused.map((f) => `--${f}: ${NOT_ON_OXICLOUD[f] ?? 'unknown seed flag'}`).join('; ');
-    throw new ServerError(
-      'BAD_ARGUMENT',
-      `${refused.map((f) => `--${f}`).join(', ')} ${refused.length > 1 ? 'have' : 'has'} no meaning with ` +
-        `OXICLOUD_STORAGE_DOMAIN=oxicloud (${why}); nothing was written. ` +
-        `Allowed there: ${allowed.map((f) => `--${f}`).join(', ')}`,
+export const OXICLOUD_SEED_FLAGS = [
+  {
+    flag: 'users',
+    kind: 'count',
+    option: 'users',
+    help: 'internal users, each with a personal drive; the first is an admin, and there is a shared drive per 5 users (required)',
+  },
+  {
+    flag: 'files-per-user',
+    kind: 'count',
+    option: 'filesPerDrive',
+    help: 'files per drive, personal and shared (required)',
+  },
+  {
+    flag: 'folders-per-drive-min',
+    kind: 'count',
+    option: 'foldersPerDrive.min',
+    help: `fewest folders per drive (default ${D.foldersPerDrive.min})`,
+  },
+  {
+    flag: 'folders-per-drive-max',
+    kind: 'count',
+    option: 'foldersPerDrive.max',
+    help: `most folders per drive (default ${D.foldersPerDrive.max})`,
+  },
+  {
+    flag: 'folder-depth-min',
+    kind: 'count',
+    option: 'folderDepth.min',
+    help: `shallowest deepest-folder depth per drive (default ${D.folderDepth.min})`,
+  },
+  {
+    flag: 'folder-depth-max',
+    kind: 'count',
+    option: 'folderDepth.max',
+    help: `deepest folder depth per drive (default ${D.folderDepth.max})`,
+  },
+  {
+    flag: 'trashed-folder-share',
+    kind: 'share',
+    option: 'trashedFolderShare',
+    help: `share of folders trashed as whole subtrees, 0 to 1 (default ${D.trashedFolderShare})`,
+  },
+  {
+    flag: 'trashed-file-share',
+    kind: 'share',
+    option: 'trashedFileShare',
+    help: `share of files in live folders trashed (default ${D.trashedFileShare})`,
+  },
+  {
+    flag: 'audio-share',
+    kind: 'share',
+    option: 'audioShare',
+    help: `share of audio/mpeg files (default ${D.audioShare})`,
+  },
+  {
+    flag: 'image-share',
+    kind: 'share',
+    option: 'imageShare',
+    help: `share of image/jpeg files, with thumbnails (default ${D.imageShare})`,
+  },
+  {
+    flag: 'multi-chunk-share',
+    kind: 'share',
+    option: 'multiChunkFileShare',
+    help: `share of files over 1 MiB, in two chunks or more (default ${D.multiChunkFileShare})`,
+  },
+  {
+    flag: 'seed',
+    kind: 'count',
+    option: 'seed',
+    help: `PRNG seed: the same seed and flags give the same data (default ${D.seed})`,
+  },
+  {
+    flag: 'faults',
+    kind: 'faults',
+    option: 'faults',
+    help: '"all", "none" or a comma-separated list of OxiCloud fault names (default none)',
+  },
+  {
+    flag: 'faults-per-kind',
+    kind: 'count',
+    option: 'faultsPerKind',
+    help: `resources each fault touches (default ${D.faultsPerKind})`,
+  },
+  {
+    flag: 'write-concurrency',
+    kind: 'count',
+    option: 'writeConcurrency',
+    help: `blob writes in flight (default ${D.writeConcurrency})`,
+  },
+  {
+    flag: 'files-per-statement',
+    kind: 'count',
+    option: 'rowsPerStatement',
+    help: `rows per INSERT (default ${D.rowsPerStatement})`,
+  },
+] as const satisfies readonly { flag: string; kind: FlagKind; option: string; help: string }[];
+
+type FlagName = (typeof OXICLOUD_SEED_FLAGS)[number]['flag'];
+
+function badArgument(message: string): never {
+  throw new ServerError('BAD_ARGUMENT', message);
+}
+
+function parseCount(flag: string, text: string): number {
+  const t = text.trim();
+  if (!/^\d+$/.test(t) || !Number.isSafeInteger(Number(t))) {
+    badArgument(`--${flag}=${JSON.stringify(text)} is not allowed: expected a whole number`);
+  }
+  return Number(t);
+}
+
+function parseShare(flag: string, text: string): number {
+  const t = text.trim();
+  const v = /^\d*\.?\d+$/.test(t) ? Number(t) : Number.NaN;
+  if (!(v >= 0 && v <= 1)) {
+    badArgument(`--${flag}=${JSON.stringify(text)} is not allowed: expected a fraction from 0 to 1`);
+  }
+  return v;
+}
+
+/**
+ * Turns `oxijobs seed` flags into {@link OxiCloudDatasetOptions} (then
+ * validated by the generator). `--faults` takes OxiCloud's fault names
+ * (`all`, `none` or a list of `OXICLOUD_FAULT_NAMES`); a half range
+ * (`--folder-depth-min` alone) keeps OxiCloud's default for the other end.
+ *
+ * @throws ServerError `BAD_ARGUMENT` for an unknown flag (listing the known
+ *   ones), a missing `--users`/`--files-per-user`, a bad value or an unknown
+ *   fault name.
+ */
+export function oxiCloudSeedOptions(flags: SeedFlags): OxiCloudDatasetOptions {
+  const known: readonly string[] = OXICLOUD_SEED_FLAGS.map((f) => f.flag);
+  const unknown = Object.keys(flags).filter((f) => flags[f] !== undefined && !known.includes(f));
+  if (unknown.length > 0) {
+    badArgument(
+      `unknown seed flag${unknown.length > 1 ? 's' : ''} ${unknown.map((f) => `--${f}`).join(', ')}; nothing was written. ` +
+        `Allowed: ${known.map((f) => `--${f}`).join(', ')}`,
     );
   }
   if (flags['users'] === undefined || flags['files-per-user'] === undefined) {
-    throw new ServerError(
-      'BAD_ARGUMENT',
-      'seed needs --users and --files-per-user (e.g. --users 100 --files-per-user 100)',
-    );
+    badArgument('seed needs --users and --files-per-user (e.g. --users 100 --files-per-user 100)');
   }
-  const { faults, ...rest } = flags;
-  // The engine's flag parser reads every value form (counts, shares); its ranges' defaults are replaced below.
-  const parsed: DatasetOptions = asBadArgument(() => datasetOptionsFromFlags(rest));
-  const range = (min: string, max: string, fallback: IntRange, got: IntRange | undefined) =>
-    got === undefined
+  const count = (flag: FlagName) => {
+    const t = flags[flag];
+    return t === undefined ? undefined : parseCount(flag, t);
+  };
+  const share = (flag: FlagName) => {
+    const t = flags[flag];
+    return t === undefined ? undefined : parseShare(flag, t);
+  };
+  const range = (
+    min: number | undefined,
+    max: number | undefined,
+    fallback: { readonly min: number; readonly max: number },
+  ) =>
+    min === undefined && max === undefined
       ? undefined
-      : {
-          min: flags[min] === undefined ? fallback.min : got.min,
-          max: flags[max] === undefined ? fallback.max : got.max,
-        };
+      : { min: min ?? fallback.min, max: max ?? fallback.max };
+  const faults = flags['faults'];
   const options: { -readonly [K in keyof OxiCloudDatasetOptions]: OxiCloudDatasetOptions[K] } = {
-    users: parsed.users,
-    filesPerDrive: parsed.filesPerUser,
-    foldersPerDrive: range(
-      'folders-per-drive-min',
-      'folders-per-drive-max',
-      OXICLOUD_DATASET_DEFAULTS.foldersPerDrive,
-      parsed.foldersPerDrive,
-    ),
-    folderDepth: range(
-      'folder-depth-min',
-      'folder-depth-max',
-      OXICLOUD_DATASET_DEFAULTS.folderDepth,
-      parsed.folderDepth,
-    ),
-    trashedFolderShare: parsed.trashedFolderShare,
-    trashedFileShare: parsed.trashedFileShare,
-    audioShare: parsed.audioShare,
-    imageShare: parsed.imageShare,
-    seed: parsed.seed,
+    users: parseCount('users', flags['users']),
+    filesPerDrive: parseCount('files-per-user', flags['files-per-user']),
+    foldersPerDrive: range(count('folders-per-drive-min'), count('folders-per-drive-max'), D.foldersPerDrive),
+    folderDepth: range(count('folder-depth-min'), count('folder-depth-max'), D.folderDepth),
+    trashedFolderShare: share('trashed-folder-share'),
+    trashedFileShare: share('trashed-file-share'),
+    audioShare: share('audio-share'),
+    imageShare: share('image-share'),
+    multiChunkFileShare: share('multi-chunk-share'),
+    seed: count('seed'),
     faults: faults === undefined ? undefined : asBadArgument(() => parseOxiCloudFaults(faults)),
-    faultsPerKind: parsed.faultsPerKind,
-    writeConcurrency: parsed.writeConcurrency,
-    rowsPerStatement: parsed.filesPerStatement,
+    faultsPerKind: count('faults-per-kind'),
+    writeConcurrency: count('write-concurrency'),
+    rowsPerStatement: count('files-per-statement'),
   };
   for (const key of Object.keys(options) as (keyof OxiCloudDatasetOptions)[]) {
     if (options[key] === undefined) delete options[key];

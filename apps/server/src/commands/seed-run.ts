@@ -24,7 +24,7 @@ export interface SeedTarget {
   readonly onProgress: ((progress: SeedPhaseProgress) => void) | undefined;
 }
 
-/** One phase's progress, whichever generator reports it (its phase names differ). */
+/** One phase's progress, as the generator reports it. */
 export interface SeedPhaseProgress {
   readonly phase: string;
   readonly done: number;
@@ -38,9 +38,9 @@ function localFiles(blobs: BlobStorage): LocalFsBlobStorage | null {
 }
 
 /**
- * What every `oxijobs seed` shares, whichever storage domain it writes:
- * the progress bar at a terminal (log lines above it), the database opened
- * and migrated with `config.storageDomain`, the configured blob store, and
+ * The frame of `oxijobs seed` around its generator: the progress bar at a
+ * terminal (log lines above it), the database opened and migrated with
+ * `config.storageDomain`, the configured blob store, and
  * on failure the local blob folders it made removed once empty (the
  * generators roll their rows back and delete the bytes no row describes).
  * A bad option or a fault that does not apply becomes `BAD_ARGUMENT`, any
@@ -69,7 +69,7 @@ export async function runSeed<R>(
         files: localFiles(blobs),
         storageRoot: config.storage.backend === 'local' ? config.storage.root : undefined,
         logger,
-        // The bar shows the phase as text: either generator's phase names fit.
+        // The bar shows the phase as text.
         onProgress: progress ? (p) => progress.update(p as DatasetProgress) : undefined,
       });
     } finally {

@@ -116,7 +116,7 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     name: 'OXICLOUD_STORAGE_DOMAIN',
     default: CONFIG_DEFAULTS.storageDomain,
     meaning:
-      "oxicloud | engine: the storage domain an empty database is migrated to and the jobs run on (oxicloud = OxiCloud's drive-era schema, without repair yet; engine = this engine's old model, deprecated, kept only for databases made by an earlier version); a database keeps the domain it was first migrated with",
+      "oxicloud (the only value): the storage domain an empty database is migrated to and the jobs run on, OxiCloud's drive-era schema (without repair yet); the engine's old model (engine) is removed, and a database of it is refused",
   },
   {
     name: 'OXICLOUD_STORAGE_BACKEND',

@@ -40,13 +40,15 @@ describe('loadConfig', () => {
     expect(CONFIG_DEFAULTS.embeddedPostgresPort).not.toBe(5432);
   });
 
-  it('OXICLOUD_STORAGE_DOMAIN: oxicloud (default) or engine (the deprecated old model), else an error listing both', () => {
+  it('OXICLOUD_STORAGE_DOMAIN: oxicloud, the only value (the default); engine or any other value is an error saying so', () => {
     expect(loadConfig({}, '/srv').storageDomain).toBe('oxicloud');
-    expect(loadConfig({ OXICLOUD_STORAGE_DOMAIN: ' Engine ' }, '/srv').storageDomain).toBe('engine');
+    expect(loadConfig({ OXICLOUD_STORAGE_DOMAIN: ' OxiCloud ' }, '/srv').storageDomain).toBe('oxicloud');
     expect(loadConfig({ OXICLOUD_STORAGE_DOMAIN: '' }, '/srv').storageDomain).toBe('oxicloud');
-    expect(() => loadConfig({ OXICLOUD_STORAGE_DOMAIN: 'nextcloud' }, '/srv')).toThrow(
-      'OXICLOUD_STORAGE_DOMAIN="nextcloud": must be one of engine, oxicloud',
-    );
+    for (const value of ['engine', 'nextcloud']) {
+      expect(() => loadConfig({ OXICLOUD_STORAGE_DOMAIN: value }, '/srv')).toThrow(
+        `OXICLOUD_STORAGE_DOMAIN="${value}": must be oxicloud, the only storage domain (engine, the old storage model, is removed)`,
+      );
+    }
   });
 
   it('OXICLOUD_DATABASE_RETRY_SECONDS: whole seconds 0-86400, else an error naming it', () => {

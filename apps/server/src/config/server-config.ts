@@ -1,7 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MAX_BODY_BYTES_RANGE } from '@oxicloud/admin-api';
-import { STORAGE_DOMAINS, type StorageDomain } from '@oxicloud/migrations';
 import { leaseSettings } from '@oxicloud/recoverable';
 import {
   type S3BlobStorageOptions,
@@ -12,6 +11,9 @@ import {
 import { z } from 'zod';
 import { ServerError } from '../server-error.js';
 import { CONFIG_DEFAULTS } from './env-vars.js';
+
+/** The one storage domain (`OXICLOUD_STORAGE_DOMAIN`): OxiCloud's drive-era schema. */
+export const STORAGE_DOMAIN = CONFIG_DEFAULTS.storageDomain;
 
 /** The log levels pino knows. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -73,11 +75,11 @@ export interface ServerConfig {
   readonly publicBaseUrl: string;
   readonly storage: BlobStorageConfig;
   /**
-   * `OXICLOUD_STORAGE_DOMAIN`: the storage domain (`engine`, the engine's own
-   * model, or `oxicloud`, OxiCloud's drive-era schema) an empty database is
-   * migrated to and the jobs are wired on.
+   * `OXICLOUD_STORAGE_DOMAIN`: the storage domain an empty database is
+   * migrated to and the jobs are wired on: `oxicloud` (OxiCloud's drive-era
+   * schema), the only one (the engine's old model, `engine`, is removed).
    */
-  readonly storageDomain: StorageDomain;
+  readonly storageDomain: typeof STORAGE_DOMAIN;
   /**
    * `OXICLOUD_STORAGE_ENCRYPTION_ENABLED` / `_KEY`: every backend this server
    * reads and writes holds OxiCloud's encrypted format; `null` = plaintext.
@@ -235,7 +237,14 @@ const EnvSchema = z.object({
   ),
   OXICLOUD_PUBLIC_BASE_URL: httpUrl,
   OXICLOUD_STORAGE_BACKEND: oneOf(['local', 's3'], CONFIG_DEFAULTS.storageBackend),
-  OXICLOUD_STORAGE_DOMAIN: oneOf(STORAGE_DOMAINS, CONFIG_DEFAULTS.storageDomain),
+  OXICLOUD_STORAGE_DOMAIN: z.preprocess(
+    (v) => (typeof unsetIfEmpty(v) === 'string' ? (v as string).trim().toLowerCase() : undefined),
+    z
+      .literal(STORAGE_DOMAIN, {
+        error: `must be ${STORAGE_DOMAIN}, the only storage domain (engine, the old storage model, is removed)`,
+      })
+      .default(STORAGE_DOMAIN),
+  ),
   OXICLOUD_STORAGE_PATH: z.preprocess(unsetIfEmpty, z.string().optional()),
 });
 

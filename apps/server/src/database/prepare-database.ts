@@ -11,26 +11,22 @@ export const FIRST_ADMIN_USERNAME = 'admin';
 
 /**
  * Refuses, before any statement that changes anything, a database this build
- * must not migrate with `domain`:
+ * must not migrate:
  *
  * - OxiCloud's own (its `_sqlx_migrations` and storage tables): this build
  *   creates its storage domain itself (OxiCloud's schema in its own SQL),
  *   which would half-apply there and leave objects behind in OxiCloud's
  *   schemas; running beside OxiCloud's database (a sidecar that writes only
  *   its own schema) is what the sidecar mode adds.
- * - On `oxicloud` (the default), a database of the engine's **old storage
- *   model** (the `.oxicloud` folder of an earlier version): its runs,
- *   findings and paused cursors were recorded against tables OxiCloud does
- *   not have, so they are not migrated; the message says what it holds and
- *   how to start fresh (or to keep it with `OXICLOUD_STORAGE_DOMAIN=engine`,
- *   the deprecated old model).
+ * - A database of the engine's **old storage model** (the `.oxicloud` folder
+ *   of an earlier version): this version no longer runs that model, and its
+ *   runs, findings and paused cursors were recorded against tables OxiCloud
+ *   does not have, so nothing of it is migrated; the message says what it
+ *   holds, how to start fresh, and that an earlier version still reads it.
  *
  * @throws ServerError `DATABASE_REFUSED` with what was found.
  */
-export async function refuseForeignDatabase(
-  pool: pg.Pool,
-  domain: StorageDomain = CONFIG_DEFAULTS.storageDomain,
-): Promise<void> {
+export async function refuseForeignDatabase(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   let found: Awaited<ReturnType<typeof recogniseDatabase>>;
   try {
@@ -41,14 +37,15 @@ export async function refuseForeignDatabase(
   if (found.kind === 'oxicloud') {
     throw new ServerError(
       'DATABASE_REFUSED',
-      `${describeRecognition(found)}. This build does not run on OxiCloud's own database yet (it migrates its storage domain itself, whatever OXICLOUD_STORAGE_DOMAIN says); nothing was written. Unset DATABASE_URL to use the embedded Postgres, or point it at a database of its own`,
+      `${describeRecognition(found)}. This build does not run on OxiCloud's own database yet (it migrates its storage domain itself); nothing was written. Unset DATABASE_URL to use the embedded Postgres, or point it at a database of its own`,
     );
   }
-  if (found.kind === 'engine-old-model' && domain === 'oxicloud') {
+  if (found.kind === 'engine-old-model') {
     throw new ServerError(
       'DATABASE_REFUSED',
-      `${describeRecognition(found)}. This version runs on OxiCloud's storage schema (OXICLOUD_STORAGE_DOMAIN=oxicloud, the default) and does not migrate the old model's runs, findings or cursors; nothing was written. ` +
-        'To keep using this database as it is, set OXICLOUD_STORAGE_DOMAIN=engine (the old model, deprecated)',
+      `${describeRecognition(found)}. This version no longer runs the engine's old storage model: it runs on OxiCloud's storage schema only, ` +
+        "and migrates nothing of the old model's data, runs, findings or cursors; nothing was written. " +
+        'An earlier version, one from before issue 30 removed the old model, can still read this database as it is',
     );
   }
 }
@@ -64,7 +61,7 @@ export async function applyMigrations(
   logger: Logger,
   domain: StorageDomain = CONFIG_DEFAULTS.storageDomain,
 ): Promise<{ applied: string[]; total: number }> {
-  await refuseForeignDatabase(pool, domain);
+  await refuseForeignDatabase(pool);
   let result: Awaited<ReturnType<typeof migrate>>;
   try {
     result = await migrate(pool, { domain });
@@ -77,7 +74,7 @@ export async function applyMigrations(
     throw new ServerError(
       'DATABASE_REFUSED',
       `OXICLOUD_STORAGE_DOMAIN=${domain} does not match this database: ${result.error.message}. ` +
-        'Set OXICLOUD_STORAGE_DOMAIN to the domain the database was made with, or use a database of its own',
+        "This version runs on OxiCloud's storage domain only: use a database of its own",
       { cause: result.error },
     );
   }

@@ -6,7 +6,7 @@ import { adminPageSize } from '@oxicloud/admin-api';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliProcess, cleanEnv, OLD_MODEL_ENV, runCli, startCli, waitForStatus } from '../cli-process.js';
+import { type CliProcess, cleanEnv, runCli, startCli, waitForStatus } from '../cli-process.js';
 
 /** Debian's chromium, installed by scripts/setup-system.sh. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -41,8 +41,8 @@ function colours(locator: Locator): Promise<{ background: string; color: string 
   });
 }
 
-/** The files_consistency run the test watches: small batches with a pause between them, so it lasts ~20 s. */
-const SLOW_RUN_PARAMS = { batch_size: 100, throttle_ms: 300 };
+/** The files_consistency run the test watches: small batches with a pause between them, so it lasts ~20 s (600 files). */
+const SLOW_RUN_PARAMS = { batch_size: 10, throttle_ms: 300 };
 
 interface RunSummaryJson {
   run_id: string;
@@ -53,7 +53,7 @@ interface RunSummaryJson {
 /**
  * The operator page at /admin/jobs in a real Chromium, against a real
  * `oxijobs serve` process on a fresh database seeded with a generated
- * dataset (with faults, so the consistency run has findings). The page talks
+ * OxiCloud dataset (with faults, so the consistency run has findings). The page talks
  * only to /api/admin/jobs* with the token the operator pastes.
  */
 describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
@@ -87,13 +87,12 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
       );
     }
     mkdirSync(ARTIFACTS, { recursive: true });
-    db = await createTestDatabase();
+    db = await createTestDatabase({ empty: true });
     dataDir = join(tmpdir(), `oxijobs-admin-page-${process.pid}`);
     mkdirSync(dataDir, { recursive: true });
     const httpPort = await freePort();
     base = `http://127.0.0.1:${httpPort}`;
     env = cleanEnv({
-      ...OLD_MODEL_ENV,
       DATABASE_URL: db.url,
       OXICLOUD_DATA_DIR: dataDir,
       OXICLOUD_HTTP_PORT: String(httpPort),
@@ -103,10 +102,12 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
     });
     server = startCli(['serve'], env);
     await waitForStatus(`${base}/healthz`, 200, { process: server, timeoutMs: 60_000 });
+    // The first boot made "admin" (the database had no admin); the seed adds the dataset's own.
+    // 10 personal and 2 shared drives of 50 files, few of them multi-chunk (their bytes are most of the seed's time).
     const seed = await runCli(
       [
         'seed',
-        ...['--users', '30', '--files-per-user', '200', '--seed', '11'],
+        ...['--users', '10', '--files-per-user', '50', '--multi-chunk-share', '0.02', '--seed', '11'],
         ...['--faults', 'missing_blob_row,blob_size_mismatch,live_file_under_trashed_folder'],
       ],
       env,
