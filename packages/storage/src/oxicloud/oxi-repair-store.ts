@@ -25,7 +25,7 @@ const MAX_DEPTH = 10_000;
 /** What {@link OxiRepairStore.finishBlobDeletion} answers: the step does not exist on this domain. */
 const NO_DELETION_PROTOCOL =
   "OxiCloud's storage domain has no deletion protocol (no blobs.deleting_at): unreferenced bytes get a row at " +
-  "ref_count 0 with orphaned_at, and dedup_gc moves them to its quarantine past its grace";
+  'ref_count 0 with orphaned_at, and dedup_gc moves them to its quarantine past its grace';
 
 /**
  * The SQL of a drive's owner for the drive row `d`: `default_for_user`
@@ -79,10 +79,7 @@ async function lockRows(trx: Trx, table: 'folders' | 'files', ids: readonly stri
 }
 
 /** A folder's ancestors (nearest first), with the trash flag. */
-async function ancestors(
-  trx: Trx,
-  parentId: string | null,
-): Promise<{ id: string; is_trashed: boolean }[]> {
+async function ancestors(trx: Trx, parentId: string | null): Promise<{ id: string; is_trashed: boolean }[]> {
   if (parentId === null) return [];
   const { rows } = await sql<{ id: string; is_trashed: boolean; depth: number }>`
     WITH RECURSIVE up AS (
@@ -307,7 +304,10 @@ class OxiRepairTx implements RepairTx {
       }
       rows = next;
     }
-    throw new StorageError('CONFLICT', `folder ${folderId}: the subtree's paths did not settle; nothing written`);
+    throw new StorageError(
+      'CONFLICT',
+      `folder ${folderId}: the subtree's paths did not settle; nothing written`,
+    );
   }
 
   async fileBlobSize(fileId: string, lock: boolean): Promise<FileBlobSizeState | null> {

@@ -267,7 +267,10 @@ export function createBlobActions(options: BlobActionsOptions): RepairAction {
       }
       case 'delete_orphan_bytes':
       case 'delete_orphan_blob': {
-        if (byGc) return skipped(`blob ${hash}: ${line.action} needs the deletion protocol, which this storage domain has not`);
+        if (byGc)
+          return skipped(
+            `blob ${hash}: ${line.action} needs the deletion protocol, which this storage domain has not`,
+          );
         const marked =
           line.action === 'delete_orphan_bytes'
             ? await tx.insertMarkedBlobRow(hash, size)

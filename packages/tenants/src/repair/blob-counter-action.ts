@@ -100,7 +100,9 @@ export const recountBlobRow: RepairAction = {
     const changed = changedSincePlan(line.before, now);
     if (changed !== null) return skipped(`blob ${hash} ${changed}`);
     if (s.refuseLowering === true && s.fileCount < s.refCount) {
-      return skipped(`blob ${hash}: ref_count ${s.refCount} would be lowered to ${s.fileCount}; never lowered here`);
+      return skipped(
+        `blob ${hash}: ref_count ${s.refCount} would be lowered to ${s.fileCount}; never lowered here`,
+      );
     }
     await tx.setBlobRefCount(hash, s.fileCount);
     const written = await tx.blobCounters(hash, false);
