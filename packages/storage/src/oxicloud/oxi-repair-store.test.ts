@@ -173,15 +173,10 @@ describe('folder paths through the trigger', () => {
     const root = folderLabel(drive.rootId);
     const line = asAction(await actions.plan(finding('folders_consistency', 'path_mismatch', a)));
     expect(line.after).toEqual({ path: 'Personal/a', lpath: `${root}.${folderLabel(a)}` });
-    expect(line.derived.map((d) => [d.id, d.after])).toEqual(
-      [
-        [b, { path: 'Personal/a/b', lpath: `${root}.${folderLabel(a)}.${folderLabel(b)}` }],
-        [
-          c,
-          { path: 'Personal/a/b/c', lpath: `${root}.${folderLabel(a)}.${folderLabel(b)}.${folderLabel(c)}` },
-        ],
-      ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
-    );
+    expect(line.derived.map((d) => [d.id, d.after])).toEqual([
+      [b, { path: 'Personal/a/b', lpath: `${root}.${folderLabel(a)}.${folderLabel(b)}` }],
+      [c, { path: 'Personal/a/b/c', lpath: `${root}.${folderLabel(a)}.${folderLabel(b)}.${folderLabel(c)}` }],
+    ]);
     const clock = await db.pool.query('SELECT id, tree_modified_at FROM storage.folders ORDER BY id');
     expect(await actions.apply(line)).toMatchObject({ status: 'applied', after: { rows_changed: 3 } });
     const byId = new Map((await rows()).map((r) => [r.id, r]));
@@ -265,6 +260,10 @@ describe('file size and trash', () => {
       await actions.plan(finding('folders_consistency', 'parent_trashed_mismatch', child)),
     );
     expect(line.choices?.map((c) => c.id)).toEqual([RESTORE_PARENT, TRASH_CHILD]);
+    expect(line.choices?.[1]?.derived.filter((d) => d.type === 'drive' || d.type === 'user')).toEqual([
+      { type: 'drive', id: drive.driveId, before: {}, after: { used_bytes_delta: -9 } },
+      { type: 'user', id: u, before: {}, after: { storage_used_bytes_delta: -9 } },
+    ]);
     expect(await actions.apply(line)).toMatchObject({
       status: 'skipped',
       reason: expect.stringMatching(/no choice/),

@@ -395,13 +395,32 @@ class OxiRepairTx implements RepairTx {
       // Read again under the locks: the answer is what apply compares.
       return this.trashedParent(type, id, false);
     }
+    const trashing = type === 'file' ? (row.is_trashed ? [] : [id]) : liveFiles;
     return {
       trashed: row.is_trashed,
       driveId: row.drive_id,
       trashedAncestors: up.filter((r) => r.is_trashed).map((r) => r.id),
       liveFolders,
       liveFiles,
+      trashUsage: await this.#usageOf(trashing),
     };
+  }
+
+  /** The live bytes of `fileIds` per drive, with the user whose envelope counts the drive. */
+  async #usageOf(fileIds: readonly string[]) {
+    if (fileIds.length === 0) return [];
+    const { rows } = await sql<{ drive_id: string; bytes: string; user_id: string | null }>`
+      SELECT d.id AS drive_id, SUM(f.size)::bigint AS bytes,
+             CASE WHEN ${IN_ENVELOPE} THEN (
+               SELECT g.subject_id FROM storage.role_grants g
+                WHERE g.resource_type = 'drive' AND g.resource_id = d.id AND g.role = 'owner'
+                  AND g.subject_type = 'user' ORDER BY g.granted_at, g.id LIMIT 1) END AS user_id
+        FROM storage.files f JOIN storage.drives d ON d.id = f.drive_id
+       WHERE f.id = ANY(${[...fileIds]}::uuid[]) AND NOT f.is_trashed
+       GROUP BY d.id
+      HAVING SUM(f.size) > 0
+       ORDER BY d.id`.execute(this.#trx);
+    return rows.map((r) => ({ driveId: r.drive_id, bytes: bigintToNumber(r.bytes), userId: r.user_id }));
   }
 
   /**

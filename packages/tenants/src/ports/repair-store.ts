@@ -67,6 +67,17 @@ export interface TrashedParentState {
   /** For a folder: the live folders and files below it (trashing it trashes them too). */
   readonly liveFolders: readonly string[];
   readonly liveFiles: readonly string[];
+  /**
+   * What trashing the live files would take out of the usage counters, per
+   * drive (OxiCloud's domain counts live files only; the engine's model
+   * counts trash too and leaves this unset): the drive, the bytes, and the
+   * user whose envelope counts that drive (`null`: none).
+   */
+  readonly trashUsage?: readonly {
+    readonly driveId: string;
+    readonly bytes: number;
+    readonly userId: string | null;
+  }[];
 }
 
 /** A blob row as the deletion protocol sees it. */
