@@ -81,7 +81,12 @@ describe('repair of an OxiCloud dataset with every fault', () => {
         ORDER BY 1`,
     );
     expect(tables.rows.map((t) => t.name)).toEqual(
-      expect.arrayContaining(['auth.users', 'storage.blobs', 'storage.chunk_manifests', 'storage.role_grants']),
+      expect.arrayContaining([
+        'auth.users',
+        'storage.blobs',
+        'storage.chunk_manifests',
+        'storage.role_grants',
+      ]),
     );
     for (const t of tables.rows) {
       if (QUEUES.has(t.name)) continue;
@@ -210,21 +215,24 @@ describe('repair of an OxiCloud dataset with every fault', () => {
     const done = (await planner.get(plan.id)) as RepairPlanView;
     expect(done.state).toBe('applied');
     const applied = done.lines.filter((l) => l.type === 'action');
-    expect(applied.filter((l) => l.status !== 'applied').map((l) => `${l.fingerprint.kind} ${l.skipReason}`)).toEqual(
-      [],
+    expect(
+      applied.filter((l) => l.status !== 'applied').map((l) => `${l.fingerprint.kind} ${l.skipReason}`),
+    ).toEqual([]);
+    expect(
+      applied.filter((l) => l.verified !== 'passed').map((l) => `${l.fingerprint.kind} ${l.verified}`),
+    ).toEqual([]);
+    const audit = await w.db.pool.query(
+      'SELECT count(*)::int AS n FROM jobs.repair_audit WHERE plan_id = $1',
+      [plan.id],
     );
-    expect(applied.filter((l) => l.verified !== 'passed').map((l) => `${l.fingerprint.kind} ${l.verified}`)).toEqual(
-      [],
-    );
-    const audit = await w.db.pool.query('SELECT count(*)::int AS n FROM jobs.repair_audit WHERE plan_id = $1', [
-      plan.id,
-    ]);
     expect(audit.rows[0].n).toBe(applied.length);
 
     const second = await w.runBatch();
     expect(second).toMatchObject({ completed: w.checks.length, failed: 0 });
     const left = await openFindings();
-    const needsPersonIds = new Set(done.lines.filter((l) => l.type === 'needs_person').map((l) => l.findingId));
+    const needsPersonIds = new Set(
+      done.lines.filter((l) => l.type === 'needs_person').map((l) => l.findingId),
+    );
     expect(left.filter((f) => !needsPersonIds.has(f.id)).map((f) => `${f.check_name} ${f.kind}`)).toEqual([]);
     expect(new Set(left.map((f) => `${f.check_name} ${f.kind}`))).toEqual(new Set(Object.keys(NEEDS_PERSON)));
 
