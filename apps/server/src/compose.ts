@@ -28,7 +28,6 @@ import {
   createBlobHasher,
   EncryptedBlobStorage,
   LocalFsBlobStorage,
-  type PgRepairStore,
   S3BlobStorage,
   type StorageDatabase,
 } from '@oxicloud/storage';
@@ -51,6 +50,7 @@ import {
   createStorageReconcileJob,
   createTrashCleanupJob,
   type RepairService,
+  type RepairStore,
   runRetentionConfigFromEnv,
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -413,7 +413,7 @@ export function createRecoverableJobs(deps: {
 function registerRepair(deps: {
   readonly engine: RecoverableEngine;
   readonly pool: pg.Pool;
-  readonly repairStore: PgRepairStore;
+  readonly repairStore: RepairStore;
   readonly backends: BlobBackends;
   readonly sourceBackend: 'local' | 's3';
   readonly logger: Logger;

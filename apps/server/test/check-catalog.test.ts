@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FindingKindJson, JobSummaryJson } from '@oxicloud/admin-api';
 import { FAULT_EXPECTATIONS } from '@oxicloud/dataset';
-import { PgRepairStore, type StorageDatabase } from '@oxicloud/storage';
+import { type OxiCloudDatabase, OxiRepairStore } from '@oxicloud/storage/oxicloud';
 import { type BlobHasher, createRepairActions, needsPersonKinds } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -131,12 +131,12 @@ describe('the check declarations are the only list of checks and finding kinds',
   });
 
   it('a kind declares a repair exactly when a repair action plans it (else a plan line needs a person)', () => {
-    const kysely = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+    const kysely = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
     const hasher: BlobHasher = {
       hashStoredBlob: () => Promise.reject(new Error('not called: only the actions are listed')),
     };
     const actions = createRepairActions({
-      store: new PgRepairStore(kysely),
+      store: new OxiRepairStore(kysely),
       blobs: { blobs: server.blobs, hasher, other: null },
       restore: { source: server.blobs, sourceHasher: hasher, other: null },
     });

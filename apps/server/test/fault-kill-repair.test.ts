@@ -43,8 +43,10 @@ interface PlanJson {
 
 /**
  * Issue 21 ("kill -9 during apply, then resume: every item applied once, the
- * audit has one row per applied item"): a real `oxijobs serve` process on a
- * dataset with 800 drives whose `used_bytes` drifted and 20 users whose
+ * audit has one row per applied item"), on OxiCloud's storage domain (the
+ * server's default; `OxiRepairStore`): a real `oxijobs serve` process on a
+ * dataset with 800 personal drives (80 users × one default and nine
+ * secondary drives, each owned through its grant) whose `used_bytes` drifted and 20 users whose
  * envelope drifted. drives_consistency finds them; the plan (HTTP) covers all
  * 820; apply runs the `repair` run, which is killed with SIGKILL 3 times
  * while items apply and once more while it re-verifies them (after the last
@@ -64,28 +66,69 @@ describe('kill -9 of the server during a repair run', () => {
   let server: CliProcess | undefined;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('fault-kill-repair');
-    await db.pool.query(
-      `INSERT INTO auth.users (username) SELECT 'repair-owner-' || g FROM generate_series(1, $1::int) g`,
-      [USERS],
-    );
-    await db.pool.query(
-      `INSERT INTO storage.drives (owner_id, name)
-       SELECT u.id, 'drive-' || g FROM auth.users u, generate_series(1, $1::int) g
-        WHERE u.username LIKE 'repair-owner-%'`,
-      [DRIVES_PER_USER],
-    );
-    // Each file its own blob row (inserted first, so the ref_count trigger counts the file).
-    const files = `
-      SELECT d.id AS drive_id, 'file-' || g AS name,
-             md5(d.id::text || g) || md5(g || d.id::text) AS blob_hash,
-             1 + abs(hashtext(d.id::text || g)) % 100000 AS size
-        FROM storage.drives d, generate_series(1, ${FILES_PER_DRIVE}) g`;
-    await db.pool.query(`INSERT INTO storage.blobs (hash, size) SELECT blob_hash, size FROM (${files}) f`);
-    await db.pool.query(
-      `INSERT INTO storage.files (drive_id, name, blob_hash, size) SELECT drive_id, name, blob_hash, size FROM (${files}) f`,
-    );
+    const client = await db.pool.connect();
+    try {
+      // OxiCloud's four writes, set-based in one transaction (the root check runs at COMMIT): per user one
+      // default and nine secondary personal drives, each with its root folder and its one user owner grant.
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO auth.users (username, email, role)
+         VALUES ('admin', 'admin@example.test', 'admin')`,
+      );
+      await client.query(
+        `INSERT INTO auth.users (username, email, role)
+         SELECT 'repair-owner-' || g, 'repair-owner-' || g || '@example.test', 'user' FROM generate_series(1, $1::int) g`,
+        [USERS],
+      );
+      // The owner rides in policies until its grant is written (secondary drives have no default_for_user).
+      await client.query(
+        `INSERT INTO storage.drives (kind, default_for_user, policies)
+         SELECT 'personal', CASE WHEN g = 1 THEN u.id END, jsonb_build_object('owner', u.id)
+           FROM auth.users u, generate_series(1, $1::int) g
+          WHERE u.username LIKE 'repair-owner-%'`,
+        [DRIVES_PER_USER],
+      );
+      await client.query(
+        `INSERT INTO storage.folders (name, parent_id, drive_id, created_by, updated_by)
+         SELECT 'Personal', NULL, d.id, (d.policies->>'owner')::uuid, (d.policies->>'owner')::uuid
+           FROM storage.drives d`,
+      );
+      await client.query(
+        `UPDATE storage.drives d SET root_folder_id = f.id FROM storage.folders f
+          WHERE f.drive_id = d.id AND f.parent_id IS NULL`,
+      );
+      await client.query(
+        `INSERT INTO storage.role_grants (subject_type, subject_id, resource_type, resource_id, role, granted_by)
+         SELECT 'user', (d.policies->>'owner')::uuid, 'drive', d.id, 'owner', (d.policies->>'owner')::uuid
+           FROM storage.drives d`,
+      );
+      await client.query(
+        `UPDATE storage.drives
+            SET policies = '{"include_in_photo_index": true, "include_in_music_index": true}'::jsonb`,
+      );
+      // Each file its own legacy blob row (ref_count 1: the one file naming it), in its drive's root folder.
+      const files = `
+        SELECT d.id AS drive_id, d.root_folder_id AS folder_id, 'file-' || g AS name,
+               md5(d.id::text || g) || md5(g || d.id::text) AS blob_hash,
+               1 + abs(hashtext(d.id::text || g)) % 100000 AS size
+          FROM storage.drives d, generate_series(1, ${FILES_PER_DRIVE}) g`;
+      await client.query(
+        `INSERT INTO storage.blobs (hash, size, ref_count, content_type)
+         SELECT blob_hash, size, 1, 'application/octet-stream' FROM (${files}) f`,
+      );
+      await client.query(
+        `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size)
+         SELECT drive_id, folder_id, name, blob_hash, size FROM (${files}) f`,
+      );
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw error;
+    } finally {
+      client.release();
+    }
     // Every drive drifts (up on even rows, down to half on odd ones); the envelopes follow the drifted drives…
     await db.pool.query(
       `UPDATE storage.drives d
@@ -97,7 +140,10 @@ describe('kill -9 of the server during a repair run', () => {
     );
     await db.pool.query(
       `UPDATE auth.users u SET storage_used_bytes = s.total
-         FROM (SELECT owner_id, sum(used_bytes)::bigint AS total FROM storage.drives GROUP BY owner_id) s
+         FROM (SELECT g.subject_id AS owner_id, sum(d.used_bytes)::bigint AS total
+                 FROM storage.drives d JOIN storage.role_grants g
+                   ON g.resource_type = 'drive' AND g.resource_id = d.id AND g.role = 'owner'
+                GROUP BY g.subject_id) s
         WHERE s.owner_id = u.id`,
     );
     // …except every 4th user's, which drifts on its own.
@@ -143,7 +189,7 @@ describe('kill -9 of the server during a repair run', () => {
   it(`${KILLS} kills while items apply and one while they are re-verified, each followed by a resume: every item applied once, one audit row each`, async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const env = serverEnv({ domain: 'engine', databaseUrl: db.url, dataDir: dir.path, httpPort: port });
+    const env = serverEnv({ databaseUrl: db.url, dataDir: dir.path, httpPort: port });
     server = await startServer(env);
     const token = await adminToken(db.pool);
     const api = adminClient(base, token);
@@ -259,19 +305,21 @@ describe('kill -9 of the server during a repair run', () => {
     expect(finished.attempt).toBe(1 + killedMidRun);
 
     // Every item applied exactly once: the resources are exact (a delta applied twice would show in the envelopes).
+    // OxiCloud's formulas (fact sheet §6): a drive's live files; an envelope, the personal drives owned by grant.
     const drives = await db.pool.query(
-      `SELECT d.id, d.used_bytes, COALESCE(sum(f.size), 0) AS files FROM storage.drives d
-         LEFT JOIN storage.files f ON f.drive_id = d.id
-        GROUP BY d.id HAVING d.used_bytes <> COALESCE(sum(f.size), 0)`,
+      `SELECT d.id, d.used_bytes, COALESCE(sum(f.size) FILTER (WHERE NOT f.is_trashed), 0) AS files
+         FROM storage.drives d LEFT JOIN storage.files f ON f.drive_id = d.id
+        GROUP BY d.id HAVING d.used_bytes <> COALESCE(sum(f.size) FILTER (WHERE NOT f.is_trashed), 0)`,
     );
     expect(drives.rows).toEqual([]);
+    const owned = `(SELECT COALESCE(sum(f.size), 0) FROM storage.files f
+                      JOIN storage.drives d ON d.id = f.drive_id AND d.kind = 'personal'
+                      JOIN storage.role_grants g ON g.resource_type = 'drive' AND g.resource_id = d.id
+                                               AND g.role = 'owner' AND g.subject_type = 'user'
+                     WHERE g.subject_id = u.id AND NOT f.is_trashed)`;
     const users = await db.pool.query(
-      `SELECT u.id, u.storage_used_bytes,
-              (SELECT COALESCE(sum(f.size), 0) FROM storage.files f JOIN storage.drives d ON d.id = f.drive_id
-                WHERE d.owner_id = u.id) AS files
-         FROM auth.users u
-        WHERE u.storage_used_bytes <> (SELECT COALESCE(sum(f.size), 0) FROM storage.files f
-                                         JOIN storage.drives d ON d.id = f.drive_id WHERE d.owner_id = u.id)`,
+      `SELECT u.id, u.storage_used_bytes, ${owned} AS files FROM auth.users u
+        WHERE u.storage_used_bytes <> ${owned}`,
     );
     expect(users.rows).toEqual([]);
 

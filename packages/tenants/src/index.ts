@@ -195,6 +195,7 @@ export {
   createRepairService,
   createRestoreBytesAction,
   deleteGrant,
+  HAND_ORPHAN_BYTES_TO_GC,
   needsPersonKinds,
   planHash,
   REPAIR_COUNTERS,

@@ -24,6 +24,7 @@ import {
 } from '@oxicloud/tenants';
 import { createTestDatabase, type S3rverProcess, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
+import type pg from 'pg';
 import { type ConsistencyHarness, consistencyHarness } from './consistency-fixtures.js';
 
 const MiB = 1024 * 1024;
@@ -209,4 +210,81 @@ export async function oxiDomainWorld(input: {
     await close();
     throw error;
   }
+}
+
+/** A `Kysely` on OxiCloud's tables over `pool` (what `OxiRepairStore` and the `Oxi*` adapters take). */
+export function oxiKysely(pool: pg.Pool): Kysely<OxiCloudDatabase> {
+  return new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** An internal user of OxiCloud's `auth.users` (its e-mail address derived from the name). */
+export async function insertOxiUser(pool: pg.Pool, username: string): Promise<string> {
+  const { rows } = await pool.query<{ id: string }>(
+    `INSERT INTO auth.users (username, email, role) VALUES ($1, $1 || '@example.test', 'user') RETURNING id`,
+    [username],
+  );
+  return rows[0]!.id;
+}
+
+/**
+ * A shared drive (OxiCloud's four writes in one transaction: the drive, its
+ * root folder named `name`, the link, `ownerId`'s owner grant) with
+ * `used_bytes` set to `usedBytes` (it holds no file, so anything else drifts).
+ */
+export async function insertOxiDrive(
+  pool: pg.Pool,
+  ownerId: string,
+  name: string,
+  usedBytes = 0,
+): Promise<string> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ id: string }>(
+      `INSERT INTO storage.drives (kind, used_bytes) VALUES ('shared', $1) RETURNING id`,
+      [usedBytes],
+    );
+    const id = rows[0]!.id;
+    const root = await client.query<{ id: string }>(
+      'INSERT INTO storage.folders (name, parent_id, drive_id) VALUES ($1, NULL, $2) RETURNING id',
+      [name, id],
+    );
+    await client.query('UPDATE storage.drives SET root_folder_id = $1 WHERE id = $2', [root.rows[0]!.id, id]);
+    await client.query(
+      `INSERT INTO storage.role_grants (subject_type, subject_id, resource_type, resource_id, role, granted_by)
+       VALUES ('user', $1, 'drive', $2, 'owner', $1)`,
+      [ownerId, id],
+    );
+    await client.query('COMMIT');
+    return id;
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * A folder of OxiCloud's tree (path and lpath from its trigger): under
+ * `parentId`, or, with `null`, a top-level folder of the drive (under its
+ * root folder: OxiCloud has one root per drive). `trashedAt` trashes the
+ * folder alone (not its subtree), as a pre-2026-06-17 trash did.
+ */
+export async function insertOxiFolder(
+  pool: pg.Pool,
+  driveId: string,
+  parentId: string | null,
+  name: string,
+  trashedAt: Date | null = null,
+): Promise<string> {
+  const { rows } = await pool.query<{ id: string }>(
+    `INSERT INTO storage.folders (drive_id, parent_id, name, is_trashed, trashed_at, original_parent_id)
+     SELECT d.id, p.parent, $3, $4, $5, CASE WHEN $4 THEN p.parent END
+       FROM storage.drives d CROSS JOIN LATERAL (SELECT COALESCE($2::uuid, d.root_folder_id) AS parent) p
+      WHERE d.id = $1
+     RETURNING id`,
+    [driveId, parentId, name, trashedAt !== null, trashedAt],
+  );
+  return rows[0]!.id;
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PgRepairPlans, type Severity, severityRank } from '@oxicloud/consistency';
-import { PgRepairStore } from '@oxicloud/storage';
+import { OxiRepairStore } from '@oxicloud/storage/oxicloud';
 import {
   createRepairActions,
   createRepairPlanner,
@@ -19,7 +19,12 @@ import {
 } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { insertDrive, insertFolder, insertUser, storageDb } from './part1-fixtures.js';
+import {
+  insertOxiDrive as insertDrive,
+  insertOxiFolder as insertFolder,
+  insertOxiUser as insertUser,
+  oxiKysely,
+} from './oxicloud-domain-fixtures.js';
 
 describe('repair apply and choose races', () => {
   let db: TestDatabase;
@@ -56,9 +61,9 @@ describe('repair apply and choose races', () => {
     ).rows[0];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     plans = new PgRepairPlans({ pool: db.pool });
-    actions = createRepairActions({ store: new PgRepairStore(storageDb(db.pool)) });
+    actions = createRepairActions({ store: new OxiRepairStore(oxiKysely(db.pool)) });
   });
   afterAll(async () => {
     await db.drop();

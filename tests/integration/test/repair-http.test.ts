@@ -8,7 +8,7 @@ import { type AdminUserRecord, createAdminApp, signAdminToken } from '@oxicloud/
 import { PgRepairPlans, severityRank } from '@oxicloud/consistency';
 import { RecoverableEngine } from '@oxicloud/recoverable';
 import { JobRegistry, type Logger } from '@oxicloud/scheduler';
-import { PgRepairStore } from '@oxicloud/storage';
+import { OxiRepairStore } from '@oxicloud/storage/oxicloud';
 import {
   createRepairActions,
   createRepairJob,
@@ -19,7 +19,12 @@ import {
 } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertDrive, insertFolder, insertUser, storageDb } from './part1-fixtures.js';
+import {
+  insertOxiDrive as insertDrive,
+  insertOxiFolder as insertFolder,
+  insertOxiUser as insertUser,
+  oxiKysely,
+} from './oxicloud-domain-fixtures.js';
 
 const SECRET = 'a-test-secret-that-is-long-enough-for-hs256!!';
 
@@ -33,9 +38,9 @@ describe('/api/admin/repairs', () => {
   const audit: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     const { rows } = await db.pool.query(
-      `INSERT INTO auth.users (username, role) VALUES ('root', 'admin') RETURNING id::text, username, role`,
+      `INSERT INTO auth.users (username, email, role) VALUES ('root', 'root@example.test', 'admin') RETURNING id::text, username, role`,
     );
     token = await signAdminToken({
       secret: SECRET,
@@ -45,7 +50,7 @@ describe('/api/admin/repairs', () => {
     const push = (fields: object) => audit.push(fields as Record<string, unknown>);
     const logger: Logger = { info: push, warn: push, error: push, debug: () => undefined };
     const plans = new PgRepairPlans({ pool: db.pool });
-    const store = new PgRepairStore(storageDb(db.pool));
+    const store = new OxiRepairStore(oxiKysely(db.pool));
     const actions = createRepairActions({ store });
     engine = new RecoverableEngine({ pool: db.pool });
     engine.register(createRepairJob({ plans, actions, store }));

@@ -6,7 +6,7 @@
  */
 import { PgRepairPlans } from '@oxicloud/consistency';
 import { RecoverableEngine } from '@oxicloud/recoverable';
-import { PgRepairStore } from '@oxicloud/storage';
+import { OxiRepairStore } from '@oxicloud/storage/oxicloud';
 import {
   createRepairActions,
   createRepairJob,
@@ -15,7 +15,7 @@ import {
 } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertUser, storageDb } from './part1-fixtures.js';
+import { insertOxiUser as insertUser, oxiKysely } from './oxicloud-domain-fixtures.js';
 
 /** More than one selection page and more than one run batch. */
 const DRIVES = 1_150;
@@ -29,16 +29,20 @@ describe('a repair plan over more than 1000 findings', () => {
     (await db.pool.query<{ n: number }>(q, values)).rows[0]?.n;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     plans = new PgRepairPlans({ pool: db.pool });
     const user = await insertUser(db.pool, 'owner');
-    // Drives with no files whose used_bytes drifted to 7, and one open finding each (real rows).
+    // Shared drives with no files whose used_bytes drifted to 7 (OxiCloud's four writes, set-based, one
+    // transaction: the root check runs at COMMIT), and one open finding each (real rows).
     await db.pool.query(
-      `INSERT INTO storage.drives (owner_id, name, used_bytes)
-       SELECT $1, 'd' || i, 7 FROM generate_series(1, $2::int) i`,
-      [user, DRIVES],
+      `BEGIN;
+       INSERT INTO storage.drives (kind, used_bytes) SELECT 'shared', 7 FROM generate_series(1, ${DRIVES}) i;
+       INSERT INTO storage.folders (name, parent_id, drive_id) SELECT 'd-' || d.id, NULL, d.id FROM storage.drives d;
+       UPDATE storage.drives d SET root_folder_id = f.id FROM storage.folders f WHERE f.drive_id = d.id;
+       INSERT INTO storage.role_grants (subject_type, subject_id, resource_type, resource_id, role, granted_by)
+       SELECT 'user', '${user}', 'drive', d.id, 'owner', '${user}' FROM storage.drives d;
+       COMMIT;`,
     );
-    await db.pool.query('UPDATE auth.users SET storage_used_bytes = $2 WHERE id = $1', [user, 7 * DRIVES]);
     const { rows } = await db.pool.query<{ id: string }>(
       `INSERT INTO jobs.findings (id, check_name, kind, resource_id, severity, severity_rank, highest_severity,
                                   first_seen_at, last_seen_at, last_seen_boundary)
@@ -76,7 +80,7 @@ describe('a repair plan over more than 1000 findings', () => {
   });
 
   it('plans, applies and re-verifies every line', async () => {
-    const store = new PgRepairStore(storageDb(db.pool));
+    const store = new OxiRepairStore(oxiKysely(db.pool));
     const actions = createRepairActions({ store });
     const planner = createRepairPlanner({ actions, plans });
     const plan = await planner.plan({ selection: { check: 'drives_consistency' }, actor: 'admin' });

@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { PgRepairPlans, type Severity, severityRank } from '@oxicloud/consistency';
-import { PgRepairStore } from '@oxicloud/storage';
+import { OxiRepairStore } from '@oxicloud/storage/oxicloud';
 import {
   createRepairActions,
   createRepairPlanner,
@@ -17,7 +17,12 @@ import {
 } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertDrive, insertFolder, insertUser, storageDb } from './part1-fixtures.js';
+import {
+  insertOxiDrive as insertDrive,
+  insertOxiFolder as insertFolder,
+  insertOxiUser as insertUser,
+  oxiKysely,
+} from './oxicloud-domain-fixtures.js';
 
 describe('repair plans on Postgres', () => {
   let db: TestDatabase;
@@ -54,8 +59,8 @@ describe('repair plans on Postgres', () => {
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const actions = createRepairActions({ store: new PgRepairStore(storageDb(db.pool)) });
+    db = await createTestDatabase({ domain: 'oxicloud' });
+    const actions = createRepairActions({ store: new OxiRepairStore(oxiKysely(db.pool)) });
     planner = createRepairPlanner({ actions, plans: new PgRepairPlans({ pool: db.pool }) });
     const user = await insertUser(db.pool, 'owner');
     drive = await insertDrive(db.pool, user, 'main', 4096);

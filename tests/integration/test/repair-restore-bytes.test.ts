@@ -1,5 +1,6 @@
 /**
- * Restoring blob bytes from the other configured backend, on real Postgres,
+ * Restoring blob bytes from the other configured backend, on OxiCloud's
+ * domain (`OxiRepairStore`, legacy whole-file blobs) and real Postgres,
  * the real LocalFsBlobStorage and the real S3BlobStorage against s3rver (a
  * real S3-protocol server in its own process), with the real BLAKE3 worker
  * hashers, in both directions: the server serving from local with a copy on
@@ -19,12 +20,12 @@ import { type ConsistencyCheck, PgRepairPlans } from '@oxicloud/consistency';
 import { RecoverableEngine } from '@oxicloud/recoverable';
 import {
   Blake3WorkerPool,
+  blake3Hex,
   createBlobHasher,
   LocalFsBlobStorage,
-  PgBlobIndexScan,
-  PgRepairStore,
   S3BlobStorage,
 } from '@oxicloud/storage';
+import { OxiBlobIndexScan, OxiRepairStore } from '@oxicloud/storage/oxicloud';
 import {
   type ActionLine,
   type BlobStorage,
@@ -43,10 +44,53 @@ import {
   startS3rver,
   type TestDatabase,
 } from '@oxicloud/test-support';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsistencyHarness, consistencyHarness } from './consistency-fixtures.js';
-import { insertDrive, insertUser, storageDb } from './part1-fixtures.js';
-import { putBlob, type TestBlob } from './storage-consistency-fixtures.js';
+import {
+  insertOxiDrive as insertDrive,
+  insertOxiUser as insertUser,
+  oxiKysely as storageDb,
+} from './oxicloud-domain-fixtures.js';
+
+/** Bytes, their files' BLAKE3 key and the rows naming them. */
+interface TestBlob {
+  readonly hash: string;
+  readonly bytes: Buffer;
+  readonly fileIds: string[];
+}
+
+/**
+ * A legacy whole-file blob of OxiCloud's domain (§5): the bytes on
+ * `storage`, its row counting its `files` files (`ref_count` = the files:
+ * OxiCloud has no insert trigger), the files in the drive's root folder.
+ */
+async function putBlob(
+  pool: pg.Pool,
+  world: { readonly driveId: string; readonly storage: BlobStorage },
+  options: { readonly files?: number } = {},
+): Promise<TestBlob> {
+  const bytes = randomBytes(64 + Math.floor(Math.random() * 512));
+  const hash = blake3Hex(bytes);
+  await world.storage.put(hash, bytes, bytes.length);
+  const files = options.files ?? 1;
+  await pool.query(
+    `INSERT INTO storage.blobs (hash, size, ref_count, content_type, created_at)
+     VALUES ($1, $2, $3, 'application/octet-stream', now() - interval '2 days')`,
+    [hash, bytes.length, files],
+  );
+  const fileIds: string[] = [];
+  for (let i = 0; i < files; i++) {
+    const { rows } = await pool.query(
+      `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size, created_at)
+       SELECT d.id, d.root_folder_id, $2, $3, $4, now() - interval '2 days' FROM storage.drives d WHERE d.id = $1
+       RETURNING id`,
+      [world.driveId, `f-${hash.slice(0, 8)}-${i}`, hash, bytes.length],
+    );
+    fileIds.push(rows[0].id);
+  }
+  return { hash, bytes, fileIds };
+}
 
 let server: S3rverProcess;
 let workers: Blake3WorkerPool;
@@ -100,13 +144,13 @@ describe.each([
   let h: ConsistencyHarness;
   let check: ConsistencyCheck;
   let plans: PgRepairPlans;
-  let store: PgRepairStore;
+  let store: OxiRepairStore;
   let engine: RecoverableEngine;
   let user: string;
   let drive: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     root = await mkdtemp(join(tmpdir(), 'oxicloud-restore-'));
     const local = new LocalFsBlobStorage({ root });
     s3 = new S3BlobStorage({
@@ -121,7 +165,7 @@ describe.each([
     source = sourceName === 'local' ? local : s3;
     other = sourceName === 'local' ? s3 : local;
     const sourceHasher = createBlobHasher(source, workers);
-    store = new PgRepairStore(storageDb(db.pool));
+    store = new OxiRepairStore(storageDb(db.pool));
     plans = new PgRepairPlans({ pool: db.pool });
     // Wired as the server wires them: both blob action families know the other backend.
     const copy = { blobs: other, hasher: createBlobHasher(other, workers) };
@@ -133,7 +177,7 @@ describe.each([
     h = consistencyHarness(db.pool);
     check = createStorageConsistencyCheck({
       blobs: source,
-      index: new PgBlobIndexScan(storageDb(db.pool)),
+      index: new OxiBlobIndexScan(storageDb(db.pool)),
       hasher: sourceHasher,
     });
     engine = new RecoverableEngine({ pool: db.pool });
@@ -260,7 +304,7 @@ describe.each([
       new RegExp(`the copy on the ${otherName} backend hashes to [0-9a-f]{64} .* not to the key`),
     );
     expect(line.affected.map((a) => [a['file_id'], a['owner_id'], a['owner']]).sort()).toEqual(
-      blob.fileIds.map((id) => [id, user, `owner-${sourceName}`]),
+      blob.fileIds.map((id) => [id, user, `owner-${sourceName}`]).sort(),
     );
     expect(await source.exists(blob.hash)).toBe(false);
   });
@@ -423,7 +467,7 @@ describe('restore bytes without another backend', () => {
   let root: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     root = await mkdtemp(join(tmpdir(), 'oxicloud-restore-alone-'));
   });
   afterAll(async () => {
@@ -435,7 +479,7 @@ describe('restore bytes without another backend', () => {
     const source = new LocalFsBlobStorage({ root });
     const sourceHasher = createBlobHasher(source, workers);
     const actions = createRepairActions({
-      store: new PgRepairStore(storageDb(db.pool)),
+      store: new OxiRepairStore(storageDb(db.pool)),
       restore: { source, sourceHasher, other: null },
     });
     const user = await insertUser(db.pool, 'alone');

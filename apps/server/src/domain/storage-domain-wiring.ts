@@ -26,6 +26,7 @@ import {
   OxiContentGcRepository,
   OxiGrantRepository,
   OxiMediaFileRepository,
+  OxiRepairStore,
   OxiTrashRepository,
   OxiUsageRepository,
   OxiUsersRepository,
@@ -39,6 +40,7 @@ import type {
   GrantRepository,
   MediaFileRepository,
   OrphanBlobRepository,
+  RepairStore,
   TrashRepository,
   UsageRepository,
 } from '@oxicloud/tenants';
@@ -52,14 +54,10 @@ export interface UnwiredJob {
 
 /**
  * The jobs with no adapter on OxiCloud's storage domain yet: not registered
- * there (issue 30 adds them with their adapters).
+ * there. None today (`repair` runs on `OxiRepairStore`); the list stays for
+ * the boot line, the admin API's and the CLI's answer about a future one.
  */
-export const UNWIRED_ON_OXICLOUD: readonly UnwiredJob[] = [
-  {
-    job: 'repair',
-    reason: "no adapter on OxiCloud's storage domain yet (repair plans act on the engine's own model)",
-  },
-];
+export const UNWIRED_ON_OXICLOUD: readonly UnwiredJob[] = [];
 
 /** The users lookups the server needs on a domain's `auth.users`: tokens, the first admin, `users set-email`. */
 export type DomainUsers = PgUsersRepository | OxiUsersRepository;
@@ -95,7 +93,7 @@ export interface StorageDomainAdapters {
   /** `dedup_gc`'s content tables on OxiCloud's domain (`createContentGcJob`); `null` on `engine`. */
   readonly contentGc: ContentGcRepository | null;
   /** `repair`'s store; `null` on a domain without its adapter. */
-  readonly repairStore: PgRepairStore | null;
+  readonly repairStore: RepairStore | null;
   /** The jobs this domain does not register, in a fixed order. */
   readonly unwired: readonly UnwiredJob[];
 }
@@ -126,7 +124,7 @@ export function storageDomainAdapters(
       grants: new OxiGrantRepository(oxi),
       orphanBlobs: null,
       contentGc: new OxiContentGcRepository(oxi),
-      repairStore: null,
+      repairStore: new OxiRepairStore(oxi),
       unwired: UNWIRED_ON_OXICLOUD,
     };
   }

@@ -4,7 +4,7 @@ import { type AdminUserRecord, createAdminApp, signAdminToken } from '@oxicloud/
 import { PgRepairPlans, severityRank } from '@oxicloud/consistency';
 import { RecoverableEngine } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import { PgRepairStore, type StorageDatabase } from '@oxicloud/storage';
+import { type OxiCloudDatabase, OxiRepairStore } from '@oxicloud/storage/oxicloud';
 import {
   createRepairActions,
   createRepairJob,
@@ -13,6 +13,7 @@ import {
 } from '@oxicloud/tenants';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient } from './admin-client.js';
 import { type CliIo, sleep } from './cli-io.js';
@@ -38,7 +39,41 @@ function captureIo(): CliIo & { out: () => string } {
   };
 }
 
-/** `oxijobs repair plan|show|apply` against the real admin app on a real port and real Postgres. */
+/**
+ * A shared drive of OxiCloud's domain (the four writes in one transaction,
+ * owned by `ownerId` through its grant) whose `used_bytes` drifted to
+ * `usedBytes` (it holds no file).
+ */
+async function sharedDrive(pool: pg.Pool, ownerId: string, name: string, usedBytes: number): Promise<string> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query(
+      `INSERT INTO storage.drives (kind, used_bytes) VALUES ('shared', $1) RETURNING id`,
+      [usedBytes],
+    );
+    const id = rows[0].id as string;
+    const root = await client.query(
+      'INSERT INTO storage.folders (name, parent_id, drive_id) VALUES ($1, NULL, $2) RETURNING id',
+      [name, id],
+    );
+    await client.query('UPDATE storage.drives SET root_folder_id = $1 WHERE id = $2', [root.rows[0].id, id]);
+    await client.query(
+      `INSERT INTO storage.role_grants (subject_type, subject_id, resource_type, resource_id, role, granted_by)
+       VALUES ('user', $1, 'drive', $2, 'owner', $1)`,
+      [ownerId, id],
+    );
+    await client.query('COMMIT');
+    return id;
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** `oxijobs repair plan|show|apply` against the real admin app on a real port and real Postgres (OxiCloud's domain). */
 describe('oxijobs repair plan|show|apply', () => {
   let db: TestDatabase;
   let server: ReturnType<typeof serve>;
@@ -47,14 +82,15 @@ describe('oxijobs repair plan|show|apply', () => {
   let drive: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     const { rows } = await db.pool.query(
-      `INSERT INTO auth.users (username, role) VALUES ('admin3', 'admin') RETURNING id::text, username, role`,
+      `INSERT INTO auth.users (username, email, role) VALUES ('admin3', 'admin3@example.test', 'admin')
+       RETURNING id::text, username, role`,
     );
     const admin = rows[0] as AdminUserRecord;
     const plans = new PgRepairPlans({ pool: db.pool });
-    const store = new PgRepairStore(
-      new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) }),
+    const store = new OxiRepairStore(
+      new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) }),
     );
     const actions = createRepairActions({ store });
     engine = new RecoverableEngine({ pool: db.pool });
@@ -71,12 +107,7 @@ describe('oxijobs repair plan|show|apply', () => {
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
     const token = await signAdminToken({ secret: SECRET, user: admin, expiresInSeconds: 600 });
     client = new AdminClient({ baseUrl: `http://127.0.0.1:${port}`, token });
-    drive = (
-      await db.pool.query(
-        `INSERT INTO storage.drives (owner_id, name, used_bytes) VALUES ($1, 'main', 10485760) RETURNING id`,
-        [admin.id],
-      )
-    ).rows[0].id;
+    drive = await sharedDrive(db.pool, admin.id, 'main', 10485760);
     await db.pool.query(
       `INSERT INTO jobs.findings (id, check_name, kind, resource_id, severity, severity_rank, highest_severity,
                                  first_seen_at, last_seen_at, last_seen_boundary)
@@ -129,12 +160,7 @@ describe('oxijobs repair plan|show|apply', () => {
 
   it('a line whose resource was put right since the plan is "already consistent": nothing written, the finding fixed', async () => {
     const admin = (await db.pool.query("SELECT id FROM auth.users WHERE username = 'admin3'")).rows[0].id;
-    const other = (
-      await db.pool.query(
-        `INSERT INTO storage.drives (owner_id, name, used_bytes) VALUES ($1, 'second', 4096) RETURNING id`,
-        [admin],
-      )
-    ).rows[0].id;
+    const other = await sharedDrive(db.pool, admin, 'second', 4096);
     const findingId = randomUUID();
     await db.pool.query(
       `INSERT INTO jobs.findings (id, check_name, kind, resource_id, severity, severity_rank, highest_severity,

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliProcess, cleanEnv, OLD_MODEL_ENV, runCli, startCli, waitForStatus } from '../cli-process.js';
+import { type CliProcess, cleanEnv, runCli, startCli, waitForStatus } from '../cli-process.js';
 
 /** Debian's chromium, installed by scripts/setup-system.sh. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -42,7 +42,8 @@ interface PlanJson {
 
 /**
  * The repair panel of /admin/jobs in a real Chromium, against a real
- * `oxijobs serve` on a fresh database seeded with repairable faults (two
+ * `oxijobs serve` on a fresh database of OxiCloud's domain (the server's
+ * default; `oxijobs seed` writes an OxiCloud dataset) seeded with repairable faults (two
  * live files under trashed folders: a choice each; two folders with a wrong
  * path): the checks find them, the operator selects them, plans, chooses,
  * meets a plan changed behind the page's back (409, reloaded), applies, and
@@ -96,13 +97,12 @@ describe('the repair panel of /admin/jobs in Chromium against oxijobs serve', ()
       );
     }
     mkdirSync(ARTIFACTS, { recursive: true });
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     dataDir = join(tmpdir(), `oxijobs-admin-repair-${process.pid}`);
     mkdirSync(dataDir, { recursive: true });
     const httpPort = await freePort();
     base = `http://127.0.0.1:${httpPort}`;
     const env = cleanEnv({
-      ...OLD_MODEL_ENV,
       DATABASE_URL: db.url,
       OXICLOUD_DATA_DIR: dataDir,
       OXICLOUD_HTTP_PORT: String(httpPort),
@@ -115,8 +115,8 @@ describe('the repair panel of /admin/jobs in Chromium against oxijobs serve', ()
     const seed = await runCli(
       [
         'seed',
-        ...['--users', '10', '--files-per-user', '100', '--seed', '21'],
-        ...['--faults', 'live_file_under_trashed_folder,wrong_folder_path'],
+        ...['--users', '6', '--files-per-user', '30', '--seed', '21'],
+        ...['--faults', 'live_file_under_trashed_folder,wrong_folder_path', '--faults-per-kind', '2'],
       ],
       env,
     );

@@ -38,6 +38,7 @@ export type { OxiGrantAnomaly, OxiGrantScanOptions } from './oxi-grant-scan.js';
 export { OXICLOUD_INTERNAL_GROUP_ID, OxiGrantScan } from './oxi-grant-scan.js';
 export type { OxiMediaFileRow } from './oxi-media-file-repository.js';
 export { OxiMediaFileRepository } from './oxi-media-file-repository.js';
+export { OxiRepairStore } from './oxi-repair-store.js';
 export type { OxiCloudScanChecks, OxiCloudScansOptions } from './oxi-scans.js';
 export { oxiCloudScans } from './oxi-scans.js';
 export type { OxiTrashRepositoryOptions } from './oxi-trash-repository.js';

@@ -1,8 +1,9 @@
 import type { RunTransaction } from '@oxicloud/recoverable';
 
 /**
- * The storage-domain reads and writes the repair actions need (adapter:
- * `PgRepairStore` in `@oxicloud/storage`). Every `lock` read takes the row
+ * The storage-domain reads and writes the repair actions need (adapters:
+ * `OxiRepairStore` in `@oxicloud/storage/oxicloud` on OxiCloud's domain,
+ * `PgRepairStore` in `@oxicloud/storage` on the engine's old model). Every `lock` read takes the row
  * lock of the resource it names (`FOR UPDATE`), so what `apply` re-checks
  * cannot change before its transaction ends.
  */
@@ -11,14 +12,23 @@ import type { RunTransaction } from '@oxicloud/recoverable';
 export interface DriveUsageState {
   readonly ownerId: string;
   readonly usedBytes: number;
-  /** `SUM(size)` of the drive's files, trashed included (the storage_reconcile rule). */
+  /**
+   * `SUM(size)` of the drive's files the domain counts: trashed included on
+   * the engine's model, live files only on OxiCloud's (fact sheet §6).
+   */
   readonly filesBytes: number;
+  /**
+   * Whether the drive's `used_bytes` is part of its owner's envelope (on
+   * OxiCloud's domain only personal drives are, through their user owner
+   * grant). @defaultValue true
+   */
+  readonly countsInEnvelope?: boolean;
 }
 
 /** A user's envelope and the sum it should equal. */
 export interface UserUsageState {
   readonly usedBytes: number;
-  /** `SUM(used_bytes)` of the user's drives. */
+  /** `SUM(used_bytes)` of the user's drives (on OxiCloud's domain: the personal drives the user owns by grant). */
   readonly drivesBytes: number;
 }
 
@@ -37,8 +47,15 @@ export interface FileBlobSizeState {
   readonly ownerId: string;
   readonly blobHash: string;
   readonly fileSize: number;
-  /** `null` when the blob row is missing. */
+  /** `null` when the blob row is missing (on OxiCloud's domain: the manifest's `total_size`, else the legacy blob's size). */
   readonly blobSize: number | null;
+  /**
+   * Whether the file's size counts in its drive's `used_bytes` (OxiCloud:
+   * live files only). @defaultValue true
+   */
+  readonly countsInUsage?: boolean;
+  /** Whether the drive's usage counts in `ownerId`'s envelope. @defaultValue true */
+  readonly countsInEnvelope?: boolean;
 }
 
 /** A live row under a trashed folder. */
@@ -50,6 +67,17 @@ export interface TrashedParentState {
   /** For a folder: the live folders and files below it (trashing it trashes them too). */
   readonly liveFolders: readonly string[];
   readonly liveFiles: readonly string[];
+  /**
+   * What trashing the live files would take out of the usage counters, per
+   * drive (OxiCloud's domain counts live files only; the engine's model
+   * counts trash too and leaves this unset): the drive, the bytes, and the
+   * user whose envelope counts that drive (`null`: none).
+   */
+  readonly trashUsage?: readonly {
+    readonly driveId: string;
+    readonly bytes: number;
+    readonly userId: string | null;
+  }[];
 }
 
 /** A blob row as the deletion protocol sees it. */
@@ -80,6 +108,19 @@ export interface BlobCounterState {
   readonly orphanedAt: string | null;
   /** Marked for deletion (`deleting_at` set): the deletion protocol owns the row. */
   readonly deleting: boolean;
+  /**
+   * The domain never lowers a count (OxiCloud, fact sheet §5 and §12 item
+   * 15): a `ref_count` above `fileCount` is a leak a person decides on
+   * (an upload in flight may hold the difference), never written lower.
+   */
+  readonly refuseLowering?: boolean;
+  /**
+   * `orphaned_at` means something only at `ref_count = 0` (OxiCloud §12 item
+   * 16): a mark on a referenced row is no disagreement.
+   */
+  readonly markOnlyAtZero?: boolean;
+  /** What `fileCount` counts, for the line's text. @defaultValue 'referencing file(s)' */
+  readonly countBasis?: string;
 }
 
 /** A role grant and what grants_consistency judges about it. */
@@ -129,7 +170,11 @@ export interface RepairTx {
   reserveBlobRow(hash: string, size: number): Promise<string>;
   /** Marks a live unreferenced row for deletion (protocol step 1); `false` when it is not that any more. */
   markBlobForDeletion(hash: string): Promise<boolean>;
-  /** Inserts a row already marked for deletion (bytes without a row); `false` when a row appeared. */
+  /**
+   * Inserts a row already marked for deletion (bytes without a row; with
+   * `orphanRemoval: 'dedup_gc'`: a row at `ref_count 0` with `orphaned_at`,
+   * `dedup_gc`'s to collect); `false` when a row or a reference appeared.
+   */
   insertMarkedBlobRow(hash: string, size: number): Promise<boolean>;
   /** The blob row's counter and mark, with the files counted now (`lock`: the row's lock first). */
   blobCounters(hash: string, lock: boolean): Promise<BlobCounterState | null>;
@@ -146,6 +191,18 @@ export interface RepairTx {
 
 /** Transactions over the storage domain, plus the deletion protocol's last step. */
 export interface RepairStore {
+  /**
+   * How bytes nothing references are removed:
+   * - `deletion_protocol` (the default, the engine's model): the item marks
+   *   the row (`deleting_at`), then {@link finishBlobDeletion} deletes the
+   *   bytes and the row;
+   * - `dedup_gc` (OxiCloud's domain, which has no deletion protocol): the
+   *   item gives the bytes a row at `ref_count 0` with `orphaned_at`
+   *   (`insertMarkedBlobRow`), so `dedup_gc` moves them to its quarantine
+   *   past its grace, re-checking every reference; `markBlobForDeletion` and
+   *   `finishBlobDeletion` refuse.
+   */
+  readonly orphanRemoval?: 'deletion_protocol' | 'dedup_gc';
   /** The run's checkpoint transaction as a {@link RepairTx} (the repair run's item writes commit with its cursor). */
   inTransaction(tx: RunTransaction): RepairTx;
   /** Runs `fn` in a read-only transaction (plans). */

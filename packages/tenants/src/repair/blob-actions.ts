@@ -28,8 +28,12 @@ export interface BlobActionsOptions {
   readonly blobs: Pick<BlobStorage, 'backend' | 'head' | 'delete' | 'put'>;
   /** Measures the stored bytes' BLAKE3 before a row is inserted for them. */
   readonly hasher: BlobHasher;
-  /** For the deletion protocol's last step (after the item's transaction committed). */
-  readonly store: Pick<RepairStore, 'finishBlobDeletion'>;
+  /**
+   * For the deletion protocol's last step (after the item's transaction
+   * committed); with `orphanRemoval: 'dedup_gc'` (OxiCloud's domain) orphan
+   * bytes get a row `dedup_gc` collects instead, and it is never called.
+   */
+  readonly store: Pick<RepairStore, 'finishBlobDeletion' | 'orphanRemoval'>;
   /**
    * The other configured backend and its hasher: a `missing_blob` whose bytes
    * the source lost too is restored from a copy there whose BLAKE3 is the
@@ -45,6 +49,9 @@ export interface BlobActionsOptions {
 export function restoreRowActionName(backend: string): string {
   return `restore_bytes_and_row_from_${backend}`;
 }
+
+/** Orphan bytes handed to `dedup_gc`: a row at `ref_count 0` with `orphaned_at` (OxiCloud's domain). */
+export const HAND_ORPHAN_BYTES_TO_GC = 'hand_orphan_bytes_to_dedup_gc';
 
 /** The state both blob actions compare: the row, the references, the bytes. */
 async function blobState(
@@ -85,6 +92,11 @@ async function blobState(
  *   re-creates it), commit, then the bytes, then the row;
  * - bytes, an unreferenced row with `ref_count = 0` → the protocol exactly
  *   as `dedup_gc` does it (mark under the row lock, then bytes, then row);
+ * - with `orphanRemoval: 'dedup_gc'` (OxiCloud's domain, no deletion
+ *   protocol): bytes with no row and no reference get a row at
+ *   `ref_count 0` with `orphaned_at` now (`hand_orphan_bytes_to_dedup_gc`),
+ *   which `dedup_gc` collects past its grace into its quarantine; an
+ *   unreferenced row at 0 is already `dedup_gc`'s (nothing to repair);
  * - no bytes, no row, files reference it, and the other backend (`other`)
  *   holds a copy whose BLAKE3 is the hash → copy it in (verified while it
  *   streams, re-hashed once written), then insert the row as above;
@@ -94,6 +106,7 @@ async function blobState(
 export function createBlobActions(options: BlobActionsOptions): RepairAction {
   const { blobs, hasher, store } = options;
   const other = options.other ?? null;
+  const byGc = store.orphanRemoval === 'dedup_gc';
 
   async function plan(finding: RepairFinding, tx: RepairTx): Promise<RepairLine> {
     const hash = finding.resourceId;
@@ -179,6 +192,23 @@ export function createBlobActions(options: BlobActionsOptions): RepairAction {
       };
       return line;
     }
+    if (byGc && refs.count === 0 && row === null) {
+      return {
+        ...base,
+        action: HAND_ORPHAN_BYTES_TO_GC,
+        summary: `blob ${short(hash)} ${bytes(bytesSize)} bytes without a row or a reference → a row at ref_count 0 with orphaned_at now: dedup_gc moves them to its quarantine past its grace`,
+        after: { row: { size: bytesSize, ref_count: 0, orphaned: true } },
+        derived: [],
+      };
+    }
+    if (byGc && refs.count === 0 && row !== null && row.ref_count === 0) {
+      return needsPerson(
+        finding,
+        resource,
+        "the row is at ref_count 0 and nothing references it: it is dedup_gc's (past its grace it moves the bytes to its quarantine); nothing for a repair to do",
+        [],
+      );
+    }
     if (refs.count === 0 && (row === null || (row.ref_count === 0 && !row.deleting))) {
       return {
         ...base,
@@ -228,8 +258,19 @@ export function createBlobActions(options: BlobActionsOptions): RepairAction {
           },
         };
       }
+      case HAND_ORPHAN_BYTES_TO_GC: {
+        if (!byGc) return skipped(`blob ${hash}: ${line.action} is not possible on this storage domain`);
+        if (!(await tx.insertMarkedBlobRow(hash, size))) {
+          return skipped(`blob ${hash}: a row or a reference appeared under the lock`);
+        }
+        return { status: 'applied', before: now, after: { row: { size, ref_count: 0, orphaned: true } } };
+      }
       case 'delete_orphan_bytes':
       case 'delete_orphan_blob': {
+        if (byGc)
+          return skipped(
+            `blob ${hash}: ${line.action} needs the deletion protocol, which this storage domain has not`,
+          );
         const marked =
           line.action === 'delete_orphan_bytes'
             ? await tx.insertMarkedBlobRow(hash, size)

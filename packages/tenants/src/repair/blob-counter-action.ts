@@ -21,8 +21,10 @@ function target(s: BlobCounterState) {
 
 /** `null` when the row agrees with its files (blobs_consistency's predicate), else why not. */
 function disagreement(s: BlobCounterState): string | null {
-  if (s.refCount !== s.fileCount) return `ref_count ${s.refCount} ≠ ${s.fileCount} referencing file(s)`;
-  if (s.refCount > 0 && s.orphanedAt !== null) return `orphaned_at ${s.orphanedAt} set while referenced`;
+  if (s.refCount !== s.fileCount)
+    return `ref_count ${s.refCount} ≠ ${s.fileCount} ${s.countBasis ?? 'referencing file(s)'}`;
+  if (s.refCount > 0 && s.orphanedAt !== null && s.markOnlyAtZero !== true)
+    return `orphaned_at ${s.orphanedAt} set while referenced`;
   if (s.refCount === 0 && s.orphanedAt === null) return 'orphaned_at unset while unreferenced';
   return null;
 }
@@ -40,6 +42,12 @@ function disagreement(s: BlobCounterState): string | null {
  * counter after the commit. A row marked for deletion belongs to the
  * deletion protocol (`dedup_gc` finishes it): "needs a person" when planned,
  * skipped when marked since. No derived rows: only the row itself changes.
+ *
+ * Where the store says `refuseLowering` (OxiCloud's domain), a count above
+ * the expected one is never written lower: its line is "needs a person"
+ * (a leak), and apply refuses any line that would lower it. There
+ * `fileCount` is the expected count of fact sheet §12 item 15 and a mark on
+ * a referenced row is no disagreement (`markOnlyAtZero`).
  */
 export const recountBlobRow: RepairAction = {
   verifyFirst: true,
@@ -59,6 +67,17 @@ export const recountBlobRow: RepairAction = {
     const wrong = disagreement(s);
     if (wrong === null) {
       return needsPerson(finding, resource, 'the row agrees with its files now: nothing to repair');
+    }
+    if (s.refuseLowering === true && s.refCount > s.fileCount) {
+      return needsPerson(
+        finding,
+        resource,
+        `ref_count ${s.refCount} is above the ${s.fileCount} ${s.countBasis ?? 'referencing file(s)'}: a leak ` +
+          '(the GC never collects a row counted above 0). A repair never lowers a count here: an upload in flight ' +
+          'may hold the difference, and a count below the references lets the GC take content still in use. ' +
+          'A person decides (e.g. lowers it once no upload of the content is running)',
+        [{ hash, ref_count: s.refCount, expected: s.fileCount }],
+      );
     }
     const after = target(s);
     const line: ActionLine = {
@@ -80,6 +99,11 @@ export const recountBlobRow: RepairAction = {
     const now = state(s);
     const changed = changedSincePlan(line.before, now);
     if (changed !== null) return skipped(`blob ${hash} ${changed}`);
+    if (s.refuseLowering === true && s.fileCount < s.refCount) {
+      return skipped(
+        `blob ${hash}: ref_count ${s.refCount} would be lowered to ${s.fileCount}; never lowered here`,
+      );
+    }
     await tx.setBlobRefCount(hash, s.fileCount);
     const written = await tx.blobCounters(hash, false);
     return {

@@ -9,8 +9,11 @@ function state(s: FileBlobSizeState) {
 }
 
 /**
- * `blob_size_mismatch` → set the file's `size` from its blob row; derived:
- * the drive's `used_bytes` and the owner's envelope move by the same delta.
+ * `blob_size_mismatch` → set the file's `size` from its blob row (OxiCloud:
+ * its content's size); derived: the drive's `used_bytes` and the owner's
+ * envelope move by the same delta (neither for a file the drive does not
+ * count, such as a trashed one on OxiCloud's domain; no envelope for a
+ * drive outside every envelope).
  */
 export const setFileSizeFromBlob: RepairAction = {
   kinds: [BLOB_SIZE_MISMATCH],
@@ -35,8 +38,12 @@ export const setFileSizeFromBlob: RepairAction = {
       before: state(s),
       after: { size: s.blobSize },
       derived: [
-        { type: 'drive', id: s.driveId, before: {}, after: { used_bytes_delta: delta } },
-        { type: 'user', id: s.ownerId, before: {}, after: { storage_used_bytes_delta: delta } },
+        ...(s.countsInUsage === false
+          ? []
+          : [{ type: 'drive', id: s.driveId, before: {}, after: { used_bytes_delta: delta } }]),
+        ...(s.countsInUsage === false || s.countsInEnvelope === false
+          ? []
+          : [{ type: 'user', id: s.ownerId, before: {}, after: { storage_used_bytes_delta: delta } }]),
       ],
     };
   },
@@ -49,7 +56,7 @@ export const setFileSizeFromBlob: RepairAction = {
     if (changed !== null) return skipped(`file ${id} ${changed}`);
     if (s.blobSize === null) return skipped(`the blob row ${s.blobHash} is missing`);
     await tx.setFileSize(id, s.blobSize);
-    await tx.addUsage(s.driveId, s.blobSize - s.fileSize);
+    if (s.countsInUsage !== false) await tx.addUsage(s.driveId, s.blobSize - s.fileSize);
     return { status: 'applied', before: now, after: { size: s.blobSize } };
   },
   async verify(line, tx) {

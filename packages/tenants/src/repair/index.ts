@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 export type { BlobActionsOptions } from './blob-actions.js';
-export { createBlobActions, restoreRowActionName } from './blob-actions.js';
+export { createBlobActions, HAND_ORPHAN_BYTES_TO_GC, restoreRowActionName } from './blob-actions.js';
 export { recountBlobRow } from './blob-counter-action.js';
 export { setFileSizeFromBlob } from './blob-size-action.js';
 export { recomputeFolderPath } from './folder-path-action.js';

@@ -59,6 +59,12 @@ function choices(type: 'file' | 'folder', id: string, s: TrashedParentState): Re
           before: { is_trashed: false },
           after: { is_trashed: true },
         })),
+        ...(s.trashUsage ?? []).flatMap((u) => [
+          { type: 'drive', id: u.driveId, before: {}, after: { used_bytes_delta: -u.bytes } },
+          ...(u.userId === null
+            ? []
+            : [{ type: 'user', id: u.userId, before: {}, after: { storage_used_bytes_delta: -u.bytes } }]),
+        ]),
       ],
     },
   ];

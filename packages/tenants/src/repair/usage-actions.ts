@@ -14,8 +14,9 @@ const USER_DRIFT = 'user_used_bytes_drift';
 
 /**
  * `drive_used_bytes_drift` → set the drive's `used_bytes` to the sum of its
- * own files (trashed included); derived: the owner's envelope moves by the
- * same delta.
+ * own files (the domain's rule: trashed included on the engine's model, live
+ * only on OxiCloud's); derived: the owner's envelope moves by the same delta
+ * (not for a drive outside every envelope: an OxiCloud shared drive).
  */
 export const recomputeDriveUsage: RepairAction = {
   verifyFirst: true,
@@ -33,14 +34,17 @@ export const recomputeDriveUsage: RepairAction = {
       summary: `drive ${short(id)} used_bytes ${bytes(state.usedBytes)} → ${bytes(state.filesBytes)}`,
       before: { used_bytes: state.usedBytes, files_bytes: state.filesBytes, owner_id: state.ownerId },
       after: { used_bytes: state.filesBytes },
-      derived: [
-        {
-          type: 'user',
-          id: state.ownerId,
-          before: {},
-          after: { storage_used_bytes_delta: delta },
-        },
-      ],
+      derived:
+        state.countsInEnvelope === false
+          ? []
+          : [
+              {
+                type: 'user',
+                id: state.ownerId,
+                before: {},
+                after: { storage_used_bytes_delta: delta },
+              },
+            ],
     };
     return line;
   },

@@ -1,0 +1,467 @@
+/**
+ * `OxiRepairStore` under the real repair actions, on OxiCloud's schema
+ * (real Postgres, real local blob stores): each action plans without
+ * writing, applies under its row locks what it planned, refuses (writing
+ * nothing) when the resource changed, and follows OxiCloud's rules: counts
+ * only raised, paths through the trigger, OxiCloud's usage formulas,
+ * dangling grants deleted, orphan bytes handed to `dedup_gc`, lost bytes
+ * restored only from a verified copy.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type ActionLine,
+  type BlobHasher,
+  chooseLine,
+  createRepairActions,
+  HAND_ORPHAN_BYTES_TO_GC,
+  RESTORE_PARENT,
+  type RepairActions,
+  type RepairFinding,
+  type RepairLine,
+  TRASH_CHILD,
+} from '@oxicloud/tenants';
+import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import { Kysely, PostgresDialect } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LocalFsBlobStorage } from '../blob/local-fs-blob-storage.js';
+import { blake3Hex } from '../hashing/blake3.js';
+import type { OxiCloudDatabase } from './database.js';
+import { OxiRepairStore } from './oxi-repair-store.js';
+import { oxiWorld } from './test-fixtures.js';
+import { folderLabel, oxiTreeFixtures, randomHash, resetDomain } from './tree-fixtures.js';
+
+let db: TestDatabase;
+let kysely: Kysely<OxiCloudDatabase>;
+let fx: ReturnType<typeof oxiTreeFixtures>;
+let dirs: string[];
+let source: LocalFsBlobStorage;
+let other: LocalFsBlobStorage;
+let store: OxiRepairStore;
+let actions: RepairActions;
+
+/** Real BLAKE3 over what `blobs` holds. */
+const hasherOf = (blobs: LocalFsBlobStorage): BlobHasher => ({
+  async hashStoredBlob(hash) {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of await blobs.get(hash)) chunks.push(chunk);
+    const bytes = Buffer.concat(chunks);
+    return { hash: blake3Hex(bytes), size: bytes.byteLength, head: bytes.subarray(0, 4096) };
+  },
+});
+
+let seq = 0;
+function finding(checkName: string, kind: string, resourceId: string): RepairFinding {
+  seq += 1;
+  return { id: `f-${seq}`, checkName, kind, resourceId, lastSeenRunId: null, detail: {} };
+}
+function asAction(line: RepairLine): ActionLine {
+  if (line.type !== 'action') throw new Error(`expected an action line, got: ${JSON.stringify(line)}`);
+  return line;
+}
+const one = async <T>(q: string, values: unknown[] = []): Promise<T> =>
+  (await db.pool.query(q, values)).rows[0] as T;
+const num = async (q: string, values: unknown[]): Promise<number> =>
+  Number((await one<{ v: string | number }>(q, values)).v);
+const driveUsed = (id: string) => num('SELECT used_bytes AS v FROM storage.drives WHERE id = $1', [id]);
+const envelope = (id: string) => num('SELECT storage_used_bytes AS v FROM auth.users WHERE id = $1', [id]);
+
+beforeAll(async () => {
+  db = await createTestDatabase({ domain: 'oxicloud' });
+  kysely = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+  fx = oxiTreeFixtures(db.pool);
+  dirs = [
+    await mkdtemp(join(tmpdir(), 'oxi-repair-src-')),
+    await mkdtemp(join(tmpdir(), 'oxi-repair-other-')),
+  ];
+  source = new LocalFsBlobStorage({ root: dirs[0] as string });
+  other = new LocalFsBlobStorage({ root: dirs[1] as string });
+  store = new OxiRepairStore(kysely);
+  const copy = { blobs: other, hasher: hasherOf(other) };
+  actions = createRepairActions({
+    store,
+    blobs: { blobs: source, hasher: hasherOf(source), other: null },
+    restore: { source, sourceHasher: hasherOf(source), other: copy },
+  });
+});
+afterAll(async () => {
+  await kysely?.destroy();
+  await db?.drop();
+  for (const dir of dirs ?? []) await rm(dir, { recursive: true, force: true });
+});
+beforeEach(async () => {
+  await resetDomain(db.pool);
+});
+
+describe('usage by OxiCloud formulas', () => {
+  it('a personal drive: live files only, the owner envelope moved by the same delta; skips what changed', async () => {
+    const alice = await fx.user('alice');
+    const drive = await fx.personalDrive(alice);
+    await fx.file(drive.driveId, drive.rootId, 'live', 11);
+    const gone = await fx.file(drive.driveId, drive.rootId, 'trashed', 500);
+    await fx.trashFile(gone.id);
+    await db.pool.query('UPDATE storage.drives SET used_bytes = 1000 WHERE id = $1', [drive.driveId]);
+    await db.pool.query('UPDATE auth.users SET storage_used_bytes = 1000 WHERE id = $1', [alice]);
+    const plan = () => actions.plan(finding('drives_consistency', 'drive_used_bytes_drift', drive.driveId));
+    const line = asAction(await plan());
+    expect(line.before).toMatchObject({ used_bytes: 1000, files_bytes: 11, owner_id: alice });
+    expect(line.derived).toEqual([
+      { type: 'user', id: alice, before: {}, after: { storage_used_bytes_delta: -989 } },
+    ]);
+    await fx.file(drive.driveId, drive.rootId, 'late', 5);
+    expect(await actions.apply(line)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/files_bytes: planned 11, now 16/),
+    });
+    expect(await driveUsed(drive.driveId)).toBe(1000);
+    expect(await actions.apply(asAction(await plan()))).toMatchObject({ status: 'applied' });
+    expect([await driveUsed(drive.driveId), await envelope(alice)]).toEqual([16, 16]);
+  });
+
+  it('a shared drive moves no envelope; an envelope is the personal drives owned by grant', async () => {
+    const bob = await fx.user('bob');
+    const own = await fx.personalDrive(bob);
+    const second = await fx.personalDrive(bob, { default: false });
+    const shared = await fx.sharedDrive('Team', { type: 'user', id: bob });
+    await fx.file(shared.driveId, shared.rootId, 'big', 700);
+    const line = asAction(
+      await actions.plan(finding('drives_consistency', 'drive_used_bytes_drift', shared.driveId)),
+    );
+    expect(line.derived).toEqual([]);
+    expect(await actions.apply(line)).toMatchObject({ status: 'applied' });
+    expect([await driveUsed(shared.driveId), await envelope(bob)]).toEqual([700, 0]);
+
+    await db.pool.query('UPDATE storage.drives SET used_bytes = $2 WHERE id = $1', [own.driveId, 40]);
+    await db.pool.query('UPDATE storage.drives SET used_bytes = $2 WHERE id = $1', [second.driveId, 2]);
+    const user = asAction(await actions.plan(finding('drives_consistency', 'user_used_bytes_drift', bob)));
+    expect(user.after).toEqual({ storage_used_bytes: 42 });
+    await db.pool.query('UPDATE auth.users SET storage_used_bytes = 1 WHERE id = $1', [bob]);
+    expect(await actions.apply(user)).toMatchObject({ status: 'skipped' });
+    expect(await envelope(bob)).toBe(1);
+    const again = asAction(await actions.plan(finding('drives_consistency', 'user_used_bytes_drift', bob)));
+    expect(await actions.apply(again)).toMatchObject({ status: 'applied' });
+    expect(await envelope(bob)).toBe(42);
+  });
+});
+
+describe('folder paths through the trigger', () => {
+  async function tree() {
+    const u = await fx.user('carol');
+    const drive = await fx.personalDrive(u);
+    const a = await fx.folder(drive.driveId, drive.rootId, 'a');
+    const b = await fx.folder(drive.driveId, a, 'b');
+    const c = await fx.folder(drive.driveId, b, 'c');
+    // Drift with the triggers off: a's path and lpath, c's lpath.
+    await fx.drift(
+      ["UPDATE storage.folders SET path = 'x/a', lpath = 'zz' WHERE id = $1", [a]],
+      ["UPDATE storage.folders SET path = 'x/a/b' WHERE id = $1", [b]],
+      ["UPDATE storage.folders SET lpath = 'yy' WHERE id = $1", [c]],
+    );
+    return { drive, a, b, c };
+  }
+  const rows = async () =>
+    (
+      await db.pool.query<{ id: string; path: string; lpath: string }>(
+        'SELECT id, path, lpath::text FROM storage.folders',
+      )
+    ).rows;
+
+  it('plans OxiCloud’s paths (no leading slash, `_` labels) and writes them only through `SET name = name`', async () => {
+    const { drive, a, b, c } = await tree();
+    const root = folderLabel(drive.rootId);
+    const line = asAction(await actions.plan(finding('folders_consistency', 'path_mismatch', a)));
+    expect(line.after).toEqual({ path: 'Personal/a', lpath: `${root}.${folderLabel(a)}` });
+    expect(line.derived.map((d) => [d.id, d.after])).toEqual([
+      [b, { path: 'Personal/a/b', lpath: `${root}.${folderLabel(a)}.${folderLabel(b)}` }],
+      [c, { path: 'Personal/a/b/c', lpath: `${root}.${folderLabel(a)}.${folderLabel(b)}.${folderLabel(c)}` }],
+    ]);
+    const clock = await db.pool.query('SELECT id, tree_modified_at FROM storage.folders ORDER BY id');
+    expect(await actions.apply(line)).toMatchObject({ status: 'applied', after: { rows_changed: 3 } });
+    const byId = new Map((await rows()).map((r) => [r.id, r]));
+    expect(byId.get(c)).toEqual({
+      id: c,
+      path: 'Personal/a/b/c',
+      lpath: `${root}.${folderLabel(a)}.${folderLabel(b)}.${folderLabel(c)}`,
+    });
+    // The flusher is tree_modified_at's only writer (§4): the repair never touches it.
+    expect(
+      (await db.pool.query('SELECT id, tree_modified_at FROM storage.folders ORDER BY id')).rows,
+    ).toEqual(clock.rows);
+    expect(await actions.verify(line)).toBeNull();
+  });
+
+  it('skips when a user renamed the folder meanwhile; a root no drive points at needs a person', async () => {
+    const { drive, a } = await tree();
+    const line = asAction(await actions.plan(finding('folders_consistency', 'lpath_mismatch', a)));
+    await db.pool.query("UPDATE storage.folders SET name = 'renamed' WHERE id = $1", [a]);
+    const before = await rows();
+    expect(await actions.apply(line)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/path: planned "x\/a", now "Personal\/renamed"/),
+    });
+    expect(await rows()).toEqual(before);
+    await fx.drift(
+      ['UPDATE storage.drives SET root_folder_id = NULL WHERE id = $1', [drive.driveId]],
+      ["UPDATE storage.folders SET path = 'wrong' WHERE id = $1", [drive.rootId]],
+    );
+    expect(await actions.plan(finding('folders_consistency', 'path_mismatch', drive.rootId))).toMatchObject({
+      type: 'needs_person',
+    });
+  });
+});
+
+describe('file size and trash', () => {
+  it('blob_size_mismatch: the content size (manifest total_size); a trashed file moves no usage', async () => {
+    const w = await oxiWorld(db.pool, source);
+    const up = await w.upload({ name: 'doc', data: randomBytes(70_000) });
+    await db.pool.query('UPDATE storage.files SET size = size + 30 WHERE id = $1', [up.fileId]);
+    await db.pool.query('UPDATE storage.drives SET used_bytes = $2 WHERE id = $1', [w.driveId, up.size + 30]);
+    await db.pool.query('UPDATE auth.users SET storage_used_bytes = $2 WHERE id = $1', [
+      w.userId,
+      up.size + 30,
+    ]);
+    const line = asAction(await actions.plan(finding('files_consistency', 'blob_size_mismatch', up.fileId)));
+    expect(line.after).toEqual({ size: 70_000 });
+    expect(line.derived.map((d) => [d.type, d.after])).toEqual([
+      ['drive', { used_bytes_delta: -30 }],
+      ['user', { storage_used_bytes_delta: -30 }],
+    ]);
+    expect(await actions.apply(line)).toMatchObject({ status: 'applied' });
+    expect([await driveUsed(w.driveId), await envelope(w.userId)]).toEqual([70_000, 70_000]);
+
+    const old = await w.upload({ name: 'old', data: randomBytes(100) });
+    await db.pool.query(
+      'UPDATE storage.files SET size = 7, is_trashed = true, trashed_at = now() WHERE id = $1',
+      [old.fileId],
+    );
+    const trashed = asAction(
+      await actions.plan(finding('files_consistency', 'blob_size_mismatch', old.fileId)),
+    );
+    expect(trashed.derived).toEqual([]);
+    expect(await actions.apply(trashed)).toMatchObject({ status: 'applied' });
+    expect(await driveUsed(w.driveId)).toBe(70_000);
+  });
+
+  it('a live row under a trashed parent: trash_child completes the cascade (usage follows); restore_parent clears original_*', async () => {
+    const u = await fx.user('dave');
+    const drive = await fx.personalDrive(u);
+    const top = await fx.folder(drive.driveId, drive.rootId, 'top');
+    const child = await fx.folder(drive.driveId, top, 'child');
+    const inner = await fx.file(drive.driveId, child, 'inner', 9);
+    await db.pool.query(
+      "UPDATE storage.folders SET is_trashed = true, trashed_at = now() - interval '2 days', original_parent_id = parent_id WHERE id = $1",
+      [top],
+    );
+    await db.pool.query('UPDATE storage.drives SET used_bytes = 9 WHERE id = $1', [drive.driveId]);
+    await db.pool.query('UPDATE auth.users SET storage_used_bytes = 9 WHERE id = $1', [u]);
+    const line = asAction(
+      await actions.plan(finding('folders_consistency', 'parent_trashed_mismatch', child)),
+    );
+    expect(line.choices?.map((c) => c.id)).toEqual([RESTORE_PARENT, TRASH_CHILD]);
+    expect(line.choices?.[1]?.derived.filter((d) => d.type === 'drive' || d.type === 'user')).toEqual([
+      { type: 'drive', id: drive.driveId, before: {}, after: { used_bytes_delta: -9 } },
+      { type: 'user', id: u, before: {}, after: { storage_used_bytes_delta: -9 } },
+    ]);
+    expect(await actions.apply(line)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/no choice/),
+    });
+    expect(await actions.apply(chooseLine(line, TRASH_CHILD) as ActionLine)).toMatchObject({
+      status: 'applied',
+    });
+    const rows = await db.pool.query<{
+      id: string;
+      is_trashed: boolean;
+      trashed_at: Date | null;
+      original_parent_id: string | null;
+    }>('SELECT id, is_trashed, trashed_at, original_parent_id FROM storage.folders WHERE id = $1', [child]);
+    expect(rows.rows[0]).toMatchObject({ is_trashed: true, original_parent_id: null });
+    expect(rows.rows[0]?.trashed_at).not.toBeNull();
+    expect(
+      (await one<{ t: boolean }>('SELECT is_trashed AS t FROM storage.files WHERE id = $1', [inner.id])).t,
+    ).toBe(true);
+    expect([await driveUsed(drive.driveId), await envelope(u)]).toEqual([0, 0]);
+
+    // A second live folder under the same trashed top: restoring the top leaves it a live row without original_*.
+    const other = await fx.folder(drive.driveId, top, 'other');
+    const restore = asAction(
+      await actions.plan(finding('folders_consistency', 'parent_trashed_mismatch', other)),
+    );
+    expect(await actions.apply(chooseLine(restore, RESTORE_PARENT) as ActionLine)).toMatchObject({
+      status: 'applied',
+    });
+    expect(
+      await one('SELECT is_trashed, trashed_at, original_parent_id FROM storage.folders WHERE id = $1', [
+        top,
+      ]),
+    ).toEqual({ is_trashed: false, trashed_at: null, original_parent_id: null });
+  });
+});
+
+describe('blob counters: raised, never lowered', () => {
+  it('raises a low count, leaves a high one to a person, stamps an unset mark; setBlobRefCount refuses to lower', async () => {
+    const w = await oxiWorld(db.pool, source);
+    const shared = randomBytes(20);
+    const first = await w.upload({ name: 'one', data: shared });
+    await w.upload({ name: 'two', data: shared, legacy: false });
+    const legacy = await w.upload({ name: 'legacy', data: randomBytes(30), legacy: true });
+    // The one-chunk content's chunk row counts its one manifest; set it low. The legacy blob high.
+    await db.pool.query('UPDATE storage.blobs SET ref_count = 0, orphaned_at = now() WHERE hash = $1', [
+      first.hash,
+    ]);
+    await db.pool.query('UPDATE storage.blobs SET ref_count = 3 WHERE hash = $1', [legacy.hash]);
+    const low = asAction(await actions.plan(finding('blobs_consistency', 'ref_count_mismatch', first.hash)));
+    expect(low.after).toEqual({ ref_count: 1, orphaned_at: null });
+    expect(await actions.apply(low)).toMatchObject({
+      status: 'applied',
+      after: { ref_count: 1, orphaned_at: null },
+    });
+
+    const high = await actions.plan(finding('blobs_consistency', 'ref_count_mismatch', legacy.hash));
+    expect(high).toMatchObject({
+      type: 'needs_person',
+      reason: expect.stringMatching(/ref_count 3 is above the 1 .* never lowers/),
+    });
+    await expect(store.write((tx) => tx.setBlobRefCount(legacy.hash, 1))).rejects.toThrow(/never lowers/);
+    expect(await num('SELECT ref_count AS v FROM storage.blobs WHERE hash = $1', [legacy.hash])).toBe(3);
+
+    const bytes = randomBytes(40);
+    const hash = blake3Hex(bytes);
+    await db.pool.query(
+      'INSERT INTO storage.blobs (hash, size, ref_count, orphaned_at) VALUES ($1, 40, 0, NULL)',
+      [hash],
+    );
+    const mark = asAction(await actions.plan(finding('blobs_consistency', 'orphaned_at_mismatch', hash)));
+    expect(await actions.apply(mark)).toMatchObject({ status: 'applied' });
+    expect(
+      (await one<{ o: Date | null }>('SELECT orphaned_at AS o FROM storage.blobs WHERE hash = $1', [hash])).o,
+    ).not.toBeNull();
+  });
+});
+
+describe('grants', () => {
+  it('deletes a grant whose resource or subject is gone; skips one whose resource came back', async () => {
+    const u = await fx.user('erin');
+    const drive = await fx.personalDrive(u);
+    const noFile = await fx.grant(
+      { type: 'user', id: u },
+      { type: 'file', id: '00000000-0000-4000-8000-000000000001' },
+    );
+    const noUser = await fx.grant(
+      { type: 'user', id: '00000000-0000-4000-8000-000000000002' },
+      { type: 'drive', id: drive.driveId },
+    );
+    for (const id of [noFile, noUser]) {
+      const line = asAction(await actions.plan(finding('grants_consistency', 'dangling_grant', id)));
+      expect(line.action).toBe('delete_dangling_grant');
+      expect(await actions.apply(line)).toMatchObject({ status: 'applied' });
+      expect((await db.pool.query('SELECT 1 FROM storage.role_grants WHERE id = $1', [id])).rowCount).toBe(0);
+    }
+    const folderId = '00000000-0000-4000-8000-000000000003';
+    const back = await fx.grant({ type: 'user', id: u }, { type: 'folder', id: folderId });
+    const line = asAction(await actions.plan(finding('grants_consistency', 'dangling_grant', back)));
+    await db.pool.query(
+      "INSERT INTO storage.folders (id, name, parent_id, drive_id) VALUES ($1, 'back', $2, $3)",
+      [folderId, drive.rootId, drive.driveId],
+    );
+    expect(await actions.apply(line)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/resource_exists/),
+    });
+  });
+});
+
+describe('bytes', () => {
+  it('orphan bytes get a row at ref_count 0 with orphaned_at for dedup_gc; never once a manifest lists them', async () => {
+    const bytes = randomBytes(50);
+    const hash = blake3Hex(bytes);
+    await source.put(hash, bytes, bytes.length);
+    const line = asAction(await actions.plan(finding('storage_consistency', 'orphan_blob', hash)));
+    expect(line.action).toBe(HAND_ORPHAN_BYTES_TO_GC);
+    expect(await actions.apply(line)).toMatchObject({ status: 'applied' });
+    expect(
+      await one('SELECT ref_count, orphaned_at IS NOT NULL AS marked FROM storage.blobs WHERE hash = $1', [
+        hash,
+      ]),
+    ).toEqual({
+      ref_count: 0,
+      marked: true,
+    });
+    expect(await source.exists(hash)).toBe(true); // dedup_gc's, past its grace
+    expect(await actions.verify(line)).toBeNull();
+    await expect(store.finishBlobDeletion(hash)).rejects.toThrow(/no deletion protocol/);
+
+    const late = randomBytes(60);
+    const lateHash = blake3Hex(late);
+    await source.put(lateHash, late, late.length);
+    const planned = asAction(await actions.plan(finding('storage_consistency', 'orphan_blob', lateHash)));
+    await db.pool.query(
+      `INSERT INTO storage.chunk_manifests (file_hash, chunk_hashes, chunk_sizes, total_size, chunk_count)
+       VALUES ($1, ARRAY[$2, $2], ARRAY[60, 60]::bigint[], 120, 2)`,
+      [randomHash(), lateHash],
+    );
+    expect(await actions.apply(planned)).toMatchObject({ status: 'skipped' });
+    expect((await db.pool.query('SELECT 1 FROM storage.blobs WHERE hash = $1', [lateHash])).rowCount).toBe(0);
+  });
+
+  it('missing_blob: bytes present → the row with the expected count; bytes gone → needs a person naming the owners', async () => {
+    const w = await oxiWorld(db.pool, source);
+    const legacy = await w.upload({
+      name: 'scan.pdf',
+      data: randomBytes(30),
+      legacy: true,
+      mime: 'application/pdf',
+    });
+    await w.upload({ name: 'copy.pdf', data: legacy.bytes, legacy: true, mime: 'application/pdf' });
+    await db.pool.query('DELETE FROM storage.blobs WHERE hash = $1', [legacy.hash]);
+    const line = asAction(await actions.plan(finding('files_consistency', 'missing_blob', legacy.hash)));
+    expect(line.action).toBe('insert_blob_row');
+    expect(await actions.apply(line)).toMatchObject({ status: 'applied', after: { reserve: 'created' } });
+    expect(
+      await one('SELECT ref_count, orphaned_at, size, content_type FROM storage.blobs WHERE hash = $1', [
+        legacy.hash,
+      ]),
+    ).toEqual({ ref_count: 2, orphaned_at: null, size: '30', content_type: 'application/pdf' });
+
+    const big = await w.upload({ name: 'big.bin', data: randomBytes(150_000) });
+    await db.pool.query('DELETE FROM storage.chunk_manifests WHERE file_hash = $1', [big.hash]);
+    const lost = await actions.plan(finding('files_consistency', 'missing_blob', big.hash));
+    expect(lost).toMatchObject({
+      type: 'needs_person',
+      reason: expect.stringMatching(/no bytes .* 1 file\(s\) reference it/),
+    });
+    expect(lost.type === 'needs_person' && lost.affected).toEqual([
+      expect.objectContaining({
+        file_id: big.fileId,
+        drive_id: w.driveId,
+        owner_id: w.userId,
+        owner: expect.stringMatching(/^u-/),
+      }),
+    ]);
+  });
+
+  it('missing chunk bytes: restored from the other store only when its copy hashes to the key', async () => {
+    const w = await oxiWorld(db.pool, source);
+    const up = await w.upload({ name: 'video', data: randomBytes(140_000) });
+    const [chunk, second] = up.objects;
+    if (chunk === undefined || second === undefined) throw new Error('two chunks expected');
+    await other.put(chunk.hash, chunk.bytes, chunk.size);
+    await other.put(second.hash, randomBytes(second.size), second.size); // a copy with other bytes
+    for (const o of [chunk, second]) await source.delete(o.hash);
+    const line = asAction(
+      await actions.plan(finding('storage_consistency', 'missing_blob_bytes', chunk.hash)),
+    );
+    expect(line.action).toBe('restore_bytes_from_local');
+    expect(line.before).toMatchObject({ row: { size: chunk.size, ref_count: 1 }, referenced_by: 1 });
+    expect(await actions.apply(line)).toMatchObject({ status: 'applied' });
+    expect(await actions.verify(line)).toBeNull();
+    const bad = await actions.plan(finding('storage_consistency', 'missing_blob_bytes', second.hash));
+    expect(bad).toMatchObject({ type: 'needs_person', reason: expect.stringMatching(/not to the key/) });
+    expect(bad.type === 'needs_person' && bad.affected).toEqual([
+      expect.objectContaining({ file_id: up.fileId }),
+    ]);
+    expect(await source.exists(second.hash)).toBe(false);
+  });
+});
