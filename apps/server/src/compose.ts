@@ -29,14 +29,13 @@ import {
   EncryptedBlobStorage,
   LocalFsBlobStorage,
   S3BlobStorage,
-  type StorageDatabase,
 } from '@oxicloud/storage';
+import type { OxiCloudDatabase } from '@oxicloud/storage/oxicloud';
 import {
   type BlobHasher,
   type BlobStorage,
   createConsistencyBatchJob,
   createContentGcJob,
-  createDedupGcJob,
   createGrantCleanupJob,
   createReextractAudioJob,
   createReextractImageJob,
@@ -175,16 +174,16 @@ export interface BlobBackends {
  */
 export function createBlobBackends(deps: {
   readonly config: ServerConfig;
-  readonly db: Kysely<StorageDatabase>;
+  readonly db: Kysely<OxiCloudDatabase>;
   readonly logger: Logger;
   /** Told the size of every blob a deep check re-hashes (the bytes-hashed metric). */
   readonly onBytesHashed?: (bytes: number) => void;
-  /** The storage domain's adapters (the blob index). @defaultValue the engine domain's on `db` */
+  /** The storage domain's adapters (the blob index). @defaultValue OxiCloud's on `db` */
   readonly adapters?: StorageDomainAdapters;
 }): BlobBackends {
   const { config, db, logger, onBytesHashed } = deps;
   const hashPool = new Blake3WorkerPool();
-  const index = (deps.adapters ?? storageDomainAdapters('engine', db)).blobIndex;
+  const index = (deps.adapters ?? storageDomainAdapters('oxicloud', db)).blobIndex;
   const hasherOf = (self: BlobStorage) => {
     const hasher = createBlobHasher(self, hashPool);
     if (onBytesHashed === undefined) return hasher;
@@ -251,18 +250,18 @@ export function createBlobBackends(deps: {
 export function registerPeriodicJobs(
   registry: JobRegistry,
   deps: {
-    readonly db: Kysely<StorageDatabase>;
+    readonly db: Kysely<OxiCloudDatabase>;
     readonly blobs: BlobStorage;
     readonly tenants: TenantConfigs;
     readonly logger: Logger;
     /** Each job's misfire policy (`OXICLOUD_JOB_<NAME>_MISFIRE`). @defaultValue `skip` for all */
     readonly misfire?: (job: string) => MisfirePolicy;
-    /** The storage domain's adapters. @defaultValue the engine domain's on `db` */
+    /** The storage domain's adapters. @defaultValue OxiCloud's on `db` */
     readonly adapters?: StorageDomainAdapters;
   },
 ): void {
   const { db, blobs, tenants, logger } = deps;
-  const adapters = deps.adapters ?? storageDomainAdapters('engine', db, logger);
+  const adapters = deps.adapters ?? storageDomainAdapters('oxicloud', db, logger);
   const options = (job: string) => ({ misfire: deps.misfire?.(job) ?? 'skip' });
   const trash = createTrashCleanupJob({
     repository: adapters.trash,
@@ -276,17 +275,8 @@ export function registerPeriodicJobs(
     logger,
   });
   registry.register(reconcile, reconcile.intervalMs, null, options(reconcile.name));
-  if (adapters.orphanBlobs !== null) {
-    const dedup = createDedupGcJob({
-      repository: adapters.orphanBlobs,
-      blobs,
-      config: tenants.dedupGc,
-      logger,
-    });
-    registry.register(dedup, dedup.intervalMs, null, options(dedup.name));
-  }
   const quarantine = blobQuarantineOf(blobs);
-  if (adapters.contentGc !== null && quarantine !== null) {
+  if (quarantine !== null) {
     const dedup = createContentGcJob({
       repository: adapters.contentGc,
       quarantine,
@@ -319,7 +309,7 @@ export function registerPeriodicJobs(
 export function createRecoverableJobs(deps: {
   readonly registry: JobRegistry;
   readonly pool: pg.Pool;
-  readonly db: Kysely<StorageDatabase>;
+  readonly db: Kysely<OxiCloudDatabase>;
   readonly backends: BlobBackends;
   readonly sourceBackend: 'local' | 's3';
   readonly findings: PgFindingStore;
@@ -339,7 +329,7 @@ export function createRecoverableJobs(deps: {
     readonly heartbeatMs: number;
     readonly janitorIntervalMs: number;
   };
-  /** The storage domain's adapters; `repair` is registered only with a repair store. @defaultValue the engine domain's on `db` */
+  /** The storage domain's adapters; `repair` is registered only with a repair store. @defaultValue OxiCloud's on `db` */
   readonly adapters?: StorageDomainAdapters;
 }): {
   readonly engine: RecoverableEngine;
@@ -351,7 +341,7 @@ export function createRecoverableJobs(deps: {
   readonly findingKinds: FindingKindCatalog;
 } {
   const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
-  const adapters = deps.adapters ?? storageDomainAdapters('engine', db, logger);
+  const adapters = deps.adapters ?? storageDomainAdapters('oxicloud', db, logger);
   const ledger = deps.ledger ?? new PgFindingLedger({ pool });
   const engine = new RecoverableEngine({
     pool,
@@ -388,11 +378,14 @@ export function createRecoverableJobs(deps: {
       }),
     ),
   );
-  const repairStore = adapters.repairStore;
-  const repairs =
-    repairStore === null
-      ? null
-      : registerRepair({ engine, pool, repairStore, backends, sourceBackend: deps.sourceBackend, logger });
+  const repairs = registerRepair({
+    engine,
+    pool,
+    repairStore: adapters.repairStore,
+    backends,
+    sourceBackend: deps.sourceBackend,
+    logger,
+  });
   const media = adapters.media;
   const mediaBytes = adapters.mediaBytes(backends.source);
   engine.register(createReextractAudioJob({ files: media, blobs: mediaBytes, logger }));
@@ -486,13 +479,13 @@ export function createAlerts(deps: {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly publicBaseUrl: string;
   readonly logger: Logger;
-  /** Whose `auth.users` the admins are read from. @defaultValue `engine` */
+  /** Whose `auth.users` the admins are read from. @defaultValue `oxicloud` */
   readonly domain?: StorageDomain;
 }): { readonly alerts: JobAlerts; status(): Promise<AlertsStatus>; close(): void } {
   validateAlertEnv(deps.env);
   const smtp = smtpConfigFromEnv(deps.env);
   const sender = smtp === null ? null : new SmtpEmailSender(smtp);
-  const recipients = domainAdminRecipients(deps.domain ?? 'engine', deps.pool);
+  const recipients = domainAdminRecipients(deps.domain ?? 'oxicloud', deps.pool);
   const alerts = new JobAlerts({
     sender,
     recipients,
@@ -514,8 +507,8 @@ export function createAlerts(deps: {
  */
 export function composeServer(input: ComposeInput): ComposedServer {
   const { config, logger, pool } = input;
-  const db = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool }) });
-  // The one choice of adapters: the engine's own model, or OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN).
+  const db = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool }) });
+  // The one set of adapters: OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN).
   const domain = config.storageDomain;
   const adapters = storageDomainAdapters(domain, db, logger);
   if (adapters.unwired.length > 0) {
