@@ -4,10 +4,7 @@ import { join } from 'node:path';
 import { BLAKE3_EMPTY, hashFileContent, LocalFsBlobStorage, manifestContent } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  checkInvariants,
-  OXICLOUD_FAULT_INVARIANT,
-} from '../../test/oxicloud-invariants.js';
+import { checkInvariants, OXICLOUD_FAULT_INVARIANT } from '../../test/oxicloud-invariants.js';
 import { backdateLocalBlob } from '../backdate.js';
 import { isDatasetError } from '../errors.js';
 import { OXICLOUD_FAULT_NAMES } from './faults.js';
@@ -363,7 +360,8 @@ describe('every ported fault', () => {
   it('produces exactly its drift: each check finds the ids of the faults mapped to it, and nothing else', async () => {
     const found = await checkInvariants(f.db.pool, f.blobs, f.dir);
     // Every check the faults map to finds something (so a check that finds nothing cannot pass here).
-    for (const name of new Set(Object.values(OXICLOUD_FAULT_INVARIANT))) expect(found[name], name).not.toEqual([]);
+    for (const name of new Set(Object.values(OXICLOUD_FAULT_INVARIANT)))
+      expect(found[name], name).not.toEqual([]);
     const expected: Record<string, string[]> = Object.fromEntries(Object.keys(found).map((k) => [k, []]));
     for (const r of report.faults) expected[OXICLOUD_FAULT_INVARIANT[r.fault]]?.push(...r.resourceIds);
     for (const k of Object.keys(expected)) expected[k]?.sort();

@@ -161,9 +161,13 @@ describe('OxiGrantScan: grants_consistency on OxiCloud’s grants', () => {
   });
 
   it('the margin is configurable (env, validated) and added to the cleanup grace', async () => {
-    const g = await fx.grant({ type: 'user', id: w.bob }, { type: 'drive', id: w.driveId }, {
-      expires: "now() - interval '3 days'",
-    });
+    const g = await fx.grant(
+      { type: 'user', id: w.bob },
+      { type: 'drive', id: w.driveId },
+      {
+        expires: "now() - interval '3 days'",
+      },
+    );
     expect(grantsConsistencyConfigFromEnv({})).toEqual({ lingerMarginMs: 7 * 86_400_000 });
     const config = grantsConsistencyConfigFromEnv({ OXICLOUD_GRANTS_CONSISTENCY_LINGER_MARGIN_DAYS: '1' });
     // A runner of its own: the shared one keeps the check it registered first (default margin).

@@ -1,16 +1,16 @@
 import type { CheckOptions, ConsistencyCheck } from '@oxicloud/consistency';
 import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { StorageDatabase } from './database.js';
-import { PgBlobRowScan } from './pg-blob-row-scan.js';
-import { PgDriveUsageScan } from './pg-drive-usage-scan.js';
-import { PgFileBlobScan } from './pg-file-blob-scan.js';
-import { PgFolderTreeScan } from './pg-folder-tree-scan.js';
-import { PgGrantScan } from './pg-grant-scan.js';
-import { postgresScans } from './postgres-scans.js';
+import type { OxiCloudDatabase } from './database.js';
+import { OxiBlobRowScan } from './oxi-blob-row-scan.js';
+import { OxiDriveUsageScan } from './oxi-drive-usage-scan.js';
+import { OxiFileContentScan } from './oxi-file-content-scan.js';
+import { OxiFolderTreeScan } from './oxi-folder-tree-scan.js';
+import { OxiGrantScan } from './oxi-grant-scan.js';
+import { oxiCloudScans } from './oxi-scans.js';
 
 // Nothing here sends a query: the dialect's pool is made on the first query, which fails the test.
-const db = new Kysely<StorageDatabase>({
+const db = new Kysely<OxiCloudDatabase>({
   dialect: new PostgresDialect({ pool: () => Promise.reject(new Error('no query is expected here')) }),
 });
 afterAll(async () => {
@@ -30,7 +30,7 @@ describe("a check's options are its own, set where its adapter lists it", () => 
       [
         'folders_consistency',
         (ms?: number) =>
-          new PgFolderTreeScan(
+          new OxiFolderTreeScan(
             db,
             ms === undefined ? {} : { checks: { folders_consistency: { graceWindowMs: ms } } },
           ),
@@ -38,7 +38,7 @@ describe("a check's options are its own, set where its adapter lists it", () => 
       [
         'files_consistency',
         (ms?: number) =>
-          new PgFileBlobScan(
+          new OxiFileContentScan(
             db,
             ms === undefined ? {} : { checks: { files_consistency: { graceWindowMs: ms } } },
           ),
@@ -46,7 +46,7 @@ describe("a check's options are its own, set where its adapter lists it", () => 
       [
         'blobs_consistency',
         (ms?: number) =>
-          new PgBlobRowScan(
+          new OxiBlobRowScan(
             db,
             ms === undefined ? {} : { checks: { blobs_consistency: { graceWindowMs: ms } } },
           ),
@@ -54,7 +54,7 @@ describe("a check's options are its own, set where its adapter lists it", () => 
       [
         'grants_consistency',
         (ms?: number) =>
-          new PgGrantScan(
+          new OxiGrantScan(
             db,
             ms === undefined ? {} : { checks: { grants_consistency: { graceWindowMs: ms } } },
           ),
@@ -65,18 +65,18 @@ describe("a check's options are its own, set where its adapter lists it", () => 
       expect(only(adapter().consistencyChecks(), name).graceWindowMs(NORMAL), name).toBe(HOUR);
     }
     expect(
-      only(new PgDriveUsageScan(db).consistencyChecks(), 'drives_consistency').graceWindowMs(NORMAL),
+      only(new OxiDriveUsageScan(db).consistencyChecks(), 'drives_consistency').graceWindowMs(NORMAL),
     ).toBe(0);
   });
 
   it("a threshold reaches its check, which validates it (grants_consistency's linger margin)", () => {
-    expect(() => new PgGrantScan(db, { checks: { grants_consistency: { lingerMarginMs: -1 } } })).toThrow(
+    expect(() => new OxiGrantScan(db, { checks: { grants_consistency: { lingerMarginMs: -1 } } })).toThrow(
       /grants_consistency lingerMarginMs=-1: expected a whole number of ms >= 0/,
     );
   });
 
-  it('postgresScans hands each check its own options, and nothing to the others', () => {
-    const adapters = postgresScans(db, {
+  it('oxiCloudScans hands each check its own options, and nothing to the others', () => {
+    const adapters = oxiCloudScans(db, {
       checks: { folders_consistency: { graceWindowMs: 7_000 }, grants_consistency: { graceWindowMs: 9_000 } },
     });
     const subsystems = adapters.map((a) => a.subsystem());
@@ -95,11 +95,11 @@ describe("a check's options are its own, set where its adapter lists it", () => 
 
   it('an adapter takes no check option at its top level, nor options for a check it does not list', () => {
     // @ts-expect-error graceWindowMs belongs to one check: `checks: { folders_consistency: { graceWindowMs } }`
-    new PgFolderTreeScan(db, { graceWindowMs: 5_000 });
-    // @ts-expect-error grants_consistency is PgGrantScan's check, not PgFolderTreeScan's
-    new PgFolderTreeScan(db, { checks: { grants_consistency: { graceWindowMs: 5_000 } } });
+    new OxiFolderTreeScan(db, { graceWindowMs: 5_000 });
+    // @ts-expect-error grants_consistency is OxiGrantScan's check, not OxiFolderTreeScan's
+    new OxiFolderTreeScan(db, { checks: { grants_consistency: { graceWindowMs: 5_000 } } });
     // @ts-expect-error cleanupGraceMs is grants_consistency's: `checks: { grants_consistency: { cleanupGraceMs } }`
-    new PgGrantScan(db, { cleanupGraceMs: 5_000 });
+    new OxiGrantScan(db, { cleanupGraceMs: 5_000 });
     expect(true).toBe(true);
   });
 });
