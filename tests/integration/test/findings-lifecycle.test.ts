@@ -100,10 +100,7 @@ describe('findings across runs on a seeded dataset', () => {
   it('first run: every injected fault is open and new, in one mail', async () => {
     const r1 = await run();
     expect(r1.status).toBe('Completed');
-    const expected = [
-      ...sizeFaults().map((r) => r.id),
-      ...missing().map((r) => r.id),
-    ].sort();
+    const expected = [...sizeFaults().map((r) => r.id), ...missing().map((r) => r.id)].sort();
     const s = await states();
     expect(Object.keys(s).sort()).toEqual(expected);
     expect(Object.values(s).every((x) => x === 'open')).toBe(true);
