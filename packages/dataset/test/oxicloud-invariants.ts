@@ -12,6 +12,7 @@ import {
 } from '@oxicloud/storage';
 import type { BlobEntry, BlobStorage } from '@oxicloud/tenants';
 import type pg from 'pg';
+import type { OxiCloudFaultName } from '../src/oxicloud/faults.js';
 import { listThumbnailHashes, THUMBNAIL_SIZES } from '../src/oxicloud/thumbnails.js';
 
 async function ids(pool: pg.Pool, sql: string): Promise<string[]> {
@@ -257,3 +258,30 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
     mediaSortDate: await ids(pool, 'SELECT id FROM storage.files WHERE media_sort_date <> created_at'),
   };
 }
+
+/** The invariant of `checkInvariants` each fault breaks (the one whose finding lists its resource ids). */
+export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> = {
+  missing_manifest: 'contentResolves',
+  missing_chunk_row: 'chunkRows',
+  missing_blob_row: 'contentResolves',
+  blob_bytes_missing: 'rowsWithoutBytes',
+  orphan_blob_on_disk: 'bytesWithoutRows',
+  blob_ref_count_drift: 'blobRefCount',
+  manifest_ref_count_drift: 'manifestRefCount',
+  manifest_shape_mismatch: 'manifestShape',
+  blob_orphaned_at_unset: 'orphanedAt',
+  blob_size_mismatch: 'fileSize',
+  drive_used_bytes_drift: 'driveUsage',
+  user_used_bytes_drift: 'userUsage',
+  wrong_folder_path: 'childPath',
+  wrong_folder_lpath: 'childLpath',
+  live_folder_under_trashed_parent: 'trashFlags',
+  live_file_under_trashed_folder: 'trashFlags',
+  folder_under_other_drive: 'folderDrive',
+  file_in_other_drive_folder: 'fileDrive',
+  drive_without_owner: 'driveShape',
+  dangling_grant: 'danglingGrants',
+  orphan_thumbnail: 'orphanThumbnails',
+  expired_grants: 'expiredInGrace',
+  lingering_expired_grant: 'expiredPastGrace',
+};

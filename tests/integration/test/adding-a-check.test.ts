@@ -1,11 +1,12 @@
 /**
  * The worked example of docs/adding-a-check.md, as a real test: the check
- * `folder_names_consistency` (a live folder with an older live sibling of
- * the same name) written by the doc's steps, its query, and its test on real
- * Postgres. It lives here only: nothing of it is shipped. In the tree, part 1
- * is `packages/tenants/src/folder-names-consistency/folder-names-consistency-check.ts`
+ * `folder_names_consistency` (a live folder with an older live sibling whose
+ * name is the same once Unicode-normalised) written by the doc's steps, its
+ * query on OxiCloud's tables, and its test on real Postgres. It lives here
+ * only: nothing of it is shipped. In the tree, part 1 would be
+ * `packages/tenants/src/folder-names-consistency/folder-names-consistency-check.ts`
  * (one export line in `packages/tenants/src/index.ts`), part 2 two methods and
- * one line of the check list in `PgFolderTreeScan`, part 3 this file.
+ * one line of the check list in `OxiFolderTreeScan`, part 3 this file.
  */
 import {
   type CheckOptions,
@@ -22,18 +23,13 @@ import {
 } from '@oxicloud/consistency';
 import { JobCatalog, type RunOutcome, uuidCursor } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import type { StorageDatabase } from '@oxicloud/storage';
+import type { OxiCloudDatabase } from '@oxicloud/storage/oxicloud';
 import type { ScanPage } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ConsistencyHarness,
-  consistencyHarness,
-  seedWorld,
-  summary,
-  type World,
-} from './consistency-fixtures.js';
+import { type OxiWorld, oxiWorld } from '../../../packages/storage/src/oxicloud/test-fixtures.js';
+import { type ConsistencyHarness, consistencyHarness, summary } from './consistency-fixtures.js';
 
 // ---------------------------------------------------------------------------
 // 1. The check: its declaration, its port, its findings (one file in the tree).
@@ -43,12 +39,14 @@ import {
  * folder_names_consistency: each live folder against its live siblings.
  *
  * 1. Direction. Within the DB: a folder against the other live folders of its
- *    parent (or, at the top, of its drive). Nothing stops two of them from
- *    having one name (no unique index: OxiCloud renames in the application).
- * 2. Severity. `duplicate_folder_name`: `DataLoss`. Both folders have the
- *    same `path`: a path lookup (WebDAV, a share link by path) reaches one of
- *    them, so the other's content has vanished for the user. Reported on the
- *    younger folder (the higher id); the older one keeps its path.
+ *    parent (or, at the top, of its drive). OxiCloud's unique indexes are
+ *    byte-exact, so an NFC and an NFD spelling of one name are two rows
+ *    (OXICLOUD.md §4): a macOS client and a Linux one can each create theirs.
+ * 2. Severity. `duplicate_folder_name`: `DataLoss`. Both folders show the
+ *    same name: a client that normalises names (WebDAV on macOS, a sync
+ *    client) reaches one of them, so the other's content has vanished for the
+ *    user. Reported on the younger folder (the later `created_at`; OxiCloud's
+ *    ids are random, so they order nothing).
  * 3. Cursor. Phase byte 1 + the 16-byte UUID of the last folder: a keyset walk
  *    on the primary key (`singlePhaseScan` with `uuidCursor`).
  * 4. Grace. 1 h on the younger folder's `created_at`, from the run's
@@ -61,7 +59,7 @@ import {
 const FOLDER_NAMES_CONSISTENCY_CHECK_NAME = 'folder_names_consistency';
 const DUPLICATE_FOLDER_NAME = 'duplicate_folder_name';
 
-/** A live folder with an older live sibling of the same name. */
+/** A live folder with an older live sibling of the same name once NFC-normalised. */
 interface DuplicateFolderName {
   readonly folderId: string;
   readonly driveId: string;
@@ -156,7 +154,7 @@ function createFolderNamesConsistencyCheck(options: FolderNamesConsistencyCheckO
 }
 
 // ---------------------------------------------------------------------------
-// 2. Its query. In the tree: two methods of PgFolderTreeScan, the port in its
+// 2. Its query. In the tree: two methods of OxiFolderTreeScan, the port in its
 //    `implements`, and one line in its list of checks. Here an adapter of its
 //    own, built the same way.
 // ---------------------------------------------------------------------------
@@ -169,12 +167,12 @@ interface DuplicateJson {
   first_id: string;
 }
 
-class PgFolderNameScan implements FolderNameScan {
-  readonly #db: Kysely<StorageDatabase>;
+class OxiFolderNameScan implements FolderNameScan {
+  readonly #db: Kysely<OxiCloudDatabase>;
   readonly #checks: readonly ConsistencyCheck[];
 
   constructor(
-    db: Kysely<StorageDatabase>,
+    db: Kysely<OxiCloudDatabase>,
     options: {
       readonly logger?: Logger;
       readonly checks?: {
@@ -238,11 +236,15 @@ class PgFolderNameScan implements FolderNameScan {
         SELECT b.id, b.drive_id, b.parent_id, b.name,
                CASE WHEN b.parent_id IS NULL
                  THEN (SELECT s.id FROM storage.folders s
-                        WHERE s.drive_id = b.drive_id AND s.parent_id IS NULL AND s.name = b.name
-                          AND NOT s.is_trashed AND s.id < b.id ORDER BY s.id LIMIT 1)
+                        WHERE s.drive_id = b.drive_id AND s.parent_id IS NULL
+                          AND normalize(s.name, NFC) = normalize(b.name, NFC)
+                          AND NOT s.is_trashed AND (s.created_at, s.id) < (b.created_at, b.id)
+                        ORDER BY s.created_at, s.id LIMIT 1)
                  ELSE (SELECT s.id FROM storage.folders s
-                        WHERE s.parent_id = b.parent_id AND s.drive_id = b.drive_id AND s.name = b.name
-                          AND NOT s.is_trashed AND s.id < b.id ORDER BY s.id LIMIT 1)
+                        WHERE s.parent_id = b.parent_id AND s.drive_id = b.drive_id
+                          AND normalize(s.name, NFC) = normalize(b.name, NFC)
+                          AND NOT s.is_trashed AND (s.created_at, s.id) < (b.created_at, b.id)
+                        ORDER BY s.created_at, s.id LIMIT 1)
                END AS first_id
           FROM batch b
          WHERE NOT b.is_trashed AND b.created_at <= ${options.createdBefore}
@@ -271,38 +273,41 @@ const toDuplicate = (r: DuplicateJson): DuplicateFolderName => ({
 describe('folder_names_consistency (the worked example of docs/adding-a-check.md)', () => {
   let db: TestDatabase;
   let h: ConsistencyHarness;
-  let world: World;
+  let w: OxiWorld;
   let check: ConsistencyCheck;
+  let docs: string;
   let old: string;
   let young: string;
+  const NFC = 'Caf\u00e9';
+  const NFD = 'Cafe\u0301';
 
-  /** A folder of the world's main drive, `ago` old (an SQL interval). */
-  const folder = async (
-    name: string,
-    parent: string | null,
-    ago = "interval '2 days'",
-    drive = world.driveId,
-  ) =>
+  /** A folder of the world's drive under `parent`, `ago` old (an SQL interval). */
+  const folder = async (name: string, parent: string, ago = "interval '2 days'") =>
     (
       await db.pool.query<{ id: string }>(
-        `INSERT INTO storage.folders (drive_id, parent_id, name, created_at) VALUES ($1, $2, $3, now() - ${ago}) RETURNING id`,
-        [drive, parent, name],
+        `INSERT INTO storage.folders (drive_id, parent_id, name, created_at)
+         SELECT drive_id, id, $2, now() - ${ago} FROM storage.folders WHERE id = $1 RETURNING id`,
+        [parent, name],
       )
     ).rows[0]!.id;
 
   beforeAll(async () => {
     // A fresh migrated database for this file, copied from the template (real Postgres, nothing mocked).
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     h = consistencyHarness(db.pool);
-    world = await seedWorld(db.pool); // consistent: /docs, /docs/work, trashed /old, /old/inner
-    check = new PgFolderNameScan(h.db).consistencyChecks()[0]!;
-    old = await folder('docs', null); // a second /docs at the top of the drive, two days old
-    young = await folder('work', world.docs, "interval '1 minute'"); // a second /docs/work, inside the grace
-    await folder('docs', null, "interval '2 days'", world.otherDriveId); // another drive's /docs: no twin
-    await db.pool.query(
-      "INSERT INTO storage.folders (drive_id, parent_id, name, is_trashed, trashed_at, created_at) VALUES ($1, $2, 'inner', true, now(), now() - interval '2 days')",
-      [world.driveId, world.old], // a trashed twin of /old/inner: the trash is not the live tree
-    );
+    w = await oxiWorld(db.pool); // a personal drive made by the four writes
+    check = new OxiFolderNameScan(h.db).consistencyChecks()[0]!;
+    docs = await folder(NFC, w.rootFolderId); // /Café (NFC), two days old
+    const work = await folder(`${NFC} work`, docs);
+    old = await folder(NFD, w.rootFolderId); // /Café (NFD) beside it: the unique index lets it in
+    young = await folder(`${NFD} work`, docs, "interval '1 minute'"); // a twin of /Café/Café work, inside the grace
+    const other = await oxiWorld(db.pool);
+    await folder(NFD, other.rootFolderId); // another drive's /Café: no twin
+    const trash = await w.folder('trash');
+    await folder(NFC, trash);
+    await folder(NFD, trash);
+    await w.trashFolder(trash); // a trashed pair: the trash is not the live tree
+    expect(work).not.toBe(young);
   });
   afterAll(async () => {
     await h?.engine.shutdown({ timeoutMs: 1000 }).catch(() => undefined);
@@ -314,10 +319,10 @@ describe('folder_names_consistency (the worked example of docs/adding-a-check.md
     expect(run.status).toBe('Completed');
     expect(summary(run.findings)).toEqual([`duplicate_folder_name DataLoss ${old}`]);
     expect(run.findings[0]?.detail).toEqual({
-      drive_id: world.driveId,
-      parent_id: null,
-      name: 'docs',
-      first_id: world.docs,
+      drive_id: w.driveId,
+      parent_id: w.rootFolderId,
+      name: NFD,
+      first_id: docs,
     });
     const forced = await h.run(check, { force: true });
     expect(summary(forced.findings)).toEqual(

@@ -1,44 +1,51 @@
-import { randomBytes } from 'node:crypto';
 import { type ConsistencyCheck, checkJob } from '@oxicloud/consistency';
 import { JobCatalog } from '@oxicloud/recoverable';
 import { defaultRunArgs, type JobOutcome } from '@oxicloud/scheduler';
 import { createConsistencyBatchJob } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type ConsistencyHarness,
-  consistencyHarness,
-  seedWorld,
-  type World,
-} from './consistency-fixtures.js';
+import { type OxiWorld, oxiWorld } from '../../../packages/storage/src/oxicloud/test-fixtures.js';
+import { type ConsistencyHarness, consistencyHarness } from './consistency-fixtures.js';
 import { type BlobWorld, blobWorld, putBlob } from './storage-consistency-fixtures.js';
 
 /**
- * consistency_batch through a real RecoverableEngine with the four checks
- * registered via checkJob on real Postgres (and a real local blob root).
+ * consistency_batch through a real RecoverableEngine with four checks of
+ * OxiCloud's domain (drives, folders, files on the Oxi scans; storage over
+ * OxiBlobIndexScan and a real local blob root) registered via checkJob on
+ * real Postgres: the order, the params handed on, a failing child, a paused
+ * child resumed. Every check over a generated dataset on each store is
+ * `oxicloud-domain-checks.test.ts`.
  */
-describe('consistency_batch over the four checks on a RecoverableEngine', () => {
+describe('consistency_batch over four checks on a RecoverableEngine', () => {
   let db: TestDatabase;
   let h: ConsistencyHarness;
   let w: BlobWorld;
-  let world: World;
+  let world: OxiWorld;
+  let other: OxiWorld;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
   });
   afterAll(async () => {
     await db.drop();
   });
   beforeEach(async () => {
     await db.pool.query(
-      'DELETE FROM jobs.recoverable_runs; DELETE FROM storage.files; DELETE FROM storage.blobs; DELETE FROM storage.folders; DELETE FROM storage.drives; DELETE FROM auth.users',
+      'DELETE FROM jobs.recoverable_runs; DELETE FROM auth.users; DELETE FROM storage.blobs; DELETE FROM storage.chunk_manifests',
     );
     h = consistencyHarness(db.pool);
-    world = await seedWorld(db.pool);
     w = await blobWorld(db.pool);
-    // The world's blob rows get bytes of their size (random keys: fine outside deep mode).
-    const { rows } = await db.pool.query('SELECT hash, size::int AS size FROM storage.blobs');
-    for (const row of rows) await w.storage.put(row.hash, randomBytes(row.size), row.size);
+    // Two consistent drives, their content uploaded as OxiCloud's upload path writes it, bytes in the store.
+    world = await oxiWorld(db.pool, w.storage);
+    other = await oxiWorld(db.pool, w.storage);
+    const docs = await world.folder('docs');
+    for (let i = 0; i < 4; i++) await world.upload({ name: `f${i}`, folderId: docs });
+    await world.upload({ name: 'two-chunks', data: Buffer.alloc(100_000, 7) });
+    await other.upload({ name: 'g' });
+    await db.pool.query(`UPDATE storage.drives d SET used_bytes = COALESCE((SELECT sum(size) FROM storage.files f
+                          WHERE f.drive_id = d.id AND NOT f.is_trashed), 0)`);
+    await db.pool.query(`UPDATE auth.users u SET storage_used_bytes = COALESCE((SELECT sum(used_bytes)
+                          FROM storage.drives d WHERE d.default_for_user = u.id), 0)`);
     const findings = h.findings;
     const checks: ConsistencyCheck[] = [
       w.check(),
@@ -66,11 +73,12 @@ describe('consistency_batch over the four checks on a RecoverableEngine', () => 
     >;
 
   it('runs drives, folders, files, storage in turn, each a completed run with its findings', async () => {
+    // A drive counting 300 bytes it does not hold; the owner's envelope follows it (only the drive drifts).
     await db.pool.query('UPDATE storage.drives SET used_bytes = used_bytes + 300 WHERE id = $1', [
-      world.otherDriveId,
+      other.driveId,
     ]);
     await db.pool.query('UPDATE auth.users SET storage_used_bytes = storage_used_bytes + 300 WHERE id = $1', [
-      world.otherUserId,
+      other.userId,
     ]);
     const orphan = await putBlob(db.pool, w, { row: false });
     const outcome = await batch().run(defaultRunArgs, new AbortController().signal);

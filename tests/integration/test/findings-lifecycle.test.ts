@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmailMessage, JobAlerts } from '@oxicloud/alerts';
 import { checkJob, PgFindingLedger, PgFindingStore } from '@oxicloud/consistency';
-import { type DatasetReport, generateDataset } from '@oxicloud/dataset';
+import { generateOxiCloudDataset, type OxiCloudDatasetReport } from '@oxicloud/dataset';
 import { RecoverableEngine } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import { LocalFsBlobStorage, PgFileBlobScan, type StorageDatabase } from '@oxicloud/storage';
+import { LocalFsBlobStorage } from '@oxicloud/storage';
+import { type OxiCloudDatabase, OxiFileContentScan } from '@oxicloud/storage/oxicloud';
 import { createFilesConsistencyCheck } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -14,32 +15,35 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The server's own findings mail ("a run finished: mail what it changed"), from its source. The closing
 // before it is checkJob's own (its afterTerminal step): nothing here closes a run.
 import { mailFindingChanges } from '../../../apps/server/src/findings/mail-finding-changes.js';
+import { OXI_SMALL } from './oxicloud-domain-fixtures.js';
 
 /**
- * Issue 18's "done when", on real Postgres and a generated dataset: findings
+ * Issue 18's "done when", on real Postgres and a generated OxiCloud dataset
+ * (OxiCloud's domain, files_consistency on OxiFileContentScan): findings
  * live across runs (new, still open, fixed, reopened, accepted, worse), the
  * mail of a run lists only what changed, and a cancelled run closes nothing.
  */
 describe('findings across runs on a seeded dataset', () => {
   let db: TestDatabase;
   let blobRoot: string;
-  let report: DatasetReport;
+  let report: OxiCloudDatasetReport;
   let engine: RecoverableEngine;
   let ledger: PgFindingLedger;
   const mails: EmailMessage[] = [];
   const JOB = 'files_consistency';
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     blobRoot = await mkdtemp(join(tmpdir(), 'oxicloud-findings-'));
-    report = await generateDataset({
+    report = await generateOxiCloudDataset({
       pool: db.pool,
       blobs: new LocalFsBlobStorage({ root: blobRoot }),
+      storageRoot: blobRoot,
       options: {
-        users: 6,
-        filesPerUser: 40,
-        foldersPerDrive: { min: 3, max: 6 },
-        secondDriveShare: 0,
+        ...OXI_SMALL,
+        // No multi-chunk content: the faults here need none, and the bytes are the setup's time.
+        multiChunkFileShare: 0,
+        sharedChunkShare: 0,
         seed: 18,
         faults: ['missing_blob_row', 'blob_size_mismatch'],
         faultsPerKind: 2,
@@ -55,8 +59,8 @@ describe('findings across runs on a seeded dataset', () => {
     });
     ledger = new PgFindingLedger({ pool: db.pool });
     const findings = new PgFindingStore({ pool: db.pool });
-    const kysely = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
-    const check = createFilesConsistencyCheck({ scan: new PgFileBlobScan(kysely) });
+    const kysely = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+    const check = createFilesConsistencyCheck({ scan: new OxiFileContentScan(kysely) });
     const handler = checkJob(check, { findings, logger });
     engine = new RecoverableEngine({
       pool: db.pool,
@@ -96,10 +100,7 @@ describe('findings across runs on a seeded dataset', () => {
   it('first run: every injected fault is open and new, in one mail', async () => {
     const r1 = await run();
     expect(r1.status).toBe('Completed');
-    const expected = [
-      ...sizeFaults().map((r) => r.id),
-      ...missing().map((r) => String(r.detail['blobHash'])),
-    ].sort();
+    const expected = [...sizeFaults().map((r) => r.id), ...missing().map((r) => r.id)].sort();
     const s = await states();
     expect(Object.keys(s).sort()).toEqual(expected);
     expect(Object.values(s).every((x) => x === 'open')).toBe(true);
@@ -114,11 +115,13 @@ describe('findings across runs on a seeded dataset', () => {
     const fixed = sizeFaults()[0]!;
     await db.pool.query('UPDATE storage.files SET size = $2 WHERE id = $1', [
       fixed.id,
-      fixed.detail['blobSize'],
+      fixed.detail?.['contentSize'],
     ]);
+    // A live file whose content (its manifest) resolves, of that size.
     const { rows } = await db.pool.query(
-      `SELECT f.id FROM storage.files f JOIN storage.blobs b ON b.hash = f.blob_hash
-        WHERE f.size = b.size AND f.trashed_at IS NULL AND f.id <> ALL($1::uuid[]) ORDER BY f.id LIMIT 1`,
+      `SELECT f.id FROM storage.files f JOIN storage.chunk_manifests m ON m.file_hash = f.blob_hash
+        WHERE f.size = m.total_size AND f.size > 0 AND NOT f.is_trashed AND f.id <> ALL($1::uuid[])
+        ORDER BY f.id LIMIT 1`,
       [sizeFaults().map((r) => r.id)],
     );
     victim = rows[0].id;
@@ -133,7 +136,7 @@ describe('findings across runs on a seeded dataset', () => {
     expect(mails).toHaveLength(2);
     expect(lastMail()).toContain(victim);
     expect(lastMail()).toContain('1 fixed by this run');
-    for (const other of [...missing().map((r) => String(r.detail['blobHash'])), sizeFaults()[1]!.id]) {
+    for (const other of [...missing().map((r) => r.id), sizeFaults()[1]!.id]) {
       expect(lastMail()).not.toContain(other);
     }
   });
@@ -170,7 +173,7 @@ describe('findings across runs on a seeded dataset', () => {
     const repaired = sizeFaults()[1]!;
     await db.pool.query('UPDATE storage.files SET size = $2 WHERE id = $1', [
       repaired.id,
-      repaired.detail['blobSize'],
+      repaired.detail?.['contentSize'],
     ]);
     const before = await states();
     const cancel = new AbortController();

@@ -1,29 +1,41 @@
+import { randomUUID } from 'node:crypto';
 import { defaultRunArgs, type JobOutcomeOk } from '@oxicloud/scheduler';
-import { PgGrantRepository } from '@oxicloud/storage';
+import { type OxiCloudDatabase, OxiGrantRepository } from '@oxicloud/storage/oxicloud';
 import { createGrantCleanupJob, grantCleanupConfigFromEnv } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ago, DAY, HOUR, insertDrive, insertUser, recordingLogger, storageDb } from './part1-fixtures.js';
+import { ago, DAY, HOUR, recordingLogger } from './part1-fixtures.js';
 
-describe('grant_cleanup on Postgres', () => {
+/**
+ * grant_cleanup as a job on OxiCloud's `storage.role_grants` (no foreign
+ * keys: subjects and resources are plain ids), through OxiGrantRepository:
+ * the grace, `force`, the audit line and the batches. What the repository
+ * deletes beside a grant (a share's last token grant takes its share along)
+ * is `packages/storage/src/oxicloud/oxi-grant-scan.test.ts`.
+ */
+describe('grant_cleanup on OxiCloud’s grants', () => {
   let db: TestDatabase;
+  let kysely: Kysely<OxiCloudDatabase>;
+  const repository = () => new OxiGrantRepository(kysely);
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
+    kysely = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
   });
   afterAll(async () => {
-    await db.drop();
+    await kysely?.destroy();
+    await db?.drop();
   });
 
   it('deletes only grants expired past the grace (force: grace 0) and writes the audit line', async () => {
     const pool = db.pool;
-    const owner = await insertUser(pool, 'owner');
-    const guest = await insertUser(pool, 'guest');
-    const drive = await insertDrive(pool, owner, 'shared');
+    const [owner, drive] = [randomUUID(), randomUUID()];
     const grant = async (label: string, expiresAt: Date | null) => {
+      // One grant per (subject, resource): each its own guest.
       const { rows } = await pool.query<{ id: string }>(
-        `INSERT INTO storage.role_grants (subject_id, resource_type, resource_id, role, granted_by, expires_at)
-         VALUES ($1, 'drive', $2, 'viewer', $3, $4) RETURNING id`,
-        [guest, drive, owner, expiresAt],
+        `INSERT INTO storage.role_grants (subject_type, subject_id, resource_type, resource_id, role, granted_by, expires_at)
+         VALUES ('user', $1, 'drive', $2, 'viewer', $3, $4) RETURNING id`,
+        [randomUUID(), drive, owner, expiresAt],
       );
       return [label, rows[0]!.id] as const;
     };
@@ -41,7 +53,7 @@ describe('grant_cleanup on Postgres', () => {
 
     const logger = recordingLogger();
     const job = createGrantCleanupJob({
-      repository: new PgGrantRepository(storageDb(pool)),
+      repository: repository(),
       config: grantCleanupConfigFromEnv({}),
       logger,
     });
@@ -74,16 +86,16 @@ describe('grant_cleanup on Postgres', () => {
 
   it('works through a large backlog in batches', async () => {
     const pool = db.pool;
-    const subject = await insertUser(pool, 'bulk');
+    const subject = randomUUID();
     await pool.query(
-      `INSERT INTO storage.role_grants (subject_id, resource_type, resource_id, role, expires_at)
-       SELECT $1, 'file', gen_random_uuid(), 'viewer', now() - interval '3 days' - g * interval '1 second'
+      `INSERT INTO storage.role_grants (subject_type, subject_id, resource_type, resource_id, role, granted_by, expires_at)
+       SELECT 'user', $1, 'file', gen_random_uuid(), 'viewer', $1, now() - interval '3 days' - g * interval '1 second'
          FROM generate_series(1, 250) g`,
       [subject],
     );
     const logger = recordingLogger();
     const job = createGrantCleanupJob({
-      repository: new PgGrantRepository(storageDb(pool)),
+      repository: repository(),
       config: grantCleanupConfigFromEnv({ OXICLOUD_GRANT_CLEANUP_BATCH_SIZE: '100' }),
       logger,
     });

@@ -3,12 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RecoverableEngine } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import {
-  blake3Hex,
-  LocalFsBlobStorage,
-  PgMediaFileRepository,
-  type StorageDatabase,
-} from '@oxicloud/storage';
+import { LocalFsBlobStorage } from '@oxicloud/storage';
+import { type OxiCloudDatabase, OxiMediaFileRepository } from '@oxicloud/storage/oxicloud';
 import {
   createReextractAudioJob,
   createReextractImageJob,
@@ -18,6 +14,7 @@ import {
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type OxiWorld, oxiWorld } from '../../../packages/storage/src/oxicloud/test-fixtures.js';
 import {
   type AudioTags,
   JPEG_HEIGHT,
@@ -29,37 +26,38 @@ import {
 } from '../../../packages/tenants/test/fixtures/media-fixtures.js';
 
 /**
- * reextract_audio and reextract_image end to end: files in real Postgres,
- * their bytes in the real LocalFsBlobStorage, real media built in code (an
+ * reextract_audio and reextract_image end to end on OxiCloud's domain: file
+ * rows uploaded as OxiCloud's upload path writes them (one-chunk CDC
+ * content), their bytes in the real LocalFsBlobStorage read through
+ * `OxiMediaFileRepository.contentReader`, real media built in code (an
  * ID3v2.3 MP3, a LIST/INFO WAV, an EXIF JPEG, an MP4), driven through the
- * RecoverableEngine.
+ * RecoverableEngine; the rows land in OxiCloud's `audio.file_metadata` and
+ * `storage.file_metadata` (whose trigger sets `files.media_sort_date`).
+ * Multi-chunk media are `packages/storage/src/oxicloud/oxi-media-file-repository.test.ts`.
  */
 
 let db: TestDatabase;
-let kysely: Kysely<StorageDatabase>;
+let kysely: Kysely<OxiCloudDatabase>;
+let w: OxiWorld;
+let files: OxiMediaFileRepository;
 let root: string;
 let blobs: LocalFsBlobStorage;
 let engine: RecoverableEngine;
-let driveId: string;
 const lines: Array<Record<string, unknown>> = [];
 const push = (fields: object, msg?: string) => lines.push({ ...fields, msg });
 const logger: Logger = { info: push, warn: push, error: push, debug: () => undefined };
 
 beforeEach(async () => {
-  db = await createTestDatabase();
-  kysely = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+  db = await createTestDatabase({ domain: 'oxicloud' });
+  kysely = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
   root = await mkdtemp(join(tmpdir(), 'oxicloud-reextract-'));
   blobs = new LocalFsBlobStorage({ root });
-  const files = new PgMediaFileRepository(kysely);
+  files = new OxiMediaFileRepository(kysely);
+  const reader = files.contentReader(blobs);
   engine = new RecoverableEngine({ pool: db.pool, logger });
-  engine.register(createReextractAudioJob({ files, blobs, logger }));
-  engine.register(createReextractImageJob({ files, blobs, logger }));
-  const user = await db.pool.query("INSERT INTO auth.users (username) VALUES ('media') RETURNING id");
-  const drive = await db.pool.query(
-    "INSERT INTO storage.drives (owner_id, name) VALUES ($1, 'media') RETURNING id",
-    [user.rows[0].id],
-  );
-  driveId = drive.rows[0].id;
+  engine.register(createReextractAudioJob({ files, blobs: reader, logger }));
+  engine.register(createReextractImageJob({ files, blobs: reader, logger }));
+  w = await oxiWorld(db.pool);
   lines.length = 0;
 });
 afterEach(async () => {
@@ -68,20 +66,15 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** A file row; its bytes go to the local backend unless `storeBytes` is false. Returns the file id. */
+/**
+ * A file uploaded as OxiCloud writes it (one chunk: every medium here is
+ * under 1 MiB); its chunk's bytes go to the local backend unless
+ * `storeBytes` is false. Returns the file id.
+ */
 async function addFile(name: string, mime: string, bytes: Uint8Array, storeBytes = true): Promise<string> {
-  const hash = blake3Hex(bytes);
-  if (storeBytes) await blobs.put(hash, bytes, bytes.length);
-  // A file may only reference a blob that has a row (migration 0007).
-  await db.pool.query(
-    'INSERT INTO storage.blobs (hash, size) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING',
-    [hash, bytes.length],
-  );
-  const { rows } = await db.pool.query(
-    `INSERT INTO storage.files (drive_id, name, blob_hash, size, mime_type) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-    [driveId, name, hash, bytes.length, mime],
-  );
-  return rows[0].id as string;
+  const upload = await w.upload({ name, mime, data: Buffer.from(bytes), chunkSize: 1024 * 1024 });
+  if (storeBytes) for (const o of upload.objects) await blobs.put(o.hash, o.bytes, o.size);
+  return upload.fileId;
 }
 
 const SONG: AudioTags = {
@@ -109,7 +102,7 @@ describe('reextract_audio', () => {
     const corrupt = await addFile('broken.flac', 'audio/flac', Buffer.from('no flac in here, only text'));
     await addFile('photo.jpg', 'image/jpeg', makeJpeg());
     await db.pool.query(
-      `INSERT INTO storage.audio_metadata (file_id, title, artist) VALUES ($1, 'stale', 'stale')`,
+      `INSERT INTO audio.file_metadata (file_id, title, artist) VALUES ($1, 'stale', 'stale')`,
       [mp3],
     );
 
@@ -117,8 +110,8 @@ describe('reextract_audio', () => {
     expect(outcome).toMatchObject({ kind: 'ok', count: 2, extra: { completed: true } });
 
     const { rows } = await db.pool.query(
-      `SELECT file_id, title, artist, album, genre, year, track_number, duration_seconds, bitrate, codec
-         FROM storage.audio_metadata ORDER BY title`,
+      `SELECT file_id, title, artist, album, genre, year, track_number, duration_secs, bitrate, format
+         FROM audio.file_metadata ORDER BY title`,
     );
     expect(rows).toEqual([
       {
@@ -129,9 +122,9 @@ describe('reextract_audio', () => {
         genre: RECORDING.genre,
         year: RECORDING.year,
         track_number: RECORDING.track,
-        duration_seconds: 1,
+        duration_secs: 1,
         bitrate: 128_000,
-        codec: 'PCM',
+        format: 'PCM',
       },
       {
         file_id: mp3,
@@ -141,9 +134,10 @@ describe('reextract_audio', () => {
         genre: SONG.genre,
         year: SONG.year,
         track_number: SONG.track,
-        duration_seconds: expect.closeTo(40 * (1152 / 44_100), 1),
+        // Whole seconds (OxiCloud's column is an integer): 40 frames of 1152 samples at 44.1 kHz.
+        duration_secs: Math.round(40 * (1152 / 44_100)),
         bitrate: 128_000,
-        codec: 'MPEG 1 Layer 3',
+        format: 'MPEG 1 Layer 3',
       },
     ]);
     const run = await engine.latestRun(REEXTRACT_AUDIO_JOB_NAME);
@@ -169,7 +163,6 @@ describe('reextract_audio', () => {
       ids.push(await addFile(`t${i}.mp3`, 'audio/mpeg', makeMp3({ ...SONG, track: i }, 2)));
     ids.sort();
     // Cancel from inside the run right after the 2nd metadata row is written: deterministic, no timing.
-    const files = new PgMediaFileRepository(kysely);
     let upserts = 0;
     const slowFiles = new Proxy(files, {
       get(target, key) {
@@ -185,7 +178,7 @@ describe('reextract_audio', () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const job = createReextractAudioJob({ files: slowFiles, blobs, logger });
+    const job = createReextractAudioJob({ files: slowFiles, blobs: files.contentReader(blobs), logger });
     engine.register({ ...job, name: 'reextract_audio_cancellable' });
 
     const first = await engine.runOrResume('reextract_audio_cancellable', { params: { concurrency: 1 } });
@@ -199,7 +192,7 @@ describe('reextract_audio', () => {
     const done = await engine.latestRun('reextract_audio_cancellable');
     expect(done?.stats).toMatchObject({ count: 6, updated_files: 6, scanned_count: 6 });
     const { rows } = await db.pool.query(
-      'SELECT file_id, track_number FROM storage.audio_metadata ORDER BY file_id',
+      'SELECT file_id, track_number FROM audio.file_metadata ORDER BY file_id',
     );
     expect(rows.map((r) => r.file_id)).toEqual(ids);
     expect(upserts).toBe(6);
@@ -221,7 +214,7 @@ describe('reextract_image', () => {
     const outcome = await engine.runOrResume(REEXTRACT_IMAGE_JOB_NAME, { params: {} });
     expect(outcome).toMatchObject({ kind: 'ok', count: 3, extra: { completed: true } });
     const { rows } = await db.pool.query(
-      `SELECT file_id, captured_at, camera_make, camera_model, width, height FROM storage.image_metadata`,
+      `SELECT file_id, captured_at, camera_make, camera_model, width, height FROM storage.file_metadata`,
     );
     const byId = new Map(rows.map((r) => [r.file_id, r]));
     expect(byId.get(photo)).toEqual({
@@ -235,6 +228,14 @@ describe('reextract_image', () => {
     expect(byId.get(plain)).toMatchObject({ captured_at: null, camera_make: null, width: JPEG_WIDTH });
     expect(byId.get(clip)).toMatchObject({ captured_at: new Date('2023-02-01T10:20:30Z') });
     expect(byId.size).toBe(3);
+    // OxiCloud's trigger: media_sort_date = COALESCE(captured_at, created_at).
+    const { rows: sorted } = await db.pool.query(
+      'SELECT id, media_sort_date, created_at FROM storage.files WHERE id = ANY($1::uuid[])',
+      [[photo, plain]],
+    );
+    const sort = new Map(sorted.map((r) => [r.id, r]));
+    expect(sort.get(photo)?.media_sort_date).toEqual(new Date('2019-08-03T18:45:12Z'));
+    expect(sort.get(plain)?.media_sort_date).toEqual(sort.get(plain)?.created_at);
     const run = await engine.latestRun(REEXTRACT_IMAGE_JOB_NAME);
     expect(run?.stats).toMatchObject({ count: 3, updated_files: 3, failed_files: 1, scanned_count: 4 });
   });

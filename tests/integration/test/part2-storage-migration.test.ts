@@ -5,13 +5,8 @@ import { join } from 'node:path';
 import { PgFindingStore } from '@oxicloud/consistency';
 import { RecoverableEngine } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import {
-  blake3Hex,
-  LocalFsBlobStorage,
-  PgBlobWalkRepository,
-  S3BlobStorage,
-  type StorageDatabase,
-} from '@oxicloud/storage';
+import { blake3Hex, EncryptedBlobStorage, LocalFsBlobStorage, S3BlobStorage } from '@oxicloud/storage';
+import { OxiBlobWalkRepository, type OxiCloudDatabase } from '@oxicloud/storage/oxicloud';
 import {
   type BlobBackendName,
   type BlobStorage,
@@ -29,15 +24,19 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 /**
- * storage_migration end to end: real Postgres (storage.blobs, jobs.*), the
- * real LocalFsBlobStorage in a temp folder, the real S3BlobStorage against
- * s3rver (a real S3-protocol server in its own process), driven through the
- * RecoverableEngine.
+ * storage_migration end to end on OxiCloud's domain: real Postgres
+ * (`storage.blobs` as OxiCloud keeps it, one row per stored object, walked
+ * by `OxiBlobWalkRepository`; `jobs.*`), the real LocalFsBlobStorage in a
+ * temp folder, the real S3BlobStorage against s3rver (a real S3-protocol
+ * server in its own process), driven through the RecoverableEngine. The
+ * fact sheet's rules (§7): every row copied under the identical key, and the
+ * target's layout (plaintext or nonce ‖ ciphertext ‖ tag) chosen by the
+ * target's own encryption setting, not the source's.
  */
 
 let server: S3rverProcess;
 let db: TestDatabase;
-let kysely: Kysely<StorageDatabase>;
+let kysely: Kysely<OxiCloudDatabase>;
 let folders: string[] = [];
 let prefixes = 0;
 
@@ -48,8 +47,8 @@ afterAll(async () => {
   await server?.stop();
 });
 beforeEach(async () => {
-  db = await createTestDatabase();
-  kysely = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+  db = await createTestDatabase({ domain: 'oxicloud' });
+  kysely = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
 });
 afterEach(async () => {
   await db.drop();
@@ -81,7 +80,10 @@ interface Blob {
   readonly bytes: Buffer;
 }
 
-/** `n` blobs of random bytes (1..6000 bytes) with their real BLAKE3 keys, rows in storage.blobs, bytes on `on`. */
+/**
+ * `n` blobs of random bytes (1..6000 bytes) with their real BLAKE3 keys, rows in storage.blobs (as CDC chunk
+ * rows: `content_type` NULL, `ref_count` 1), bytes on `on`.
+ */
 async function seedBlobs(n: number, on: BlobStorage): Promise<Blob[]> {
   const blobs: Blob[] = [];
   for (let i = 0; i < n; i++) {
@@ -131,7 +133,7 @@ function harness(source: BlobBackendName, backends: Record<BlobBackendName, Blob
   const engine = new RecoverableEngine({ pool: db.pool, logger });
   engine.register(
     createStorageMigrationJob({
-      blobs: new PgBlobWalkRepository(kysely),
+      blobs: new OxiBlobWalkRepository(kysely),
       sourceBackend: source,
       resolveBackend: (name) => backends[name],
       findings,
@@ -257,5 +259,46 @@ describe('storage_migration s3 → local', () => {
     expect(target.puts.has(present.hash)).toBe(false);
     for (const blob of blobs) expect((await readAll(local, blob.hash)).equals(blob.bytes)).toBe(true);
     s3.close();
+  });
+});
+
+describe('storage_migration from an encrypted store: the same key, and the target’s own encryption choice', () => {
+  it('into a plain target the objects are plaintext (what OxiCloud’s migration leaves); into an encrypted one, sealed with the target’s key', async () => {
+    const disk = await localStorage();
+    const source = new EncryptedBlobStorage({ inner: disk, key: randomBytes(32) });
+    const blobs = await seedBlobs(6, source);
+    // The source holds nonce ‖ ciphertext ‖ tag: 28 bytes more than the row's plaintext size.
+    expect((await disk.head(blobs[0]!.hash))?.size).toBe(blobs[0]!.bytes.length + 28);
+
+    const plain = s3Storage();
+    const first = harness('local', { local: source, s3: plain });
+    expect(
+      await first.engine.runOrResume(STORAGE_MIGRATION_JOB_NAME, { params: { target: 's3' } }),
+    ).toMatchObject({ kind: 'ok', count: 6, extra: { completed: true } });
+    // Every row under its identical key, nothing else, and the bytes as stored are the plaintext.
+    expect((await plain.list({ limit: 100 })).map((e) => e.hash).sort()).toEqual(blobs.map((b) => b.hash));
+    for (const blob of blobs) {
+      expect((await plain.head(blob.hash))?.size).toBe(blob.bytes.length);
+      expect((await readAll(plain, blob.hash)).equals(blob.bytes)).toBe(true);
+    }
+    await first.engine.shutdown({ timeoutMs: 1000 });
+
+    // A second run into a target that will run encrypted, with a key of its own.
+    const sealedRaw = s3Storage();
+    const targetKey = randomBytes(32);
+    const sealed = new EncryptedBlobStorage({ inner: sealedRaw, key: targetKey });
+    const second = harness('local', { local: source, s3: sealed });
+    expect(
+      await second.engine.runOrResume(STORAGE_MIGRATION_JOB_NAME, { params: { target: 's3' } }),
+    ).toMatchObject({ kind: 'ok', count: 6, extra: { completed: true } });
+    for (const blob of blobs) {
+      expect((await sealedRaw.head(blob.hash))?.size).toBe(blob.bytes.length + 28);
+      expect((await readAll(sealedRaw, blob.hash)).equals(blob.bytes)).toBe(false);
+      const reopened = new EncryptedBlobStorage({ inner: sealedRaw, key: targetKey });
+      expect((await readAll(reopened, blob.hash)).equals(blob.bytes)).toBe(true);
+    }
+    await second.engine.shutdown({ timeoutMs: 1000 });
+    plain.close();
+    sealedRaw.close();
   });
 });

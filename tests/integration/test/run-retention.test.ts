@@ -68,7 +68,7 @@ describe('run_retention', () => {
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     await insertRun('old1', 'files_consistency', 'Completed', 200);
     await insertRun('old2', 'files_consistency', 'Failed', 150);
     await insertRun('neededByOpen', 'files_consistency', 'Completed', 120);

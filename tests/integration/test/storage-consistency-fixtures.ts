@@ -3,14 +3,8 @@ import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConsistencyCheck } from '@oxicloud/consistency';
-import {
-  Blake3WorkerPool,
-  blake3Hex,
-  createBlobHasher,
-  LocalFsBlobStorage,
-  PgBlobIndexScan,
-  type StorageDatabase,
-} from '@oxicloud/storage';
+import { Blake3WorkerPool, blake3Hex, createBlobHasher, LocalFsBlobStorage } from '@oxicloud/storage';
+import { OxiBlobIndexScan, type OxiCloudDatabase } from '@oxicloud/storage/oxicloud';
 import {
   type BlobHasher,
   type BlobIndexScan,
@@ -22,21 +16,29 @@ import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { oxiWorld } from '../../../packages/storage/src/oxicloud/test-fixtures.js';
 import { type ConsistencyHarness, consistencyHarness } from './consistency-fixtures.js';
 
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
 export const ago = (ms: number): Date => new Date(Date.now() - ms);
 
-/** A local blob root in a temp folder, a worker pool, the Postgres index scan: what storage_consistency runs on. */
+/**
+ * A local blob root in a temp folder, a worker pool, OxiCloud's blob index
+ * (`OxiBlobIndexScan`): what storage_consistency runs on, on OxiCloud's
+ * domain. The blobs are legacy whole-file objects (a `storage.blobs` row with
+ * its content type, files naming it by `blob_hash`, no manifest), the one
+ * content shape where a row, its object and its files are one hash; the
+ * chunked shapes are `packages/storage/src/oxicloud/oxi-blob-index-scan.test.ts`.
+ */
 export interface BlobWorld {
   readonly root: string;
   readonly storage: LocalFsBlobStorage;
   readonly pool: Blake3WorkerPool;
   readonly hasher: BlobHasher;
-  readonly index: PgBlobIndexScan;
-  readonly db: Kysely<StorageDatabase>;
-  /** Drive that test files live in. */
+  readonly index: OxiBlobIndexScan;
+  readonly db: Kysely<OxiCloudDatabase>;
+  /** Personal drive (made by the four writes) that test files live in, in its root folder. */
   readonly driveId: string;
   /** A storage_consistency check over (possibly wrapped) ports. */
   check(overrides?: Partial<StorageConsistencyCheckOptions>): ConsistencyCheck;
@@ -48,18 +50,9 @@ export async function blobWorld(pool: pg.Pool): Promise<BlobWorld> {
   const storage = new LocalFsBlobStorage({ root });
   const workers = new Blake3WorkerPool({ size: 2 });
   const hasher = createBlobHasher(storage, workers);
-  const db = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool }) });
-  const index = new PgBlobIndexScan(db);
-  const [user] = (
-    await pool.query(
-      "INSERT INTO auth.users (username) VALUES ('blob-owner-' || gen_random_uuid()) RETURNING id",
-    )
-  ).rows;
-  const [drive] = (
-    await pool.query("INSERT INTO storage.drives (owner_id, name) VALUES ($1, 'main') RETURNING id", [
-      user.id,
-    ])
-  ).rows;
+  const db = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool }) });
+  const index = new OxiBlobIndexScan(db);
+  const drive = { id: (await oxiWorld(pool)).driveId };
   return {
     root,
     storage,
@@ -90,11 +83,12 @@ export interface PutBlobOptions {
   readonly modifiedAt?: Date | null;
   /** Insert a `storage.blobs` row. @defaultValue true */
   readonly row?: boolean;
-  /** Files pointing at the blob (the triggers keep ref_count). @defaultValue 1 */
+  /** Files pointing at the blob (`ref_count` is their number, as OxiCloud's upload path counts). @defaultValue 1 */
   readonly files?: number;
   /** Override of the row's `ref_count`/`orphaned_at` after the files are in. */
   readonly refCount?: number;
   readonly orphanedAt?: Date | null;
+  /** A legacy blob's recorded type; `null` makes it a chunk-shaped row. @defaultValue application/octet-stream */
   readonly contentType?: string | null;
   /** @defaultValue 2 days ago */
   readonly createdAt?: Date;
@@ -124,14 +118,26 @@ export async function putBlob(
   }
   const fileIds: string[] = [];
   if (options.row !== false) {
+    const files = options.files ?? 1;
+    const createdAt = options.createdAt ?? ago(2 * DAY);
+    // No trigger counts an insert on OxiCloud's domain: the row is written with its files' count, and an
+    // unreferenced one stamped orphaned, as OxiCloud's decrement leaves it.
     await pool.query(
-      'INSERT INTO storage.blobs (hash, size, ref_count, content_type, created_at) VALUES ($1, $2, 0, $3, $4)',
-      [hash, bytes.length, options.contentType ?? null, options.createdAt ?? ago(2 * DAY)],
+      `INSERT INTO storage.blobs (hash, size, ref_count, content_type, created_at, orphaned_at)
+       VALUES ($1, $2, $3, $4, $5, CASE WHEN $3 = 0 THEN $5::timestamptz END)`,
+      [
+        hash,
+        bytes.length,
+        files,
+        options.contentType === undefined ? 'application/octet-stream' : options.contentType,
+        createdAt,
+      ],
     );
-    for (let i = 0; i < (options.files ?? 1); i++) {
+    for (let i = 0; i < files; i++) {
       const { rows } = await pool.query(
-        `INSERT INTO storage.files (drive_id, name, blob_hash, size, created_at)
-         VALUES ($1, $2, $3, $4, now() - interval '2 days') RETURNING id`,
+        `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size, created_at)
+         SELECT d.id, d.root_folder_id, $2, $3, $4, now() - interval '2 days' FROM storage.drives d WHERE d.id = $1
+         RETURNING id`,
         [world.driveId, `f-${hash.slice(0, 8)}-${i}`, hash, bytes.length],
       );
       fileIds.push(rows[0].id);
@@ -220,14 +226,14 @@ export interface BlobWorldContext {
 export function useBlobWorld(options: { shutdownTimeoutMs?: number } = {}): BlobWorldContext {
   const ctx = {} as BlobWorldContext;
   beforeAll(async () => {
-    ctx.db = await createTestDatabase();
+    ctx.db = await createTestDatabase({ domain: 'oxicloud' });
   });
   afterAll(async () => {
     await ctx.db.drop();
   });
   beforeEach(async () => {
     await ctx.db.pool.query(
-      'DELETE FROM jobs.recoverable_runs; DELETE FROM storage.files; DELETE FROM storage.blobs',
+      'DELETE FROM jobs.recoverable_runs; DELETE FROM storage.files; DELETE FROM storage.blobs; DELETE FROM storage.chunk_manifests',
     );
     ctx.h = consistencyHarness(ctx.db.pool);
     ctx.w = await blobWorld(ctx.db.pool);

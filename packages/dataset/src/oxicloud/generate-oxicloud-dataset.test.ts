@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { BLAKE3_EMPTY, hashFileContent, LocalFsBlobStorage, manifestContent } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkInvariants, type InvariantName } from '../../test/oxicloud-invariants.js';
+import { checkInvariants, OXICLOUD_FAULT_INVARIANT } from '../../test/oxicloud-invariants.js';
 import { backdateLocalBlob } from '../backdate.js';
 import { isDatasetError } from '../errors.js';
-import { OXICLOUD_FAULT_NAMES, type OxiCloudFaultName } from './faults.js';
+import { OXICLOUD_FAULT_NAMES } from './faults.js';
 import { generateOxiCloudDataset } from './generate-oxicloud-dataset.js';
 import type { OxiCloudDatasetOptions } from './options.js';
 import { describeOxiCloudDatasetReport, type OxiCloudDatasetReport } from './report.js';
@@ -335,32 +335,6 @@ describe('a clean OxiCloud-shaped dataset', () => {
 });
 
 /** The check of `checkInvariants` each fault must show up in, and nowhere else. */
-const CHECK_OF: Record<OxiCloudFaultName, InvariantName> = {
-  missing_manifest: 'contentResolves',
-  missing_chunk_row: 'chunkRows',
-  missing_blob_row: 'contentResolves',
-  blob_bytes_missing: 'rowsWithoutBytes',
-  orphan_blob_on_disk: 'bytesWithoutRows',
-  blob_ref_count_drift: 'blobRefCount',
-  manifest_ref_count_drift: 'manifestRefCount',
-  manifest_shape_mismatch: 'manifestShape',
-  blob_orphaned_at_unset: 'orphanedAt',
-  blob_size_mismatch: 'fileSize',
-  drive_used_bytes_drift: 'driveUsage',
-  user_used_bytes_drift: 'userUsage',
-  wrong_folder_path: 'childPath',
-  wrong_folder_lpath: 'childLpath',
-  live_folder_under_trashed_parent: 'trashFlags',
-  live_file_under_trashed_folder: 'trashFlags',
-  folder_under_other_drive: 'folderDrive',
-  file_in_other_drive_folder: 'fileDrive',
-  drive_without_owner: 'driveShape',
-  dangling_grant: 'danglingGrants',
-  orphan_thumbnail: 'orphanThumbnails',
-  expired_grants: 'expiredInGrace',
-  lingering_expired_grant: 'expiredPastGrace',
-};
-
 describe('every ported fault', () => {
   let f: Fixture;
   let report: OxiCloudDatasetReport;
@@ -386,9 +360,10 @@ describe('every ported fault', () => {
   it('produces exactly its drift: each check finds the ids of the faults mapped to it, and nothing else', async () => {
     const found = await checkInvariants(f.db.pool, f.blobs, f.dir);
     // Every check the faults map to finds something (so a check that finds nothing cannot pass here).
-    for (const name of new Set(Object.values(CHECK_OF))) expect(found[name], name).not.toEqual([]);
+    for (const name of new Set(Object.values(OXICLOUD_FAULT_INVARIANT)))
+      expect(found[name], name).not.toEqual([]);
     const expected: Record<string, string[]> = Object.fromEntries(Object.keys(found).map((k) => [k, []]));
-    for (const r of report.faults) expected[CHECK_OF[r.fault]]?.push(...r.resourceIds);
+    for (const r of report.faults) expected[OXICLOUD_FAULT_INVARIANT[r.fault]]?.push(...r.resourceIds);
     for (const k of Object.keys(expected)) expected[k]?.sort();
     expect(found).toEqual(expected);
   });

@@ -5,6 +5,8 @@ import {
   DANGLING_GRANT,
   EXPIRED_GRANT_LINGERING,
   GRANTS_CONSISTENCY_CHECK_NAME,
+  grantsConsistencyConfigFromEnv,
+  isTenantsError,
 } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -156,6 +158,38 @@ describe('OxiGrantScan: grants_consistency on OxiCloud’s grants', () => {
     const run = await runner.run(check);
     expect(summary(run.findings)).toEqual([`${EXPIRED_GRANT_LINGERING} Drift ${lingering}`]);
     expect(run.findings[0]?.detail).toMatchObject({ resource_exists: false });
+  });
+
+  it('the margin is configurable (env, validated) and added to the cleanup grace', async () => {
+    const g = await fx.grant(
+      { type: 'user', id: w.bob },
+      { type: 'drive', id: w.driveId },
+      {
+        expires: "now() - interval '3 days'",
+      },
+    );
+    expect(grantsConsistencyConfigFromEnv({})).toEqual({ lingerMarginMs: 7 * 86_400_000 });
+    const config = grantsConsistencyConfigFromEnv({ OXICLOUD_GRANTS_CONSISTENCY_LINGER_MARGIN_DAYS: '1' });
+    // A runner of its own: the shared one keeps the check it registered first (default margin).
+    const own = checkRunner(db.pool);
+    try {
+      const run = await own.run(
+        new OxiGrantScan(kysely, {
+          checks: { grants_consistency: { cleanupGraceMs: 3_600_000, ...config } },
+        }).consistencyChecks()[0]!,
+      );
+      expect(summary(run.findings)).toEqual([`${EXPIRED_GRANT_LINGERING} Drift ${g}`]);
+    } finally {
+      await own.shutdown();
+    }
+    let thrown: unknown;
+    try {
+      grantsConsistencyConfigFromEnv({ OXICLOUD_GRANTS_CONSISTENCY_LINGER_MARGIN_DAYS: 'week' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isTenantsError(thrown, 'INVALID_CONFIG')).toBe(true);
+    expect(String((thrown as Error).message)).toContain('OXICLOUD_GRANTS_CONSISTENCY_LINGER_MARGIN_DAYS');
   });
 });
 

@@ -36,6 +36,17 @@ describe("OxiUsersRepository on OxiCloud's auth.users", () => {
     expect(await users.findEmail('admin')).toBe('ops@example.org');
   });
 
+  it('creates the first admin only while no admin exists, even when called concurrently', async () => {
+    await db.pool.query(
+      "INSERT INTO auth.users (username, email, role) VALUES ('plain', 'plain@example.org', 'user')",
+    );
+    const results = await Promise.all([users.ensureFirstAdmin('admin'), users.ensureFirstAdmin('admin')]);
+    expect(results.filter((r) => r !== null)).toHaveLength(1);
+    expect(await users.countAdmins()).toBe(1);
+    expect(await users.ensureFirstAdmin('second')).toBeNull();
+    expect(await users.findByUsername('second')).toBeNull();
+  });
+
   it('finds an active user by username or e-mail address, an email-only user named by its address', async () => {
     await db.pool.query(
       `INSERT INTO auth.users (username, email, role, active) VALUES
