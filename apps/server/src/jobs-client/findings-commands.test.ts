@@ -3,7 +3,7 @@ import { serve } from '@hono/node-server';
 import { type AdminUserRecord, createAdminApp, signAdminToken } from '@oxicloud/admin-api';
 import { FindingKindCatalog, PgFindingLedger, PgFindingStore } from '@oxicloud/consistency';
 import type { Logger } from '@oxicloud/scheduler';
-import { PgDriveUsageScan, type StorageDatabase } from '@oxicloud/storage';
+import { type OxiCloudDatabase, OxiDriveUsageScan } from '@oxicloud/storage/oxicloud';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,15 +44,15 @@ describe('oxijobs findings list|show|accept|false-positive|reopen', () => {
   let findingId: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ domain: 'oxicloud' });
     const { rows } = await db.pool.query(
-      `INSERT INTO auth.users (username, role) VALUES ('admin2', 'admin') RETURNING id::text, username, role`,
+      `INSERT INTO auth.users (username, email, role) VALUES ('admin2', 'admin2@example.org', 'admin') RETURNING id::text, username, role::text`,
     );
     const admin = rows[0] as AdminUserRecord;
     // The server's declaration of drives_consistency's kinds, as compose collects it.
-    const kysely = new Kysely<StorageDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+    const kysely = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
     const findingKinds = new FindingKindCatalog();
-    for (const check of new PgDriveUsageScan(kysely).consistencyChecks()) {
+    for (const check of new OxiDriveUsageScan(kysely).consistencyChecks()) {
       findingKinds.add({ name: check.name, findingKinds: check.kinds });
     }
     const listed = {
