@@ -4,14 +4,6 @@ import { fileURLToPath } from 'node:url';
 /** The built CLI the tests run, as an operator would (`node apps/server/dist/cli.js`). */
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
-/**
- * @deprecated The server no longer accepts `OXICLOUD_STORAGE_DOMAIN=engine`
- * (a config error): a process started with this fails at once. Kept only
- * until the tests still being ported off the old model stop importing it;
- * the lead deletes it after merging (`docs/testing.md` lists the ones left).
- */
-export const OLD_MODEL_ENV: Readonly<Record<string, string>> = { OXICLOUD_STORAGE_DOMAIN: 'engine' };
-
 /** The parent's environment without any OXICLOUD_* / DATABASE_URL, plus `extra`. */
 export function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};

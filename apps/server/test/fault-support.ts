@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import { signAdminToken } from '@oxicloud/admin-api';
 import {
   backdateLocalBlob,
-  type FaultName,
-  generateDataset,
   generateOxiCloudDataset,
   OXICLOUD_FAULT_EXPECTATIONS,
   OXICLOUD_FAULT_NAMES,
@@ -24,7 +22,7 @@ import {
   loadConfig,
   tenantConfigsFromEnv,
 } from '../src/index.js';
-import { type CliProcess, cleanEnv, jsonLines, OLD_MODEL_ENV, startCli } from './cli-process.js';
+import { type CliProcess, cleanEnv, jsonLines, startCli } from './cli-process.js';
 
 /** The HS256 secret every fault test server signs its tokens with (so tests mint their own). */
 export const FAULT_JWT_SECRET = 'fault-tests-secret-0123456789abcdef0123456789';
@@ -58,15 +56,11 @@ export function serverEnv(options: {
   databaseUrl: string;
   dataDir: string;
   httpPort: number;
-  /**
-   * The storage domain. @defaultValue `oxicloud`, the only one the server accepts
-   * @deprecated `'engine'` ({@link OLD_MODEL_ENV}) is a config error now; kept until the tests being ported drop it (the lead deletes it).
-   */
-  domain?: 'engine' | 'oxicloud';
+  /** The storage domain: `oxicloud`, the only one the server has. */
+  domain?: 'oxicloud';
   extra?: Record<string, string>;
 }): Record<string, string> {
   return cleanEnv({
-    ...(options.domain === 'engine' ? OLD_MODEL_ENV : {}),
     DATABASE_URL: options.databaseUrl,
     OXICLOUD_DATA_DIR: options.dataDir,
     OXICLOUD_HTTP_PORT: String(options.httpPort),
@@ -314,12 +308,11 @@ export function capturingLogger(): Logger & { lines: Array<Record<string, unknow
 export async function composeInProcess(options: {
   pool: pg.Pool;
   dataDir: string;
-  /** As {@link serverEnv}'s. @deprecated `'engine'` is a config error now; kept until the tests being ported drop it. */
-  domain?: 'engine' | 'oxicloud';
+  /** As {@link serverEnv}'s. */
+  domain?: 'oxicloud';
   env?: Record<string, string>;
 }): Promise<{ server: ComposedServer; logger: ReturnType<typeof capturingLogger> }> {
   const env = cleanEnv({
-    ...(options.domain === 'engine' ? OLD_MODEL_ENV : {}),
     DATABASE_URL: 'postgres://unused.invalid/unused',
     OXICLOUD_DATA_DIR: options.dataDir,
     OXICLOUD_JWT_SECRET: FAULT_JWT_SECRET,
@@ -340,51 +333,6 @@ export async function composeInProcess(options: {
   });
   await server.start();
   return { server, logger };
-}
-
-/** The faults the consistency fault tests seed: every kind the four checks report. */
-export const CONSISTENCY_FAULTS: FaultName[] = [
-  'drive_used_bytes_drift',
-  'user_used_bytes_drift',
-  'live_folder_under_trashed_parent',
-  'live_file_under_trashed_folder',
-  'wrong_folder_path',
-  'wrong_folder_lpath',
-  'missing_blob_row',
-  'blob_size_mismatch',
-  'orphan_blob_on_disk',
-  'blob_bytes_missing',
-];
-
-/**
- * The consistency fault tests' dataset: 30 users, 300 blobs on disk in the
- * server's storage root ({@link serverStorageRoot}), seed 4242, {@link CONSISTENCY_FAULTS} × `faultsPerKind`.
- * Orphans on disk are backdated past the grace window, so storage_consistency
- * reports them too.
- */
-export async function seedConsistencyFaults(
-  pool: pg.Pool,
-  dataDir: string,
-  faultsPerKind: number,
-): Promise<void> {
-  const blobs = new LocalFsBlobStorage({ root: serverStorageRoot(dataDir) });
-  await generateDataset({
-    pool,
-    blobs,
-    backdateBlob: backdateLocalBlob((hash) => blobs.pathOf(hash)),
-    options: {
-      users: 30,
-      filesPerUser: 30,
-      blobsOnDisk: 300,
-      foldersPerDrive: { min: 4, max: 10 },
-      secondDriveShare: 0.5,
-      trashedFolderShare: 0.2,
-      trashedFileShare: 0.1,
-      seed: 4242,
-      faults: CONSISTENCY_FAULTS,
-      faultsPerKind,
-    },
-  });
 }
 
 /** Sizes of the fault tests' multi-chunk contents: 1 MiB + 1 byte to 1 MiB + 128 KiB. */
@@ -480,8 +428,8 @@ export async function referenceRuns(
   source: string,
   dataDir: string,
   jobs: ReadonlyArray<{ readonly name: string; readonly params: Readonly<Record<string, unknown>> }>,
-  /** The storage domain `source` was made with. @deprecated `'engine'` is a config error now; kept until the tests being ported drop it. */
-  domain: 'engine' | 'oxicloud' = 'oxicloud',
+  /** The storage domain `source` was made with (the only one). */
+  domain: 'oxicloud' = 'oxicloud',
 ): Promise<{ readonly reference: DatabaseCopy; readonly runs: Map<string, FinishedRun> }> {
   const reference = await copyDatabase(source, 'ref');
   const runs = new Map<string, FinishedRun>();

@@ -1,4 +1,4 @@
-import type { IntRange } from './options.js';
+import type { IntRange } from './int-range.js';
 import { Prng } from './prng.js';
 
 /** One planned folder of one drive; `folderNo` is its index within the drive, parents come first. */

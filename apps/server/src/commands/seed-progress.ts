@@ -1,10 +1,10 @@
-import type { DatasetProgress } from '@oxicloud/dataset';
+import type { SeedPhaseProgress } from './seed-run.js';
 import cliProgress from 'cli-progress';
 
 /** `oxijobs seed`'s progress at a terminal: one bar, with the log lines printed above it. */
 export interface SeedProgress {
   /** The latest progress of the generation. */
-  update(progress: DatasetProgress): void;
+  update(progress: SeedPhaseProgress): void;
   /** One log line (with its newline): printed above the bar, never inside it. */
   log(line: string): void;
   /** Ends the display: the pending log lines, then the bar as last drawn on its own line. */

@@ -1,4 +1,4 @@
-import { type DatasetLogger, type DatasetProgress, isDatasetError } from '@oxicloud/dataset';
+import { type DatasetLogger, isDatasetError } from '@oxicloud/dataset';
 import { EncryptedBlobStorage, LocalFsBlobStorage } from '@oxicloud/storage';
 import type { BlobStorage } from '@oxicloud/tenants';
 import type pg from 'pg';
@@ -70,7 +70,7 @@ export async function runSeed<R>(
         storageRoot: config.storage.backend === 'local' ? config.storage.root : undefined,
         logger,
         // The bar shows the phase as text.
-        onProgress: progress ? (p) => progress.update(p as DatasetProgress) : undefined,
+        onProgress: progress ? (p) => progress.update(p) : undefined,
       });
     } finally {
       progress?.stop();

@@ -219,8 +219,9 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
 } as const satisfies Record<OxiCloudFaultName, OxiCloudFaultExpectation>;
 
 /**
- * The old generator's faults that are not ported, and why. Every old fault
- * is either in {@link OXICLOUD_FAULT_NAMES} under the same name or here.
+ * The old generator's faults (removed with the old model in issue 30) that
+ * were not ported, and why: every other old fault is in
+ * {@link OXICLOUD_FAULT_NAMES} under the same name.
  * (None of the old faults is about `blobs.deleting_at` or `drives.owner_id`,
  * which do not exist in OxiCloud's schema: the ported ones were rewritten
  * for drives owned through grants and content through manifests.)

@@ -1,6 +1,6 @@
 import { CDC_CHUNK_SIZES } from '@oxicloud/storage';
 import { DatasetError } from '../errors.js';
-import type { IntRange } from '../options.js';
+import type { IntRange } from '../int-range.js';
 import { isOxiCloudFaultName, OXICLOUD_FAULT_NAMES, type OxiCloudFaultName } from './faults.js';
 
 /**
