@@ -1,7 +1,7 @@
 import { schemaStatus } from '@oxicloud/recoverable';
 import type { MigrationFile } from './files.js';
-import { storageDomainFiles } from './oxicloud-domain.js';
 import type { MigrationClient } from './migrate.js';
+import { storageDomainFiles } from './oxicloud-domain.js';
 import { PACKAGE_SCHEMAS, RETIRED_MIGRATIONS } from './package-schemas.js';
 
 /** Where a database stands against the migrations this build carries. */

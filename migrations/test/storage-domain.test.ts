@@ -61,15 +61,19 @@ describe('migrate({ domain })', () => {
     expect(again.applied).toEqual([]);
   });
 
-  it("a database that recorded the old model (engine) is refused with DOMAIN_MISMATCH, writing nothing", async () => {
+  it('a database that recorded the old model (engine) is refused with DOMAIN_MISMATCH, writing nothing', async () => {
     const db = await emptyDatabase();
     expect((await migrate(db.pool)).error).toBeUndefined();
     await db.pool.query("UPDATE public.oxicloud_storage_domain SET domain = 'engine'");
     const before = await footprint(db);
     const result = await migrate(db.pool);
     expect(result.error?.code).toBe('DOMAIN_MISMATCH');
-    expect(result.error?.message).toContain("the engine's old storage model \"engine\" (recorded in public.oxicloud_storage_domain)");
-    expect(result.error?.message).toContain('which this version no longer runs; nothing is migrated from it. Nothing was written');
+    expect(result.error?.message).toContain(
+      'the engine\'s old storage model "engine" (recorded in public.oxicloud_storage_domain)',
+    );
+    expect(result.error?.message).toContain(
+      'which this version no longer runs; nothing is migrated from it. Nothing was written',
+    );
     expect(result.applied).toEqual([]);
     expect(await footprint(db)).toEqual(before);
   });
@@ -82,7 +86,9 @@ describe('migrate({ domain })', () => {
     const { rows } = await db.pool.query('SELECT domain FROM public.oxicloud_storage_domain');
     expect(rows).toEqual([{ domain: 'oxicloud' }]);
     await db.pool.query('DROP TABLE public.oxicloud_storage_domain');
-    await db.pool.query("INSERT INTO public.oxicloud_migrations (name, checksum) VALUES ('0003_storage_domain.sql', 'x')");
+    await db.pool.query(
+      "INSERT INTO public.oxicloud_migrations (name, checksum) VALUES ('0003_storage_domain.sql', 'x')",
+    );
     const refused = await migrate(db.pool);
     expect(refused.error?.code).toBe('DOMAIN_MISMATCH');
     expect(refused.error?.message).toContain("lists the engine's storage files");

@@ -9,9 +9,9 @@
  */
 
 export { backdateLocalBlob } from './backdate.js';
-export type { DatasetLogger } from './dataset-logger.js';
 export type { BlobKind } from './blob-content.js';
 export { BLOB_KINDS } from './blob-content.js';
+export type { DatasetLogger } from './dataset-logger.js';
 export type { DatasetErrorCode } from './errors.js';
 export { DatasetError, isDatasetError } from './errors.js';
 export type { IntRange } from './int-range.js';

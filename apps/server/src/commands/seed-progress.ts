@@ -1,5 +1,5 @@
-import type { SeedPhaseProgress } from './seed-run.js';
 import cliProgress from 'cli-progress';
+import type { SeedPhaseProgress } from './seed-run.js';
 
 /** `oxijobs seed`'s progress at a terminal: one bar, with the log lines printed above it. */
 export interface SeedProgress {

@@ -8,6 +8,7 @@ import {
   OxiBlobIndexScan,
   OxiBlobWalkRepository,
   type OxiCloudDatabase,
+  type OxiCloudScansOptions,
   OxiContentGcRepository,
   OxiGrantRepository,
   OxiMediaFileRepository,
@@ -15,7 +16,6 @@ import {
   OxiTrashRepository,
   OxiUsageRepository,
   OxiUsersRepository,
-  type OxiCloudScansOptions,
   oxiCloudScans,
 } from '@oxicloud/storage/oxicloud';
 import type {

@@ -1,7 +1,7 @@
 import type { BlobStorage } from '@oxicloud/tenants';
 import type pg from 'pg';
-import { DatasetError, isDatasetError } from '../errors.js';
 import type { DatasetLogger } from '../dataset-logger.js';
+import { DatasetError, isDatasetError } from '../errors.js';
 import { rows, type SqlClient } from '../sql-client.js';
 import { insertContentRows, writeContentBytes } from './content-writer.js';
 import {
