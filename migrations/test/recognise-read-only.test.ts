@@ -3,6 +3,7 @@ import { ADMIN_URL_ENV, createTestDatabase, type TestDatabase } from '@oxicloud/
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeRecognition, MigrationError, migrate, recogniseDatabase } from '../src/index.js';
+import { oldModelDatabaseSql } from './fixtures/old-model-database.js';
 import { oxicloudSql } from './fixtures/oxicloud-catalog.js';
 
 /**
@@ -89,10 +90,11 @@ describe('recognition changes nothing', () => {
   let oxicloud: TestDatabase;
   beforeAll(async () => {
     [oldModel, oxicloud] = await Promise.all([
-      createTestDatabase({ max: 2 }),
+      createTestDatabase({ empty: true, max: 2 }),
       createTestDatabase({ empty: true, max: 2 }),
     ]);
     made.push(oldModel, oxicloud);
+    await oldModel.pool.query(oldModelDatabaseSql());
     await oxicloud.pool.query(oxicloudSql('head'));
     expect((await migrate(oxicloud.pool, { files: [] })).error).toBeUndefined(); // a sidecar's tables too
     await oldModel.pool.query(
@@ -177,8 +179,9 @@ describe('recognition changes nothing', () => {
 describe('recognition with few privileges', () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase({ max: 2 });
+    db = await createTestDatabase({ empty: true, max: 2 });
     made.push(db);
+    await db.pool.query(oldModelDatabaseSql());
     await db.pool.query(
       `INSERT INTO jobs.recoverable_runs (id, job_name, status, started_at, last_progress_at)
        VALUES ('0190f5a0-0000-7000-8000-000000000001', 'blob_gc', 'Running', now(), now())`,
