@@ -101,7 +101,7 @@ async function insertUser(
   role: 'admin' | 'user',
 ): Promise<AdminUserRecord> {
   const { rows } = await db.pool.query(
-    'INSERT INTO auth.users (username, role) VALUES ($1, $2) RETURNING id::text, username, role',
+    "INSERT INTO auth.users (username, email, role) VALUES ($1, $1::text || '@example.org', $2) RETURNING id::text, username, role",
     [username, role],
   );
   return rows[0] as AdminUserRecord;

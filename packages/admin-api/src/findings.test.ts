@@ -33,7 +33,7 @@ describe('/api/admin/findings', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     const { rows } = await db.pool.query(
-      `INSERT INTO auth.users (username, role) VALUES ('root', 'admin') RETURNING id::text, username, role`,
+      `INSERT INTO auth.users (username, email, role) VALUES ('root', 'root@example.org', 'admin') RETURNING id::text, username, role`,
     );
     const admin = rows[0] as AdminUserRecord;
     token = await signAdminToken({ secret: SECRET, user: admin, expiresInSeconds: 3600 });
@@ -230,7 +230,7 @@ describe('/api/admin/findings', () => {
     expect(detail.body).toMatchObject({ state_changed_by: root.actor, state_changed_by_name: 'root' });
 
     const { rows } = await db.pool.query(
-      `INSERT INTO auth.users (username, role) VALUES ('leaver', 'admin') RETURNING id::text, username, role`,
+      `INSERT INTO auth.users (username, email, role) VALUES ('leaver', 'leaver@example.org', 'admin') RETURNING id::text, username, role`,
     );
     const leaver = rows[0] as AdminUserRecord;
     const leaverToken = await signAdminToken({ secret: SECRET, user: leaver, expiresInSeconds: 3600 });

@@ -66,7 +66,7 @@ describe('/livez, /readyz and the listing overdue field', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     const { rows } = await db.pool.query(
-      "INSERT INTO auth.users (username, role) VALUES ('alice', 'admin') RETURNING id::text, username, role",
+      "INSERT INTO auth.users (username, email, role) VALUES ('alice', 'alice@example.org', 'admin') RETURNING id::text, username, role",
     );
     token = await signAdminToken({ secret: SECRET, user: rows[0], expiresInSeconds: 600 });
   });

@@ -51,7 +51,7 @@ function pgLookup(db: TestDatabase): AdminUserLookup {
 
 async function insertUser(db: TestDatabase, username: string, role: 'admin' | 'user') {
   const { rows } = await db.pool.query(
-    'INSERT INTO auth.users (username, role) VALUES ($1, $2) RETURNING id::text, username, role',
+    "INSERT INTO auth.users (username, email, role) VALUES ($1, $1::text || '@example.org', $2) RETURNING id::text, username, role",
     [username, role],
   );
   return rows[0] as AdminUserRecord;
