@@ -15,7 +15,9 @@ describe('test harness', () => {
 
   it('gives each caller its own migrated database', async () => {
     expect(a.name).not.toBe(b.name);
-    await a.pool.query("INSERT INTO auth.users (username, email, role) VALUES ('only-in-a', 'only-in-a@example.org', 'user')");
+    await a.pool.query(
+      "INSERT INTO auth.users (username, email, role) VALUES ('only-in-a', 'only-in-a@example.org', 'user')",
+    );
     const inA = await a.pool.query('SELECT count(*)::int AS n FROM auth.users');
     const inB = await b.pool.query('SELECT count(*)::int AS n FROM auth.users');
     expect(inA.rows[0].n).toBe(1);
