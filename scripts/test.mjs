@@ -57,13 +57,15 @@ if (!/^[1-9]\d?$/.test(concurrency)) {
 }
 
 function totals() {
-  const t = { passed: 0, failed: 0, skipped: 0 };
+  const t = { passed: 0, failed: 0, skipped: 0, failedFiles: 0 };
   for (const dir of workspaces) {
     const report = reportPath(dir);
     if (!existsSync(report)) continue;
     const r = JSON.parse(readFileSync(report, 'utf8'));
     t.passed += r.numPassedTests ?? 0;
     t.failed += r.numFailedTests ?? 0;
+    // A file whose beforeAll threw fails no test of its own: count the file too.
+    t.failedFiles += r.numFailedTestSuites ?? 0;
     t.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   }
   return t;
@@ -81,7 +83,8 @@ function saveReports(pass) {
   }
   return saved;
 }
-const line = (t) => `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`;
+const line = (t) =>
+  `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped${t.failedFiles > 0 ? ` (${t.failedFiles} test files failed)` : ''}`;
 
 const children = new Set();
 function run(command, commandArgs, env) {
@@ -136,10 +139,11 @@ const hasUrl = Boolean(process.env.TEST_DATABASE_URL);
 const summary = [];
 const tables = [];
 let status = 0;
-const all = { passed: 0, failed: 0, skipped: 0 };
+const all = { passed: 0, failed: 0, skipped: 0, failedFiles: 0 };
 const add = (t) => {
   all.passed += t.passed;
   all.failed += t.failed;
+  all.failedFiles += t.failedFiles;
   all.skipped += t.skipped;
 };
 const runStarted = Date.now();
@@ -283,4 +287,4 @@ for (const { title, packages } of tables) {
 console.log(`\n${summary.join('\n')}`);
 console.log(`${line(all)} in ${Math.round((Date.now() - runStarted) / 1000)} s`);
 // A failed test fails the run even if a runner's exit code said otherwise.
-process.exit(status !== 0 ? status : all.failed > 0 ? 1 : 0);
+process.exit(status !== 0 ? status : all.failed + all.failedFiles > 0 ? 1 : 0);

@@ -6,7 +6,7 @@ import { RETIRED_MIGRATIONS } from './package-schemas.js';
 
 /** One SQL migration file, in the order it is applied. */
 export interface MigrationFile {
-  /** File name without the folder, e.g. `0003_storage_domain.sql`. */
+  /** File name without the folder, e.g. `0010_job_registrations.sql`. */
   readonly name: string;
   readonly sql: string;
   /** SHA-256 of the SQL text, recorded when applied. */

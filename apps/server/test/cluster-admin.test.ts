@@ -68,7 +68,7 @@ describe('the cluster in the admin API (two nodes on one real Postgres)', () => 
   beforeAll(async () => {
     db = await createTestDatabase();
     const { rows } = await db.pool.query(
-      "INSERT INTO auth.users (username, role) VALUES ('ops', 'admin') RETURNING id::text, username, role",
+      "INSERT INTO auth.users (username, email, role) VALUES ('ops', 'ops@example.org', 'admin') RETURNING id::text, username, role",
     );
     token = await signAdminToken({ secret: SECRET, user: rows[0], expiresInSeconds: 600 });
     const gate = new Promise<void>((resolve) => {

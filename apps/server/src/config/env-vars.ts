@@ -116,7 +116,7 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     name: 'OXICLOUD_STORAGE_DOMAIN',
     default: CONFIG_DEFAULTS.storageDomain,
     meaning:
-      "oxicloud (the only value): the storage domain an empty database is migrated to and the jobs run on, OxiCloud's drive-era schema (without repair yet); the engine's old model (engine) is removed, and a database of it is refused",
+      "oxicloud (the only value): the storage domain an empty database is migrated to and the jobs run on, OxiCloud's drive-era schema (every job registered, repair included); the engine's old model (engine) is removed, and a database of it is refused",
   },
   {
     name: 'OXICLOUD_STORAGE_BACKEND',
