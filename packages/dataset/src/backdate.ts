@@ -9,7 +9,12 @@ import { utimes } from 'node:fs/promises';
  * @example
  * ```ts
  * const blobs = new LocalFsBlobStorage({ root });
- * await generateDataset({ pool, blobs, options, backdateBlob: backdateLocalBlob((h) => blobs.pathOf(h)) });
+ * await generateOxiCloudDataset({
+ *   pool,
+ *   blobs,
+ *   options,
+ *   backdateBlob: backdateLocalBlob((h) => blobs.pathOf(h)),
+ * });
  * ```
  */
 export function backdateLocalBlob(

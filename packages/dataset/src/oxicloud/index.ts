@@ -1,8 +1,9 @@
 /**
  * The OxiCloud-shaped dataset generator: data as OxiCloud's own upload path
  * writes it (drives with owner grants, chunk manifests, FastCDC-sized
- * chunks, legacy blobs, dedup, thumbnails), with faults ported to that
- * model. The old generator (`generateDataset`) stays until the cut-over.
+ * chunks, legacy blobs, dedup, thumbnails), with named faults (those of the
+ * old generator, removed in issue 30, ported to this model; the ones not
+ * ported are `OXICLOUD_FAULTS_NOT_PORTED`). The package's only generator.
  */
 export type { ChunkReuse, FileBytesPlan, PlannedChunk } from './chunk-plan.js';
 export { planChunkBytes, planChunkSizes, planFileBytes } from './chunk-plan.js';

@@ -1,9 +1,9 @@
 /**
  * `@oxicloud/storage/oxicloud`: the adapters on OxiCloud's storage domain
- * (its tables as the fact sheet gives them). They take over from the root
- * export's adapters (the engine's own old model) when the embedded default
- * switches to this domain (issue 30); until then the server wires them with
- * `OXICLOUD_STORAGE_DOMAIN=oxicloud`.
+ * (its tables as the fact sheet gives them). This is the only storage domain:
+ * the server always wires these adapters (`OXICLOUD_STORAGE_DOMAIN` accepts
+ * `oxicloud` only). The root export holds what does not depend on a domain
+ * (blob storage, hashing, OxiCloud's content model without a database).
  *
  * @packageDocumentation
  */

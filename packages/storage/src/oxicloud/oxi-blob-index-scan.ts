@@ -40,7 +40,7 @@ const ROW_JSON = (alias: string) =>
  * side of the blob store. The objects are exactly the `storage.blobs` rows
  * (chunks and legacy whole-file blobs, fact sheet §7); a manifest has no
  * object, so `scanRange` merges the backend listing with `storage.blobs`
- * alone, in hash order over the primary key, as `PgBlobIndexScan` does:
+ * alone, in hash order over the primary key:
  * a row whose key is not listed has lost its bytes (`missing_blob_bytes`),
  * a listed key without a row is orphan bytes (`orphan_blob`: OxiCloud never
  * reclaims them, §12 item 18).

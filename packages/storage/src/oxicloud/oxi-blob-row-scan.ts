@@ -44,7 +44,7 @@ export interface OxiBlobRowScanOptions {
 
 /**
  * {@link BlobRowScan} on OxiCloud's domain, and the stateful adapter of the
- * blob rows' counters (`subsystem() === 'blob_rows'`, as `PgBlobRowScan`):
+ * blob rows' counters (`subsystem() === 'blob_rows'`):
  * it contributes `blobs_consistency`.
  *
  * The expected `ref_count` of a `storage.blobs` row is fact sheet §12 item

@@ -74,8 +74,8 @@ const DRIVE_OWNER = sql`COALESCE(b.default_for_user, (
  * sheet §6, §12 items 9 and 10):
  *
  * - drive: `used_bytes = Σ files.size` over the drive's **live** files
- *   (`NOT is_trashed`; trashed files are not counted, unlike the engine's
- *   old model and the port's doc comment, which say "trashed included");
+ *   (`NOT is_trashed`; trashed files are not counted, as OxiCloud's own
+ *   reconciliation does);
  * - user envelope: `storage_used_bytes = Σ drives.used_bytes` over the
  *   **personal** drives the user owns by a user owner grant (`expires_at`
  *   ignored, default and secondary drives alike, shared drives never);

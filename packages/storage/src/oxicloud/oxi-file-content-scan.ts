@@ -91,8 +91,7 @@ export interface OxiFileContentScanOptions {
  * {@link FileBlobScan} on OxiCloud's domain (`storage.files`,
  * `storage.chunk_manifests`, `storage.blobs`, `storage.folders`), and the
  * stateful adapter of the file → content references (`subsystem() ===
- * 'files'`, as `PgFileBlobScan`, which it replaces at the cut-over): it
- * contributes `files_consistency`.
+ * 'files'`): it contributes `files_consistency`.
  *
  * A file's content is resolved the way OxiCloud reads it (fact sheet §5,
  * `openFileContent`'s rule): the manifest with `file_hash = blob_hash` if

@@ -56,7 +56,7 @@ beforeAll(async () => {
   const reader = files.contentReader(blobs);
   h.engine.register(createReextractAudioJob({ files, blobs: reader, logger: h.logger }));
   h.engine.register(createReextractImageJob({ files, blobs: reader, logger: h.logger }));
-  // The job as it is wired today (one object by blob_hash): what the cut-over changes.
+  // The job on the bare blob store (one object by blob_hash), not as the server wires it (contentReader).
   h.engine.register({ ...createReextractAudioJob({ files, blobs, logger: h.logger }), name: BARE_AUDIO_JOB });
 });
 afterAll(async () => {
@@ -150,7 +150,7 @@ describe('OxiMediaFileRepository', () => {
     expect(byId.size).toBe(3);
   });
 
-  it('the job on the bare blob store (today’s wiring) cannot read the multi-chunk file: the cut-over change', async () => {
+  it('the job on the bare blob store (one object by blob_hash) cannot read the multi-chunk file: why the server wires contentReader', async () => {
     const { multi } = await songs();
     const outcome = await h.engine.runOrResume(BARE_AUDIO_JOB, { params: {} });
     expect(outcome).toMatchObject({ kind: 'ok', count: 2 });

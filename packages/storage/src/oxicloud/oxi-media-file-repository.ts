@@ -161,9 +161,10 @@ export class OxiMediaFileRepository implements MediaFileRepository {
 
   /**
    * The whole plaintext of a listed file, read through its `content` (no
-   * second lookup; a row without `content` is looked up by `blobHash`):
-   * what the re-extraction job will call instead of `blobs.get(blobHash)`
-   * at the cut-over. No content → `StorageError` `NOT_FOUND`.
+   * second lookup; a row without `content` is looked up by `blobHash`): the
+   * read {@link OxiMediaFileRepository.contentReader} does by hash (what the
+   * server wires the re-extraction jobs with), for one listed row. No
+   * content → `StorageError` `NOT_FOUND`.
    */
   async openContent(
     file: MediaFileRow | OxiMediaFileRow,

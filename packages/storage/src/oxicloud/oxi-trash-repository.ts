@@ -21,10 +21,10 @@ const DAY_MS = 86_400_000;
 
 /**
  * The retention that applies on OxiCloud's domain for a configured one:
- * `max(days, OXICLOUD_TRASH_RETENTION_DAYS_FLOOR)`. Where `trash_cleanup`'s
- * config is read for this domain (`trashCleanupConfigFromEnv`), the
- * cut-over should pass its `retentionDays` through this, so the job's
- * `extra.retention_days` and `cutoff` report what is really applied.
+ * `max(days, OXICLOUD_TRASH_RETENTION_DAYS_FLOOR)`. Passing `trash_cleanup`'s
+ * configured `retentionDays` (`trashCleanupConfigFromEnv`) through this makes
+ * the job's `extra.retention_days` and `cutoff` report what is really
+ * applied; {@link OxiTrashRepository} applies the floor either way.
  */
 export function oxiTrashRetentionDays(days: number): number {
   return Math.max(days, OXICLOUD_TRASH_RETENTION_DAYS_FLOOR);
@@ -77,10 +77,10 @@ export interface OxiTrashRepositoryOptions {
  *
  * Rows are picked by `is_trashed AND trashed_at < cutoff`. A folder batch
  * deletes each subtree's files first, then its folders (the FK cascade
- * would take them anyway; explicit statements keep the counts exact). As
- * the old model's adapter, a trashed root whose subtree still holds a live
- * row (legacy pre-2026-06-17 trash) is left whole and named in
- * `skippedLiveDescendants` (OxiCloud's purge would cascade through it).
+ * would take them anyway; explicit statements keep the counts exact). A
+ * trashed root whose subtree still holds a live row (legacy pre-2026-06-17
+ * trash) is left whole and named in `skippedLiveDescendants`, where
+ * OxiCloud's own purge would cascade through it.
  *
  * Reference counts: each deleted file fires OxiCloud's
  * `trg_files_decrement_blob_ref`, which decrements (and stamps orphaned)

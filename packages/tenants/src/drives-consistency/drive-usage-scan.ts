@@ -4,15 +4,14 @@ import type { ScanPage } from '../ports/scan-page.js';
 /**
  * A drive whose `used_bytes` differs from `SUM(size)` of the files its
  * domain counts: on OxiCloud's domain the live files only (trashed files are
- * not counted, as OxiCloud's own reconciliation does); on the deprecated
- * engine model every file, trashed included.
+ * not counted, as OxiCloud's own reconciliation does).
  */
 export interface DriveUsageDrift {
   readonly driveId: string;
   /**
    * The drive's owner: on OxiCloud's domain the user of its owner grant
    * (there is no owner column; `''` for a drive no user owns, e.g. a shared
-   * drive owned by a group only); on the engine model `drives.owner_id`.
+   * drive owned by a group only).
    */
   readonly ownerId: string;
   /** `storage.drives.used_bytes`. */

@@ -51,7 +51,7 @@
  *    `force` makes it 0.
  * 5. Batch. 1000 rows or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
  *    between batches. Phase 3 reads its pages from the adapter's stream when it
- *    offers one (`openFileRowStream`: `PgFileBlobScan` reads 100,000 file
+ *    offers one (`openFileRowStream`: `OxiFileContentScan` reads 100,000 file
  *    rows per statement, only the anomalies and each page's last key come
  *    back, and the next segment is read while this one's pages checkpoint);
  *    the stream is closed when the run stops. Pass 2 re-reads the file and the blob before

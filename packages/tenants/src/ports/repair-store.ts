@@ -1,11 +1,11 @@
 import type { RunTransaction } from '@oxicloud/recoverable';
 
 /**
- * The storage-domain reads and writes the repair actions need (adapters:
- * `OxiRepairStore` in `@oxicloud/storage/oxicloud` on OxiCloud's domain,
- * `PgRepairStore` in `@oxicloud/storage` on the engine's old model). Every `lock` read takes the row
- * lock of the resource it names (`FOR UPDATE`), so what `apply` re-checks
- * cannot change before its transaction ends.
+ * The storage-domain reads and writes the repair actions need (adapter:
+ * `OxiRepairStore` in `@oxicloud/storage/oxicloud`, on OxiCloud's domain).
+ * Every `lock` read takes the row lock of the resource it names
+ * (`FOR UPDATE`), so what `apply` re-checks cannot change before its
+ * transaction ends.
  */
 
 /** A drive's counter and the sum it should equal. */
@@ -13,8 +13,8 @@ export interface DriveUsageState {
   readonly ownerId: string;
   readonly usedBytes: number;
   /**
-   * `SUM(size)` of the drive's files the domain counts: trashed included on
-   * the engine's model, live files only on OxiCloud's (fact sheet §6).
+   * `SUM(size)` of the drive's files the domain counts: on OxiCloud's, the
+   * live files only, trashed not counted (fact sheet §6).
    */
   readonly filesBytes: number;
   /**
@@ -69,9 +69,9 @@ export interface TrashedParentState {
   readonly liveFiles: readonly string[];
   /**
    * What trashing the live files would take out of the usage counters, per
-   * drive (OxiCloud's domain counts live files only; the engine's model
-   * counts trash too and leaves this unset): the drive, the bytes, and the
-   * user whose envelope counts that drive (`null`: none).
+   * drive (OxiCloud's domain counts live files only; a domain that counted
+   * trash too would leave this unset): the drive, the bytes, and the user
+   * whose envelope counts that drive (`null`: none).
    */
   readonly trashUsage?: readonly {
     readonly driveId: string;
@@ -80,10 +80,11 @@ export interface TrashedParentState {
   }[];
 }
 
-/** A blob row as the deletion protocol sees it. */
+/** A blob row as the blob actions see it. */
 export interface BlobRowState {
   readonly size: number;
   readonly refCount: number;
+  /** Marked for deletion (always `false` on OxiCloud's domain: no deletion protocol). */
   readonly deleting: boolean;
   /** When its orphan grace started (`null` while referenced). */
   readonly orphanedAt: Date | null;
@@ -102,11 +103,19 @@ export interface ReferencingFile {
 /** A blob row's counter and mark against the files that reference it (blobs_consistency's subject). */
 export interface BlobCounterState {
   readonly refCount: number;
-  /** Files (live and trashed) whose `blob_hash` is the row's hash. */
+  /**
+   * The count the row's `ref_count` should be: on OxiCloud's domain what fact
+   * sheet §12 item 15 expects (the manifests listing the hash, else 0 for a
+   * manifest's own `file_hash`, else the files, live and trashed, naming a
+   * legacy blob).
+   */
   readonly fileCount: number;
   /** ISO timestamp, or `null`. */
   readonly orphanedAt: string | null;
-  /** Marked for deletion (`deleting_at` set): the deletion protocol owns the row. */
+  /**
+   * Marked for deletion: the deletion protocol owns the row. Always `false`
+   * on OxiCloud's domain, which has no deletion protocol (no `deleting_at`).
+   */
   readonly deleting: boolean;
   /**
    * The domain never lowers a count (OxiCloud, fact sheet §5 and §12 item
@@ -193,9 +202,9 @@ export interface RepairTx {
 export interface RepairStore {
   /**
    * How bytes nothing references are removed:
-   * - `deletion_protocol` (the default, the engine's model): the item marks
-   *   the row (`deleting_at`), then {@link finishBlobDeletion} deletes the
-   *   bytes and the row;
+   * - `deletion_protocol` (the default when unset; `OxiRepairStore` does not
+   *   use it): the item marks the row for deletion, then
+   *   {@link finishBlobDeletion} deletes the bytes and the row;
    * - `dedup_gc` (OxiCloud's domain, which has no deletion protocol): the
    *   item gives the bytes a row at `ref_count 0` with `orphaned_at`
    *   (`insertMarkedBlobRow`), so `dedup_gc` moves them to its quarantine

@@ -49,7 +49,11 @@ export interface BlobRangeScan {
 /** A blob row with the files that point at its hash (Pass 2 of `missing_blob_bytes`). */
 export interface BlobFileImpact {
   readonly row: BlobIndexRow;
-  /** Files (live and trashed) whose `blob_hash` is this hash. */
+  /**
+   * Files (live and trashed) that read this object: on OxiCloud's domain the
+   * files of every manifest listing it as a chunk, plus the legacy files
+   * whose `blob_hash` is the hash when no manifest has it as `file_hash`.
+   */
   readonly fileCount: number;
   /** Of those, the live (not trashed) ones. */
   readonly liveFileCount: number;
@@ -61,7 +65,7 @@ export interface BlobFileImpact {
  * What `storage_consistency` reads from `storage.blobs`: hash intervals in
  * key order (so the backend listing and the table are merged over the same
  * interval, not looked up row by row), and the Pass 2 re-reads.
- * `@oxicloud/storage` implements it as `PgBlobIndexScan`.
+ * `@oxicloud/storage/oxicloud` implements it as `OxiBlobIndexScan`.
  */
 export interface BlobIndexScan {
   /** Pass 1 of one batch: the interval `(after, upTo]` compared with the listed keys, in SQL. */

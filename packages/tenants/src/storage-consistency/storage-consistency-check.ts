@@ -185,7 +185,7 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
  * const blobs = new LocalFsBlobStorage({
  *   root,
  *   consistencyChecks: (self) => [
- *     createStorageConsistencyCheck({ blobs: self, index: new PgBlobIndexScan(db), hasher: createBlobHasher(self, pool) }),
+ *     createStorageConsistencyCheck({ blobs: self, index: new OxiBlobIndexScan(db), hasher: createBlobHasher(self, pool) }),
  *   ],
  * });
  * ```
