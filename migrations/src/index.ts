@@ -10,9 +10,10 @@ export { MigrationError } from './errors.js';
 export type { MigrationFile } from './files.js';
 export { migrationsFolder, readMigrationFiles } from './files.js';
 export type { MigrateOptions, MigrationClient, MigrationPool, MigrationResult } from './migrate.js';
-export { migrate } from './migrate.js';
+export { migrate, sidecarBookkeeping } from './migrate.js';
 export type { RecordedStorageDomain, StorageDomain } from './oxicloud-domain.js';
 export {
+  engineFiles,
   oxiCloudDomainFolder,
   oxiCloudJobsFolder,
   readOxiCloudDomainFiles,

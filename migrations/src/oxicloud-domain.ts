@@ -54,3 +54,13 @@ export function storageDomainFiles(_domain: StorageDomain = 'oxicloud'): Migrati
     ...readMigrationFiles().filter((file) => ENGINE_FILES.has(file.name)),
   ];
 }
+
+/**
+ * The engine's own files of `sql/` (`0010_job_registrations.sql`): what
+ * {@link migrate} applies beside a real OxiCloud (`sidecar`), placed in the
+ * engine's schema. No storage-domain file and no file creating a schema:
+ * the runner creates the engine's schema unless it exists.
+ */
+export function engineFiles(): MigrationFile[] {
+  return readMigrationFiles().filter((file) => ENGINE_FILES.has(file.name));
+}

@@ -87,13 +87,14 @@ describe('an OxiCloud database', () => {
       era: 'drive-d7',
       migrations: { schema: 'public', count: 69, latest: 20260921000000, failed: 0 },
       facts: ALL_FACTS,
+      engineSchema: 'oxijobs',
       engineMigrations: null,
       jobs: { runs: 'absent', runFindings: 'absent' },
     });
     expect(describeRecognition(found)).toBe(
       'OxiCloud database (public._sqlx_migrations: 69 migrations, latest 20260921000000; drive era, D7 done): ' +
         'has chunk manifests, drive era D0, D7 done, dead-property rekey, personal quota pinned, grant_role enum, ' +
-        "playlist grants; the engine's bookkeeping (public.oxicloud_migrations) is not there",
+        "playlist grants; the engine's own schema (oxijobs.migrations) is not there yet",
     );
   });
 
@@ -117,7 +118,7 @@ describe('an OxiCloud database', () => {
       'OxiCloud database (public._sqlx_migrations: 55 migrations, latest 20260825000000; drive era D0, D7 not done): ' +
         'has chunk manifests, drive era D0, grant_role enum; ' +
         'lacks D7 done, dead-property rekey, personal quota pinned, playlist grants; ' +
-        "the engine's bookkeeping (public.oxicloud_migrations) is not there",
+        "the engine's own schema (oxijobs.migrations) is not there yet",
     );
   });
 
@@ -180,19 +181,20 @@ describe('an OxiCloud database', () => {
     }
   });
 
-  it('where a sidecar already ran: the engine bookkeeping and its jobs tables are reported beside it', async () => {
+  it('where a sidecar already ran: the engine bookkeeping and its tables in its own schema are reported beside it', async () => {
     const db = await blankDatabase(oxicloudSql('head'));
-    const result = await migrate(db.pool, { files: [] });
+    const result = await migrate(db.pool, { sidecar: true });
     expect(result.error).toBeUndefined();
     const found = await recognise(db);
     expect(found).toMatchObject({
       kind: 'oxicloud',
       era: 'drive-d7',
-      engineMigrations: { count: 0, latest: null },
+      engineSchema: 'oxijobs',
+      engineMigrations: { count: 1, latest: '0010_job_registrations.sql' },
       jobs: { runs: { total: 0, running: 0, paused: 0 }, runFindings: 0 },
     });
     expect(describeRecognition(found)).toMatch(
-      /; the engine's bookkeeping is there too, a sidecar migrated here \(public\.oxicloud_migrations: 0 migrations; 0 runs \(0 running, 0 paused\), 0 run findings\)$/,
+      /; the engine's own schema is there too, a sidecar migrated here \(oxijobs\.migrations: 1 migration, latest 0010_job_registrations\.sql; 0 runs \(0 running, 0 paused\), 0 run findings\)$/,
     );
   });
 });

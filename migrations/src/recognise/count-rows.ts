@@ -41,16 +41,22 @@ export async function countSqlxMigrations(
   };
 }
 
-/** The rows of the engine's `public.oxicloud_migrations`; `null` when the table is not there. */
+/**
+ * The rows of the engine's bookkeeping `table` (`public.oxicloud_migrations`
+ * on a database of its own, `<engine schema>.migrations` beside OxiCloud);
+ * `null` when the table is not there.
+ */
 export async function countEngineMigrations(
   client: MigrationClient,
   catalog: Catalog,
+  table = 'public.oxicloud_migrations',
 ): Promise<EngineMigrations | 'not-readable' | null> {
-  const why = uncounted(catalog, 'public.oxicloud_migrations');
+  const why = uncounted(catalog, table);
   if (why === 'absent') return null;
   if (why === 'not-readable') return why;
+  const [schema, name] = table.split('.') as [string, string];
   const { rows } = await client.query(
-    'SELECT pg_catalog.count(*) AS count, pg_catalog.max(name) AS latest FROM public.oxicloud_migrations',
+    `SELECT pg_catalog.count(*) AS count, pg_catalog.max(name) AS latest FROM ${quoteIdent(schema)}.${quoteIdent(name)}`,
   );
   const row = rows[0] ?? {};
   return {
@@ -59,26 +65,31 @@ export async function countEngineMigrations(
   };
 }
 
-/** The engine's runs (by status) and run findings. */
-export async function countJobs(client: MigrationClient, catalog: Catalog): Promise<JobsCounts> {
+/** The engine's runs (by status) and run findings, in the engine schema `schema`. */
+export async function countJobs(
+  client: MigrationClient,
+  catalog: Catalog,
+  schema = 'jobs',
+): Promise<JobsCounts> {
+  const q = quoteIdent(schema);
   return {
-    runs: uncounted(catalog, 'jobs.recoverable_runs') ?? (await countRuns(client)),
+    runs: uncounted(catalog, `${schema}.recoverable_runs`) ?? (await countRuns(client, q)),
     runFindings:
-      uncounted(catalog, 'jobs.run_findings') ??
+      uncounted(catalog, `${schema}.run_findings`) ??
       Number(
-        (await client.query('SELECT pg_catalog.count(*) AS count FROM jobs.run_findings')).rows[0]?.[
+        (await client.query(`SELECT pg_catalog.count(*) AS count FROM ${q}.run_findings`)).rows[0]?.[
           'count'
         ] ?? 0,
       ),
   };
 }
 
-async function countRuns(client: MigrationClient): Promise<RunCounts> {
+async function countRuns(client: MigrationClient, schema: string): Promise<RunCounts> {
   const { rows } = await client.query(
     `SELECT pg_catalog.count(*) AS total,
             pg_catalog.count(*) FILTER (WHERE status = 'Running') AS running,
             pg_catalog.count(*) FILTER (WHERE status = 'Paused') AS paused
-       FROM jobs.recoverable_runs`,
+       FROM ${schema}.recoverable_runs`,
   );
   const row = rows[0] ?? {};
   return {

@@ -1,3 +1,4 @@
+import { sidecarBookkeeping } from '../migrate.js';
 import type {
   EngineMigrations,
   JobsCounts,
@@ -45,26 +46,29 @@ function sqlxPhrase(migrations: SqlxMigrations | 'not-readable'): string {
   return `${migrations.schema}._sqlx_migrations: ${plural(migrations.count, 'migration')}${latest}${failed}`;
 }
 
-function enginePhrase(migrations: EngineMigrations | 'not-readable'): string {
-  if (migrations === 'not-readable') return 'public.oxicloud_migrations not readable by this role';
+function enginePhrase(
+  migrations: EngineMigrations | 'not-readable',
+  table = 'public.oxicloud_migrations',
+): string {
+  if (migrations === 'not-readable') return `${table} not readable by this role`;
   const latest = migrations.latest === null ? '' : `, latest ${migrations.latest}`;
-  return `public.oxicloud_migrations: ${plural(migrations.count, 'migration')}${latest}`;
+  return `${table}: ${plural(migrations.count, 'migration')}${latest}`;
 }
 
 const runsPhrase = (runs: RunCounts) =>
   `${plural(runs.total, 'run')} (${runs.running} running, ${runs.paused} paused)`;
 
 /** `3 runs (1 running, 1 paused), 2 run findings`, with what could not be counted said as such. */
-function jobsPhrase(jobs: JobsCounts): string {
+function jobsPhrase(jobs: JobsCounts, schema = 'jobs'): string {
   const runs =
     jobs.runs === 'absent'
-      ? 'no jobs.recoverable_runs'
+      ? `no ${schema}.recoverable_runs`
       : jobs.runs === 'not-readable'
         ? 'runs not readable by this role'
         : runsPhrase(jobs.runs);
   const findings =
     jobs.runFindings === 'absent'
-      ? 'no jobs.run_findings'
+      ? `no ${schema}.run_findings`
       : jobs.runFindings === 'not-readable'
         ? 'run findings not readable by this role'
         : plural(jobs.runFindings, 'run finding');
@@ -130,8 +134,8 @@ export function describeRecognition(found: Recognition): string {
     case 'oxicloud': {
       const engine =
         found.engineMigrations === null
-          ? "the engine's bookkeeping (public.oxicloud_migrations) is not there"
-          : `the engine's bookkeeping is there too, a sidecar migrated here (${enginePhrase(found.engineMigrations)}; ${jobsPhrase(found.jobs)})`;
+          ? `the engine's own schema (${sidecarBookkeeping(found.engineSchema)}) is not there yet`
+          : `the engine's own schema is there too, a sidecar migrated here (${enginePhrase(found.engineMigrations, sidecarBookkeeping(found.engineSchema))}; ${jobsPhrase(found.jobs, found.engineSchema)})`;
       return `OxiCloud database (${sqlxPhrase(found.migrations)}; ${ERA[found.era]}): ${factsPhrase(found.facts)}; ${engine}`;
     }
     case 'engine-old-model':

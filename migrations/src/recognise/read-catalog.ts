@@ -76,10 +76,23 @@ const NOT_EXTENSIONS = (catalog: string, alias: string) =>
  * transaction; the caller has set an empty `search_path` after reading
  * `current_schema()`.
  */
-export async function readCatalog(client: MigrationClient, currentSchema: string | null): Promise<Catalog> {
-  const probed = currentSchema
-    ? [...PROBED_RELATIONS, [currentSchema, '_sqlx_migrations'] as const]
-    : PROBED_RELATIONS;
+export async function readCatalog(
+  client: MigrationClient,
+  currentSchema: string | null,
+  sidecarSchema?: string,
+): Promise<Catalog> {
+  const probed = [
+    ...PROBED_RELATIONS,
+    ...(currentSchema ? [[currentSchema, '_sqlx_migrations'] as const] : []),
+    // The engine's own schema beside OxiCloud: its bookkeeping, runs and findings.
+    ...(sidecarSchema
+      ? ([
+          [sidecarSchema, 'migrations'],
+          [sidecarSchema, 'recoverable_runs'],
+          [sidecarSchema, 'run_findings'],
+        ] as const)
+      : []),
+  ];
 
   const schemas = (
     await client.query(

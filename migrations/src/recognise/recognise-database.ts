@@ -1,10 +1,20 @@
+import { engineSchema, SIDECAR_ENGINE_SCHEMA } from '@oxicloud/recoverable';
 import { MigrationError } from '../errors.js';
-import type { MigrationClient } from '../migrate.js';
+import { type MigrationClient, sidecarBookkeeping } from '../migrate.js';
 import { countEngineMigrations, countJobs, countSqlxMigrations, sqlxSchemaOf } from './count-rows.js';
 import { oldModelMarkers } from './old-model-markers.js';
 import { eraOf, hasStorageDomain, oxicloudFacts } from './oxicloud-facts.js';
 import { type Catalog, readCatalog } from './read-catalog.js';
 import type { Recognition } from './recognition.js';
+
+/** {@link recogniseDatabase}'s options. */
+export interface RecogniseOptions {
+  /**
+   * The engine's own schema beside OxiCloud, whose bookkeeping, runs and
+   * findings an `oxicloud` database reports. @defaultValue `oxijobs`
+   */
+  readonly sidecarSchema?: string;
+}
 
 /**
  * Says what a database is before anything writes to it: empty, OxiCloud's
@@ -16,8 +26,9 @@ import type { Recognition } from './recognition.js';
  *    (extensions' own left out); schemas or functions alone do not count.
  * 2. `oxicloud`: `_sqlx_migrations` in the connection's schema (else
  *    `public`) and the storage tables `auth.users`, `storage.folders`,
- *    `storage.files`. The engine's bookkeeping beside it is reported
- *    (`engineMigrations`), not a reason for another kind.
+ *    `storage.files`. The engine's bookkeeping beside it (sidecar mode,
+ *    `<sidecarSchema>.migrations`) is reported (`engineMigrations`, `jobs`),
+ *    not a reason for another kind.
  * 3. `engine-old-model`: `public.oxicloud_migrations` and an old-model
  *    marker (`storage.drives.owner_id`, `storage.blobs.deleting_at`,
  *    `public.oxicloud_uuid_v7()`).
@@ -49,7 +60,11 @@ import type { Recognition } from './recognition.js';
  * if (found.kind === 'engine-old-model') process.exit(1);
  * ```
  */
-export async function recogniseDatabase(client: MigrationClient): Promise<Recognition> {
+export async function recogniseDatabase(
+  client: MigrationClient,
+  options: RecogniseOptions = {},
+): Promise<Recognition> {
+  const sidecarSchema = engineSchema(options.sidecarSchema ?? SIDECAR_ENGINE_SCHEMA);
   let outside: unknown;
   try {
     // Outside a transaction block each statement is its own transaction and starts it: the two times are equal.
@@ -81,7 +96,11 @@ export async function recogniseDatabase(client: MigrationClient): Promise<Recogn
     const schema = rows[0]?.['schema'];
     const currentSchema = typeof schema === 'string' ? schema : null;
     await client.query("SET LOCAL search_path = ''");
-    const result = await recogniseInTransaction(client, await readCatalog(client, currentSchema));
+    const result = await recogniseInTransaction(
+      client,
+      await readCatalog(client, currentSchema, sidecarSchema),
+      sidecarSchema,
+    );
     await client.query('COMMIT');
     return result;
   } catch (cause) {
@@ -98,7 +117,11 @@ function failed(cause: unknown): MigrationError {
   );
 }
 
-async function recogniseInTransaction(client: MigrationClient, catalog: Catalog): Promise<Recognition> {
+async function recogniseInTransaction(
+  client: MigrationClient,
+  catalog: Catalog,
+  sidecarSchema: string,
+): Promise<Recognition> {
   if (catalog.tableCount === 0) return { kind: 'empty' };
 
   const storage = hasStorageDomain(catalog);
@@ -110,8 +133,9 @@ async function recogniseInTransaction(client: MigrationClient, catalog: Catalog)
       era: eraOf(facts),
       migrations: await countSqlxMigrations(client, catalog, sqlxSchema),
       facts,
-      engineMigrations: await countEngineMigrations(client, catalog),
-      jobs: await countJobs(client, catalog),
+      engineSchema: sidecarSchema,
+      engineMigrations: await countEngineMigrations(client, catalog, sidecarBookkeeping(sidecarSchema)),
+      jobs: await countJobs(client, catalog, sidecarSchema),
     };
   }
 

@@ -41,9 +41,11 @@ export interface OxiCloudDatabase {
   /** The rows of `_sqlx_migrations`, or `'not-readable'` when this role may not read that table. */
   readonly migrations: SqlxMigrations | 'not-readable';
   readonly facts: OxiCloudFacts;
-  /** The engine's bookkeeping, when a sidecar already migrated here; `null` when it never did. */
+  /** The engine's own schema beside OxiCloud (sidecar mode), whose bookkeeping and runs are reported here. */
+  readonly engineSchema: string;
+  /** The engine's bookkeeping (`<engineSchema>.migrations`), when a sidecar already migrated here; `null` when it never did. */
   readonly engineMigrations: EngineMigrations | 'not-readable' | null;
-  /** The engine's runs and findings (`'absent'` when a sidecar never created them). */
+  /** The engine's runs and findings in `engineSchema` (`'absent'` when a sidecar never created them). */
   readonly jobs: JobsCounts;
 }
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import {
+  type ApplySchemaOptions,
   applySchema,
   assertSchema,
   type PackageSchema,
@@ -7,6 +8,7 @@ import {
   readSchemaSteps,
   type SchemaDatabase,
   type SchemaMigrationResult,
+  type SchemaOptions,
   type SchemaStatus,
   schemaStatus,
 } from '@oxicloud/recoverable';
@@ -41,16 +43,19 @@ export const CLUSTER_SCHEMA_VERSION: number = CLUSTER_SCHEMA.steps.length;
  * await migrate(pool); // { package: '@oxicloud/cluster', from: 0, to: 1, applied: ['001_cluster.sql'] }
  * ```
  */
-export function migrate(db: SchemaDatabase): Promise<SchemaMigrationResult> {
-  return applySchema(db, CLUSTER_SCHEMA);
+export function migrate(
+  db: SchemaDatabase,
+  options: ApplySchemaOptions = {},
+): Promise<SchemaMigrationResult> {
+  return applySchema(db, CLUSTER_SCHEMA, options);
 }
 
 /** Where the database stands against this package's schema (read only). */
-export function clusterSchemaStatus(db: SchemaDatabase): Promise<SchemaStatus> {
-  return schemaStatus(db, CLUSTER_SCHEMA);
+export function clusterSchemaStatus(db: SchemaDatabase, options: SchemaOptions = {}): Promise<SchemaStatus> {
+  return schemaStatus(db, CLUSTER_SCHEMA, options);
 }
 
 /** Throws `SCHEMA_MISSING` / `SCHEMA_OUTDATED` unless the cluster tables are ready. */
-export function checkClusterSchema(db: SchemaDatabase): Promise<void> {
-  return assertSchema(db, CLUSTER_SCHEMA);
+export function checkClusterSchema(db: SchemaDatabase, options: SchemaOptions = {}): Promise<void> {
+  return assertSchema(db, CLUSTER_SCHEMA, options);
 }

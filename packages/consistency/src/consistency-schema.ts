@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import {
+  type ApplySchemaOptions,
   applySchema,
   assertSchema,
   type PackageSchema,
@@ -8,6 +9,7 @@ import {
   readSchemaSteps,
   type SchemaDatabase,
   type SchemaMigrationResult,
+  type SchemaOptions,
   type SchemaStatus,
   schemaStatus,
 } from '@oxicloud/recoverable';
@@ -44,16 +46,22 @@ export const CONSISTENCY_SCHEMA_VERSION: number = CONSISTENCY_SCHEMA.steps.lengt
  * await migrateFindings(pool);
  * ```
  */
-export function migrate(db: SchemaDatabase): Promise<SchemaMigrationResult> {
-  return applySchema(db, CONSISTENCY_SCHEMA);
+export function migrate(
+  db: SchemaDatabase,
+  options: ApplySchemaOptions = {},
+): Promise<SchemaMigrationResult> {
+  return applySchema(db, CONSISTENCY_SCHEMA, options);
 }
 
 /** Where the database stands against this package's schema (read only). */
-export function consistencySchemaStatus(db: SchemaDatabase): Promise<SchemaStatus> {
-  return schemaStatus(db, CONSISTENCY_SCHEMA);
+export function consistencySchemaStatus(
+  db: SchemaDatabase,
+  options: SchemaOptions = {},
+): Promise<SchemaStatus> {
+  return schemaStatus(db, CONSISTENCY_SCHEMA, options);
 }
 
 /** Throws `SCHEMA_MISSING` / `SCHEMA_OUTDATED` unless `jobs.run_findings` is ready. */
-export function checkConsistencySchema(db: SchemaDatabase): Promise<void> {
-  return assertSchema(db, CONSISTENCY_SCHEMA);
+export function checkConsistencySchema(db: SchemaDatabase, options: SchemaOptions = {}): Promise<void> {
+  return assertSchema(db, CONSISTENCY_SCHEMA, options);
 }

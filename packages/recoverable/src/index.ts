@@ -97,11 +97,13 @@ export type { RunStatus } from './run-status.js';
 export { ACTIVE_STATUSES, isRunStatus, RUN_STATUSES, TERMINAL_STATUSES } from './run-status.js';
 export type { RunSummary } from './run-summary.js';
 export type {
+  ApplySchemaOptions,
   PackageSchema,
   SchemaClient,
   SchemaDatabase,
   SchemaErrorCode,
   SchemaMigrationResult,
+  SchemaOptions,
   SchemaPool,
   SchemaStatus,
   SchemaStep,
@@ -110,6 +112,12 @@ export {
   applySchema,
   assertSchema,
   checkRecoverableSchema,
+  DEFAULT_ENGINE_SCHEMA,
+  engineSchema,
+  engineSchemaProblem,
+  engineTable,
+  FOREIGN_SCHEMAS,
+  inEngineSchema,
   migrate,
   packageRoot,
   RECOVERABLE_SCHEMA,
@@ -117,7 +125,10 @@ export {
   readSchemaSteps,
   recoverableSchemaStatus,
   recoverableSqlFolder,
+  SIDECAR_ENGINE_SCHEMA,
   schemaProblem,
   schemaStatus,
+  schemaTable,
   VERSION_TABLE,
+  versionTable,
 } from './schema/index.js';

@@ -9,8 +9,17 @@
 
 export type { LogLine } from './capturing-logger.js';
 export { CapturingLogger } from './capturing-logger.js';
+export type { DumpOptions } from './database-dump.js';
+export { dumpDatabase } from './database-dump.js';
 export type { TestSupportErrorCode } from './errors.js';
 export { TestSupportError } from './errors.js';
+export {
+  createOxiCloudDatabase,
+  OXICLOUD_LATEST_MIGRATION,
+  OXICLOUD_SQLX_VERSIONS,
+  OXICLOUD_TEMPLATE_DATABASE,
+  sqlxMigrationsSql,
+} from './oxicloud-database.js';
 export type { TestPostgresServer } from './postgres-server.js';
 export {
   DEFAULT_POSTGRES_IMAGE,

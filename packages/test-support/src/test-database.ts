@@ -26,13 +26,14 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-function withDatabase(url: string, database: string): string {
+export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
   return u.toString();
 }
 
-function adminUrl(): string {
+/** The URL of the test Postgres server's admin database (the global setup's, or TEST_DATABASE_URL). */
+export function adminUrl(): string {
   const url = process.env[ADMIN_URL_ENV] ?? process.env['TEST_DATABASE_URL'];
   if (!url) {
     throw new Error(
@@ -43,7 +44,7 @@ function adminUrl(): string {
   return url;
 }
 
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: adminUrl() });
   await client.connect();
   try {
@@ -89,10 +90,10 @@ export async function prepareTemplate(url: string): Promise<void> {
  * ```
  */
 export async function createTestDatabase(
-  options: { max?: number; empty?: boolean; domain?: 'oxicloud' } = {},
+  options: { max?: number; empty?: boolean; domain?: 'oxicloud'; template?: string } = {},
 ): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;
-  const template = options.empty ? 'template0' : TEMPLATE_DATABASE;
+  const template = options.template ?? (options.empty ? 'template0' : TEMPLATE_DATABASE);
   await withAdmin(async (c) => {
     // CREATE DATABASE ... TEMPLATE needs no other session on the template; retry briefly if one is there.
     for (let attempt = 0; ; attempt++) {

@@ -1,7 +1,18 @@
+export {
+  DEFAULT_ENGINE_SCHEMA,
+  engineSchema,
+  engineSchemaProblem,
+  engineTable,
+  FOREIGN_SCHEMAS,
+  inEngineSchema,
+  SIDECAR_ENGINE_SCHEMA,
+} from './engine-schema.js';
 export type {
+  ApplySchemaOptions,
   PackageSchema,
   SchemaErrorCode,
   SchemaMigrationResult,
+  SchemaOptions,
   SchemaStatus,
   SchemaStep,
 } from './package-schema.js';
@@ -12,7 +23,9 @@ export {
   readSchemaSteps,
   schemaProblem,
   schemaStatus,
+  schemaTable,
   VERSION_TABLE,
+  versionTable,
 } from './package-schema.js';
 export {
   checkRecoverableSchema,

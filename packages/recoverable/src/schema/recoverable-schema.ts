@@ -1,12 +1,14 @@
 import { join } from 'node:path';
 import { RecoverableError } from '../recoverable-error.js';
 import {
+  type ApplySchemaOptions,
   applySchema,
   assertSchema,
   type PackageSchema,
   packageRoot,
   readSchemaSteps,
   type SchemaMigrationResult,
+  type SchemaOptions,
   type SchemaStatus,
   schemaStatus,
 } from './package-schema.js';
@@ -39,13 +41,19 @@ export const RECOVERABLE_SCHEMA_VERSION: number = RECOVERABLE_SCHEMA.steps.lengt
  * await migrate(pool); // { package, from: 0, to: 4, applied: ['001_recoverable_runs.sql', …] }
  * ```
  */
-export function migrate(db: SchemaDatabase): Promise<SchemaMigrationResult> {
-  return applySchema(db, RECOVERABLE_SCHEMA);
+export function migrate(
+  db: SchemaDatabase,
+  options: ApplySchemaOptions = {},
+): Promise<SchemaMigrationResult> {
+  return applySchema(db, RECOVERABLE_SCHEMA, options);
 }
 
 /** Where the database stands against this package's schema (read only). */
-export function recoverableSchemaStatus(db: SchemaDatabase): Promise<SchemaStatus> {
-  return schemaStatus(db, RECOVERABLE_SCHEMA);
+export function recoverableSchemaStatus(
+  db: SchemaDatabase,
+  options: SchemaOptions = {},
+): Promise<SchemaStatus> {
+  return schemaStatus(db, RECOVERABLE_SCHEMA, options);
 }
 
 /**
@@ -53,6 +61,6 @@ export function recoverableSchemaStatus(db: SchemaDatabase): Promise<SchemaStatu
  * migrate() from @oxicloud/recoverable (see its README)") or
  * `SCHEMA_OUTDATED` (the version found and the one needed) unless the schema is ready.
  */
-export function checkRecoverableSchema(db: SchemaDatabase): Promise<void> {
-  return assertSchema(db, RECOVERABLE_SCHEMA);
+export function checkRecoverableSchema(db: SchemaDatabase, options: SchemaOptions = {}): Promise<void> {
+  return assertSchema(db, RECOVERABLE_SCHEMA, options);
 }
