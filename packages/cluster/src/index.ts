@@ -19,9 +19,9 @@ export {
 } from './cluster-schema.js';
 export type { ClusterNodeRow, NodeMembershipOptions } from './node-membership.js';
 export { NODE_MEMBERSHIP_DEFAULTS, NodeMembership } from './node-membership.js';
-export type { OwnedRun } from './pg-owned-runs.js';
+export type { OwnedRun, PgOwnedRunsOptions } from './pg-owned-runs.js';
 export { PgOwnedRuns } from './pg-owned-runs.js';
-export type { PeriodicJobState, PeriodicRun } from './pg-periodic-history.js';
+export type { PeriodicJobState, PeriodicRun, PgPeriodicHistoryOptions } from './pg-periodic-history.js';
 export { MAX_PERIODIC_RUNS_PAGE, PgPeriodicHistory } from './pg-periodic-history.js';
 export type { PgTickCoordinatorOptions } from './pg-tick-coordinator.js';
 export { PgTickCoordinator, TICK_COORDINATOR_DEFAULTS } from './pg-tick-coordinator.js';

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { createNodeId, isDeadLocalOwner } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import { ClusterError } from './cluster-error.js';
+import { type EngineTables, engineTables } from './engine-tables.js';
 import { dateOrNull, type Queryable } from './queryable.js';
 
 /**
@@ -23,6 +24,13 @@ export interface NodeMembershipOptions {
   /** A node whose last heartbeat is older than this is deleted by any node. @defaultValue 300000 (5 min) */
   readonly pruneAfterMs?: number;
   readonly logger: Logger;
+  /**
+   * The Postgres schema of the cluster tables (`nodes`, `periodic_state`):
+   * the one `migrate(db, { schema })` was given, e.g. `oxijobs` beside a real
+   * OxiCloud. Validated by `engineSchema()` of `@oxicloud/recoverable`.
+   * @defaultValue `jobs`
+   */
+  readonly schema?: string;
 }
 
 /** The defaults of {@link NodeMembershipOptions}. */
@@ -43,7 +51,8 @@ export interface ClusterNodeRow {
 const TARGET = 'oxicloud::cluster';
 
 /**
- * This process's row in `jobs.nodes`: registered by {@link NodeMembership.start},
+ * This process's row in `jobs.nodes` (`<schema>.nodes` with the option
+ * `schema`): registered by {@link NodeMembership.start},
  * touched every `heartbeatMs` (the database clock stamps it), deleted by
  * {@link NodeMembership.stop}. Each heartbeat also measures the offset of the
  * database clock from the local one ({@link NodeMembership.offsetMs}, what the
@@ -66,6 +75,7 @@ export class NodeMembership {
   readonly #pool: Queryable;
   readonly #version: string;
   readonly #logger: Logger;
+  readonly #tables: EngineTables;
   #offsetMs = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
   #beating: Promise<void> | undefined;
@@ -75,6 +85,7 @@ export class NodeMembership {
     this.nodeId = options.nodeId ?? createNodeId();
     this.#version = options.version;
     this.#logger = options.logger;
+    this.#tables = engineTables(options.schema);
     this.heartbeatMs = positiveMs('heartbeatMs', options.heartbeatMs ?? NODE_MEMBERSHIP_DEFAULTS.heartbeatMs);
     this.pruneAfterMs = positiveMs(
       'pruneAfterMs',
@@ -121,13 +132,14 @@ export class NodeMembership {
 
   /** One heartbeat: touch the row (again if pruned), measure the clock offset, prune silent nodes. */
   async heartbeat(): Promise<void> {
-    const touched = await this.#pool.query('UPDATE jobs.nodes SET last_heartbeat_at = now() WHERE id = $1', [
-      this.nodeId,
-    ]);
+    const touched = await this.#pool.query(
+      `UPDATE ${this.#tables.nodes} SET last_heartbeat_at = now() WHERE id = $1`,
+      [this.nodeId],
+    );
     if ((touched.rowCount ?? 0) === 0) await this.#register();
     await this.#measureOffset();
     const pruned = await this.#pool.query(
-      `DELETE FROM jobs.nodes WHERE last_heartbeat_at < now() - $1 * interval '1 millisecond' RETURNING id`,
+      `DELETE FROM ${this.#tables.nodes} WHERE last_heartbeat_at < now() - $1 * interval '1 millisecond' RETURNING id`,
       [this.pruneAfterMs],
     );
     for (const row of pruned.rows) {
@@ -145,11 +157,11 @@ export class NodeMembership {
     LIVE_IN_THIS_PROCESS.delete(this.nodeId);
     await this.#beating;
     await this.#pool.query(
-      `UPDATE jobs.periodic_state SET owner_node = NULL, running_since = NULL, lease_until = NULL
+      `UPDATE ${this.#tables.periodicState} SET owner_node = NULL, running_since = NULL, lease_until = NULL
         WHERE owner_node = $1`,
       [this.nodeId],
     );
-    await this.#pool.query('DELETE FROM jobs.nodes WHERE id = $1', [this.nodeId]);
+    await this.#pool.query(`DELETE FROM ${this.#tables.nodes} WHERE id = $1`, [this.nodeId]);
     this.#logger.info(
       { target: TARGET, event: 'node.deregistered', node: this.nodeId },
       `node ${this.nodeId} deregistered`,
@@ -166,9 +178,9 @@ export class NodeMembership {
    */
   async #releaseDeadLocal(): Promise<void> {
     const owners = await this.#pool.query(
-      `SELECT id AS owner FROM jobs.nodes WHERE id <> $1
+      `SELECT id AS owner FROM ${this.#tables.nodes} WHERE id <> $1
         UNION
-       SELECT owner_node FROM jobs.periodic_state WHERE owner_node IS NOT NULL AND owner_node <> $1`,
+       SELECT owner_node FROM ${this.#tables.periodicState} WHERE owner_node IS NOT NULL AND owner_node <> $1`,
       [this.nodeId],
     );
     const dead = owners.rows
@@ -176,11 +188,11 @@ export class NodeMembership {
       .filter((owner) => !LIVE_IN_THIS_PROCESS.has(owner) && isDeadLocalOwner(owner));
     if (dead.length === 0) return;
     const released = await this.#pool.query(
-      `UPDATE jobs.periodic_state SET owner_node = NULL, running_since = NULL, lease_until = NULL
+      `UPDATE ${this.#tables.periodicState} SET owner_node = NULL, running_since = NULL, lease_until = NULL
         WHERE owner_node = ANY($1::text[]) RETURNING job`,
       [dead],
     );
-    await this.#pool.query('DELETE FROM jobs.nodes WHERE id = ANY($1::text[])', [dead]);
+    await this.#pool.query(`DELETE FROM ${this.#tables.nodes} WHERE id = ANY($1::text[])`, [dead]);
     this.#logger.warn(
       {
         target: TARGET,
@@ -198,7 +210,7 @@ export class NodeMembership {
     const { rows } = await this.#pool.query(
       `SELECT id, host, pid, version, started_at, last_heartbeat_at,
               (extract(epoch FROM now() - last_heartbeat_at) * 1000)::float8 AS age_ms
-         FROM jobs.nodes ORDER BY started_at, id`,
+         FROM ${this.#tables.nodes} ORDER BY started_at, id`,
     );
     return rows.map((row) => ({
       id: String(row['id']),
@@ -213,7 +225,7 @@ export class NodeMembership {
 
   async #register(): Promise<void> {
     await this.#pool.query(
-      `INSERT INTO jobs.nodes (id, host, pid, version) VALUES ($1, $2, $3, $4)
+      `INSERT INTO ${this.#tables.nodes} (id, host, pid, version) VALUES ($1, $2, $3, $4)
        ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = now()`,
       [this.nodeId, hostname(), process.pid, this.#version],
     );

@@ -1,4 +1,5 @@
 import { ClusterError } from './cluster-error.js';
+import { type EngineTables, engineTables } from './engine-tables.js';
 import { dateOrNull, type Queryable } from './queryable.js';
 
 /** One run of a Part 1 job, as `jobs.periodic_runs` holds it. */
@@ -32,6 +33,17 @@ export interface PeriodicJobState {
   readonly lastRun: PeriodicRun | null;
 }
 
+/** Options of {@link PgPeriodicHistory}. */
+export interface PgPeriodicHistoryOptions {
+  readonly pool: Queryable;
+  /**
+   * The Postgres schema of the cluster tables: the one
+   * `migrate(db, { schema })` was given, e.g. `oxijobs` beside a real OxiCloud.
+   * @defaultValue `jobs`
+   */
+  readonly schema?: string;
+}
+
 /** The largest page {@link PgPeriodicHistory.runs} answers. */
 export const MAX_PERIODIC_RUNS_PAGE = 500;
 
@@ -42,9 +54,12 @@ export const MAX_PERIODIC_RUNS_PAGE = 500;
  */
 export class PgPeriodicHistory {
   readonly #pool: Queryable;
+  readonly #tables: EngineTables;
 
-  constructor(options: { readonly pool: Queryable }) {
+  /** @throws {ClusterError} `INVALID_OPTIONS` for a `schema` the engine does not take. */
+  constructor(options: PgPeriodicHistoryOptions) {
     this.#pool = options.pool;
+    this.#tables = engineTables(options.schema);
   }
 
   /** Every job with a state row, with its newest run. */
@@ -56,9 +71,9 @@ export class PgPeriodicHistory {
               r.id AS r_id, r.slot AS r_slot, r.source AS r_source, r.node AS r_node,
               r.started_at AS r_started_at, r.finished_at AS r_finished_at, r.outcome AS r_outcome,
               r.count AS r_count, r.cause AS r_cause, r.message AS r_message, r.extra AS r_extra
-         FROM jobs.periodic_state s
+         FROM ${this.#tables.periodicState} s
          LEFT JOIN LATERAL (
-           SELECT * FROM jobs.periodic_runs pr WHERE pr.job = s.job ORDER BY pr.finished_at DESC, pr.id DESC LIMIT 1
+           SELECT * FROM ${this.#tables.periodicRuns} pr WHERE pr.job = s.job ORDER BY pr.finished_at DESC, pr.id DESC LIMIT 1
          ) r ON true
         ORDER BY s.job`,
     );
@@ -85,7 +100,7 @@ export class PgPeriodicHistory {
       );
     }
     const { rows } = await this.#pool.query(
-      `SELECT * FROM jobs.periodic_runs
+      `SELECT * FROM ${this.#tables.periodicRuns}
         WHERE job = $1
         ORDER BY id DESC LIMIT $2 OFFSET $3`,
       [job, limit, options.offset ?? 0],

@@ -6,6 +6,7 @@ import type {
   TickCoordinator,
 } from '@oxicloud/scheduler';
 import { ClusterError } from './cluster-error.js';
+import { type EngineTables, engineTables } from './engine-tables.js';
 import { dateOrNull, type Queryable } from './queryable.js';
 
 /** Options of {@link PgTickCoordinator}; defaults in {@link TICK_COORDINATOR_DEFAULTS}. */
@@ -17,6 +18,14 @@ export interface PgTickCoordinatorOptions {
   readonly leaseMs?: number;
   /** History rows older than this are deleted (at most once an hour, by any node). @defaultValue 30 days */
   readonly historyRetentionMs?: number;
+  /**
+   * The Postgres schema of the cluster tables (`periodic_state`,
+   * `periodic_runs`): the one `migrate(db, { schema })` was given, e.g.
+   * `oxijobs` beside a real OxiCloud. Validated by `engineSchema()` of
+   * `@oxicloud/recoverable`.
+   * @defaultValue `jobs`
+   */
+  readonly schema?: string;
 }
 
 /** The defaults of {@link PgTickCoordinatorOptions}. */
@@ -30,7 +39,8 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 /**
  * The Postgres side of the scheduler's {@link TickCoordinator}, on
- * `jobs.periodic_state` and `jobs.periodic_runs`:
+ * `jobs.periodic_state` and `jobs.periodic_runs` (in the schema of the option
+ * `schema`):
  *
  * - **A tick** is one compare-and-set: the slot is computed from the
  *   database clock, and `last_slot` moves to it only where it is older
@@ -56,11 +66,13 @@ export class PgTickCoordinator implements TickCoordinator {
   readonly #pool: Queryable;
   readonly #node: PgTickCoordinatorOptions['node'];
   readonly #retentionMs: number;
+  readonly #tables: EngineTables;
   #lastPrune = 0;
 
   constructor(options: PgTickCoordinatorOptions) {
     this.#pool = options.pool;
     this.#node = options.node;
+    this.#tables = engineTables(options.schema);
     this.leaseMs = options.leaseMs ?? TICK_COORDINATOR_DEFAULTS.leaseMs;
     if (!Number.isFinite(this.leaseMs) || this.leaseMs < 1_000) {
       throw new ClusterError(
@@ -85,7 +97,7 @@ export class PgTickCoordinator implements TickCoordinator {
   async prepare(jobs: readonly CoordinatedJob[]): Promise<void> {
     if (jobs.length === 0) return;
     await this.#pool.query(
-      'INSERT INTO jobs.periodic_state (job) SELECT unnest($1::text[]) ON CONFLICT (job) DO NOTHING',
+      `INSERT INTO ${this.#tables.periodicState} (job) SELECT unnest($1::text[]) ON CONFLICT (job) DO NOTHING`,
       [jobs.map((job) => job.name)],
     );
   }
@@ -102,7 +114,7 @@ export class PgTickCoordinator implements TickCoordinator {
     const { rows } = await this.#pool.query(
       `WITH c AS (${CURRENT_SLOT}),
        won AS (
-         INSERT INTO jobs.periodic_state AS p (job, last_slot)
+         INSERT INTO ${this.#tables.periodicState} AS p (job, last_slot)
          SELECT $1, to_timestamp(c.slot_ms / 1000.0) FROM c
          ON CONFLICT (job) DO UPDATE
             SET last_slot = EXCLUDED.last_slot,
@@ -122,7 +134,7 @@ export class PgTickCoordinator implements TickCoordinator {
     const { rows } = await this.#pool.query(
       `WITH c AS (${CURRENT_SLOT}),
        won AS (
-         UPDATE jobs.periodic_state AS p
+         UPDATE ${this.#tables.periodicState} AS p
             SET last_slot = to_timestamp(c.slot_ms / 1000.0),
                 last_missed = GREATEST(0, round(extract(epoch FROM to_timestamp(c.slot_ms / 1000.0) - p.last_slot) * 1000 / $2::bigint)::bigint - 1),
                 missed_slots = p.missed_slots + GREATEST(0, round(extract(epoch FROM to_timestamp(c.slot_ms / 1000.0) - p.last_slot) * 1000 / $2::bigint)::bigint - 1)
@@ -141,7 +153,7 @@ export class PgTickCoordinator implements TickCoordinator {
   async acquire(job: string): Promise<RunPermit> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const taken = await this.#pool.query(
-        `INSERT INTO jobs.periodic_state AS p (job, owner_node, running_since, lease_until)
+        `INSERT INTO ${this.#tables.periodicState} AS p (job, owner_node, running_since, lease_until)
          VALUES ($1, $2, now(), now() + $3 * interval '1 millisecond')
          ON CONFLICT (job) DO UPDATE
             SET owner_node = EXCLUDED.owner_node, running_since = EXCLUDED.running_since,
@@ -152,7 +164,7 @@ export class PgTickCoordinator implements TickCoordinator {
       );
       if ((taken.rowCount ?? 0) > 0) return { acquired: true };
       const { rows } = await this.#pool.query(
-        `SELECT owner_node, running_since FROM jobs.periodic_state
+        `SELECT owner_node, running_since FROM ${this.#tables.periodicState}
           WHERE job = $1 AND owner_node IS NOT NULL AND lease_until >= now()`,
         [job],
       );
@@ -170,7 +182,7 @@ export class PgTickCoordinator implements TickCoordinator {
 
   async renew(job: string): Promise<boolean> {
     const result = await this.#pool.query(
-      `UPDATE jobs.periodic_state SET lease_until = now() + $3 * interval '1 millisecond'
+      `UPDATE ${this.#tables.periodicState} SET lease_until = now() + $3 * interval '1 millisecond'
         WHERE job = $1 AND owner_node = $2`,
       [job, this.nodeId, this.leaseMs],
     );
@@ -179,7 +191,7 @@ export class PgTickCoordinator implements TickCoordinator {
 
   async release(job: string): Promise<void> {
     await this.#pool.query(
-      `UPDATE jobs.periodic_state SET owner_node = NULL, running_since = NULL, lease_until = NULL
+      `UPDATE ${this.#tables.periodicState} SET owner_node = NULL, running_since = NULL, lease_until = NULL
         WHERE job = $1 AND owner_node = $2`,
       [job, this.nodeId],
     );
@@ -188,7 +200,7 @@ export class PgTickCoordinator implements TickCoordinator {
   async record(run: PeriodicRunRecord): Promise<void> {
     const outcome = run.outcome;
     await this.#pool.query(
-      `INSERT INTO jobs.periodic_runs
+      `INSERT INTO ${this.#tables.periodicRuns}
          (job, slot, source, node, started_at, finished_at, outcome, count, cause, message, extra)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
       [
@@ -214,7 +226,7 @@ export class PgTickCoordinator implements TickCoordinator {
   /** Deletes history rows older than the retention; returns how many. */
   async pruneHistory(): Promise<number> {
     const result = await this.#pool.query(
-      `DELETE FROM jobs.periodic_runs WHERE finished_at < now() - $1 * interval '1 millisecond'`,
+      `DELETE FROM ${this.#tables.periodicRuns} WHERE finished_at < now() - $1 * interval '1 millisecond'`,
       [this.#retentionMs],
     );
     return result.rowCount ?? 0;

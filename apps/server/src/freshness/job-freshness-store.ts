@@ -1,3 +1,4 @@
+import { engineSchema, engineTable } from '@oxicloud/recoverable';
 import type pg from 'pg';
 
 /** One row of `jobs.job_registrations`: what the cluster knows of a job's freshness. */
@@ -30,8 +31,9 @@ interface Row {
   deep_overdue_alerted_at: Date | null;
 }
 
-const UPSERT_RUN = `
-  INSERT INTO jobs.job_registrations AS r (job_name, last_run_at, last_success_at, last_deep_success_at)
+/** The upsert of {@link PgJobFreshnessStore.recordRun}, on `registrations` (a qualified table). */
+const upsertRun = (registrations: string) => `
+  INSERT INTO ${registrations} AS r (job_name, last_run_at, last_success_at, last_deep_success_at)
   VALUES ($1, $2, CASE WHEN $3 THEN $2::timestamptz END, CASE WHEN $3 AND $4 THEN $2::timestamptz END)
   ON CONFLICT (job_name) DO UPDATE SET
     last_run_at = GREATEST(r.last_run_at, EXCLUDED.last_run_at),
@@ -40,8 +42,21 @@ const UPSERT_RUN = `
     overdue_alerted_at = CASE WHEN $3 THEN NULL ELSE r.overdue_alerted_at END,
     deep_overdue_alerted_at = CASE WHEN $3 AND $4 THEN NULL ELSE r.deep_overdue_alerted_at END`;
 
+/** Options of {@link PgJobFreshnessStore}. */
+export interface JobFreshnessStoreOptions {
+  /**
+   * The Postgres schema of the engine's tables (`job_registrations`, and
+   * `recoverable_runs` it reads): the one the migrations were given, e.g.
+   * `oxijobs` beside a real OxiCloud. Validated by `engineSchema()` of
+   * `@oxicloud/recoverable`.
+   * @defaultValue `jobs`
+   */
+  readonly schema?: string;
+}
+
 /**
- * `jobs.job_registrations` on a pg pool: each job's first registration on
+ * `jobs.job_registrations` (`<schema>.job_registrations` with the option
+ * `schema`) on a pg pool: each job's first registration on
  * this database, its last run and last success (shared by every process),
  * and the claim that its current overdue episode was mailed. A success
  * clears the claim; `GREATEST` keeps the newest time whatever order
@@ -49,23 +64,31 @@ const UPSERT_RUN = `
  */
 export class PgJobFreshnessStore {
   readonly #pool: pg.Pool;
+  readonly #registrations: string;
+  readonly #recoverableRuns: string;
+  readonly #upsertRun: string;
 
-  constructor(pool: pg.Pool) {
+  /** @throws Error for a `schema` the engine does not take (the message says what is allowed). */
+  constructor(pool: pg.Pool, options: JobFreshnessStoreOptions = {}) {
     this.#pool = pool;
+    const schema = engineSchema(options.schema);
+    this.#registrations = engineTable(schema, 'job_registrations');
+    this.#recoverableRuns = engineTable(schema, 'recoverable_runs');
+    this.#upsertRun = upsertRun(this.#registrations);
   }
 
   /** Records the jobs as registered; a job already known keeps its first registration time. */
   async register(jobs: readonly string[]): Promise<void> {
     if (jobs.length === 0) return;
     await this.#pool.query(
-      `INSERT INTO jobs.job_registrations (job_name) SELECT unnest($1::text[]) ON CONFLICT (job_name) DO NOTHING`,
+      `INSERT INTO ${this.#registrations} (job_name) SELECT unnest($1::text[]) ON CONFLICT (job_name) DO NOTHING`,
       [[...jobs]],
     );
   }
 
   /** A Part 1 run ended (`at` = the end of the run). */
   async recordRun(run: RecordedRun): Promise<void> {
-    await this.#pool.query(UPSERT_RUN, [run.job, run.at, run.success, run.deep === true]);
+    await this.#pool.query(this.#upsertRun, [run.job, run.at, run.success, run.deep === true]);
   }
 
   /**
@@ -76,11 +99,11 @@ export class PgJobFreshnessStore {
    */
   async recordRecoverableRun(runId: string, success: boolean, deep = false): Promise<void> {
     await this.#pool.query(
-      `INSERT INTO jobs.job_registrations AS r (job_name, last_run_at, last_success_at, last_deep_success_at)
+      `INSERT INTO ${this.#registrations} AS r (job_name, last_run_at, last_success_at, last_deep_success_at)
        SELECT job_name, at, CASE WHEN $2 THEN at END, CASE WHEN $2 AND deep THEN at END
          FROM (SELECT job_name, COALESCE(completed_at, last_progress_at) AS at,
                       $3::boolean AS deep
-                 FROM jobs.recoverable_runs WHERE id = $1) AS run
+                 FROM ${this.#recoverableRuns} WHERE id = $1) AS run
        ON CONFLICT (job_name) DO UPDATE SET
          last_run_at = GREATEST(r.last_run_at, EXCLUDED.last_run_at),
          last_success_at = GREATEST(r.last_success_at, EXCLUDED.last_success_at),
@@ -97,7 +120,7 @@ export class PgJobFreshnessStore {
     const { rows } = await this.#pool.query<Row>(
       `SELECT job_name, first_registered_at, last_run_at, last_success_at, last_deep_success_at,
               overdue_alerted_at, deep_overdue_alerted_at
-         FROM jobs.job_registrations ORDER BY job_name`,
+         FROM ${this.#registrations} ORDER BY job_name`,
     );
     return rows.map((r) => ({
       job: r.job_name,
@@ -119,7 +142,7 @@ export class PgJobFreshnessStore {
     const claim = deep ? 'deep_overdue_alerted_at' : 'overdue_alerted_at';
     const success = deep ? 'last_deep_success_at' : 'last_success_at';
     const { rowCount } = await this.#pool.query(
-      `UPDATE jobs.job_registrations SET ${claim} = NOW()
+      `UPDATE ${this.#registrations} SET ${claim} = NOW()
         WHERE job_name = $1 AND ${claim} IS NULL AND ${success} IS NOT DISTINCT FROM $2`,
       [job, lastSuccessAt],
     );
@@ -129,6 +152,6 @@ export class PgJobFreshnessStore {
   /** Gives a claim back (the mail could not be sent): the next check tries again. */
   async releaseOverdueAlert(job: string, deep: boolean): Promise<void> {
     const claim = deep ? 'deep_overdue_alerted_at' : 'overdue_alerted_at';
-    await this.#pool.query(`UPDATE jobs.job_registrations SET ${claim} = NULL WHERE job_name = $1`, [job]);
+    await this.#pool.query(`UPDATE ${this.#registrations} SET ${claim} = NULL WHERE job_name = $1`, [job]);
   }
 }

@@ -6,7 +6,7 @@ import {
   PgFindingStore,
   PgRepairPlans,
 } from '@oxicloud/consistency';
-import { completed, RecoverableEngine } from '@oxicloud/recoverable';
+import { completed, migrate as migrateRecoverable, RecoverableEngine } from '@oxicloud/recoverable';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +76,37 @@ describe('oxicloud_findings_open', () => {
     });
     expect(await open()).toEqual([
       { labels: { check: 'gauge_consistency', kind: 'thing_broken', severity: 'Drift' }, value: 1 },
+    ]);
+  });
+
+  it('with a schema, counts the runs of that schema (oxicloud_job_runs_recorded), not those of jobs', async () => {
+    const schema = 'oxijobs_gauges';
+    await migrateRecoverable(db.pool, { schema });
+    for (const status of ['Completed', 'Completed', 'Failed']) {
+      await db.pool.query(
+        `INSERT INTO ${schema}.recoverable_runs (id, job_name, status, started_at, last_progress_at)
+         VALUES ($1, 'gauge_consistency', $2, now(), now())`,
+        [randomUUID(), status],
+      );
+    }
+    const registry = new Registry();
+    const gauges = new ClusterGauges({
+      registry,
+      pool: db.pool,
+      freshness: { snapshot: async () => ({ records: [], states: [] }) },
+      findings: { openCounts: async () => [] },
+      jobs: ['gauge_consistency'],
+      schema,
+    });
+    await gauges.refresh();
+    const recorded = (await registry.getSingleMetric('oxicloud_job_runs_recorded')?.get())?.values ?? [];
+    expect(
+      recorded
+        .map((v) => ({ status: v.labels['status'], value: v.value }))
+        .sort((a, b) => String(a.status).localeCompare(String(b.status))),
+    ).toEqual([
+      { status: 'Completed', value: 2 },
+      { status: 'Failed', value: 1 },
     ]);
   });
 });

@@ -1,3 +1,4 @@
+import { engineSchema, engineTable } from '@oxicloud/recoverable';
 import type pg from 'pg';
 import { Gauge, type Registry } from 'prom-client';
 import type { FreshnessState } from '../freshness/job-freshness.js';
@@ -34,6 +35,7 @@ export class ClusterGauges {
   readonly #freshness: FreshnessFacts;
   readonly #openFindings: OpenFindings;
   readonly #jobs: ReadonlySet<string>;
+  readonly #recoverableRuns: string;
   readonly #lastSuccess: Gauge<'job'>;
   readonly #lastDeepSuccess: Gauge<'job'>;
   readonly #lastRun: Gauge<'job'>;
@@ -49,8 +51,16 @@ export class ClusterGauges {
     readonly freshness: FreshnessFacts;
     readonly findings: OpenFindings;
     readonly jobs: readonly string[];
+    /**
+     * The Postgres schema of the engine's tables (`recoverable_runs`), e.g.
+     * `oxijobs` beside a real OxiCloud. Validated by `engineSchema()` of
+     * `@oxicloud/recoverable`.
+     * @defaultValue `jobs`
+     */
+    readonly schema?: string;
   }) {
     this.#pool = deps.pool;
+    this.#recoverableRuns = engineTable(engineSchema(deps.schema), 'recoverable_runs');
     this.#freshness = deps.freshness;
     this.#openFindings = deps.findings;
     this.#jobs = new Set(deps.jobs);
@@ -105,7 +115,7 @@ export class ClusterGauges {
       this.#freshness.snapshot(),
       this.#openFindings.openCounts(),
       this.#pool.query<RunCountRow>(
-        'SELECT job_name, status, count(*) AS n FROM jobs.recoverable_runs GROUP BY job_name, status',
+        `SELECT job_name, status, count(*) AS n FROM ${this.#recoverableRuns} GROUP BY job_name, status`,
       ),
     ]);
     for (const g of [this.#lastSuccess, this.#lastDeepSuccess, this.#lastRun, this.#registered]) g.reset();

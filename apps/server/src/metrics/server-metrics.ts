@@ -1,4 +1,4 @@
-import type { RecoverableEngine } from '@oxicloud/recoverable';
+import { engineSchema, type RecoverableEngine } from '@oxicloud/recoverable';
 import type { JobRegistry } from '@oxicloud/scheduler';
 import type pg from 'pg';
 import type { FreshnessMonitor } from '../freshness/freshness-monitor.js';
@@ -16,8 +16,19 @@ export class ServerMetrics implements MetricsSource {
   #cluster: ClusterGauges | null = null;
   #registry: JobRegistry | null = null;
   #engine: RecoverableEngine | null = null;
+  readonly #schema: string;
 
-  constructor(readonly pool: pg.Pool) {
+  /**
+   * @param options.schema The Postgres schema of the engine's tables (what
+   * {@link ClusterGauges} reads), e.g. `oxijobs` beside a real OxiCloud;
+   * default `jobs`.
+   * @throws Error for a `schema` the engine does not take.
+   */
+  constructor(
+    readonly pool: pg.Pool,
+    options: { readonly schema?: string } = {},
+  ) {
+    this.#schema = engineSchema(options.schema);
     this.jobs = new JobMetrics({
       running: () => {
         const running = new Map<string, number>();
@@ -52,6 +63,7 @@ export class ServerMetrics implements MetricsSource {
       freshness: deps.freshness,
       findings: deps.findings,
       jobs: names,
+      schema: this.#schema,
     });
   }
 
