@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import type { FindingsDatabase } from './run-findings-table.js';
+import type { FindingTables } from './finding-tables.js';
+import type { EngineFindingsTables } from './run-findings-table.js';
 
 /** What closing one run did. */
 export interface RunCloseResult {
@@ -50,12 +51,19 @@ export interface RunCloseResult {
  * `jobs.finding_events` row. Idempotent: `jobs.finding_runs.closed_at`.
  * Resolves `null` for a run that has no `jobs.finding_runs` row (not a check
  * run, or written before this schema).
+ *
+ * `db` is placed in the engine schema (`tables.on`); `tables` are the same
+ * schema's, for the raw statements.
  */
-export async function closeRun(db: Kysely<FindingsDatabase>, runId: string): Promise<RunCloseResult | null> {
+export async function closeRun(
+  db: Kysely<EngineFindingsTables>,
+  tables: FindingTables,
+  runId: string,
+): Promise<RunCloseResult | null> {
   return db.transaction().execute(async (tx) => {
     const run = await tx
-      .selectFrom('jobs.finding_runs as fr')
-      .innerJoin('jobs.recoverable_runs as r', 'r.id', 'fr.run_id')
+      .selectFrom('finding_runs as fr')
+      .innerJoin('recoverable_runs as r', 'r.id', 'fr.run_id')
       .select([
         'fr.check_name',
         'fr.grace_boundary',
@@ -75,14 +83,14 @@ export async function closeRun(db: Kysely<FindingsDatabase>, runId: string): Pro
       return { ...base, outcome: 'already_closed', fixed: run.fixed_count ?? 0, expired: 0 };
     }
     const expired = await sql<{ id: string; severity: string; magnitude: string | null }>`
-      UPDATE jobs.findings
+      UPDATE ${tables.findings}
          SET state = 'open', state_changed_by = 'system', state_changed_at = now(),
              accept_until = NULL, accepted_severity = NULL, accepted_magnitude = NULL
        WHERE check_name = ${run.check_name} AND state = 'accepted' AND accept_until <= now()
       RETURNING id, severity, magnitude`.execute(tx);
     const kindGrace = JSON.stringify(run.kind_grace ?? {});
     const fixed = await sql<{ id: string; severity: string; magnitude: string | null }>`
-      UPDATE jobs.findings f
+      UPDATE ${tables.findings} f
          SET state = 'fixed', fixed_run_id = ${runId}, fixed_at = now(),
              state_changed_by = 'system', state_changed_at = now(),
              accept_until = NULL, accepted_severity = NULL, accepted_magnitude = NULL
@@ -94,9 +102,9 @@ export async function closeRun(db: Kysely<FindingsDatabase>, runId: string): Pro
                WHEN ${kindGrace}::jsonb ? f.kind
                THEN ${run.started_at}::timestamptz - ((${kindGrace}::jsonb ->> f.kind)::bigint * interval '1 millisecond')
                ELSE ${run.grace_boundary}::timestamptz END
-         AND NOT EXISTS (SELECT 1 FROM jobs.run_findings rf
+         AND NOT EXISTS (SELECT 1 FROM ${tables.runFindings} rf
                           WHERE rf.run_id = ${runId} AND rf.kind = f.kind AND rf.resource_id = f.resource_id)
-         AND NOT EXISTS (SELECT 1 FROM jobs.run_unexamined u
+         AND NOT EXISTS (SELECT 1 FROM ${tables.runUnexamined} u
                           WHERE u.run_id = ${runId} AND u.kind = f.kind AND u.resource_id = f.resource_id)
       RETURNING id, severity, magnitude`.execute(tx);
     const events = [
@@ -105,7 +113,7 @@ export async function closeRun(db: Kysely<FindingsDatabase>, runId: string): Pro
     ];
     for (let i = 0; i < events.length; i += 1000) {
       await tx
-        .insertInto('jobs.finding_events')
+        .insertInto('finding_events')
         .values(
           events.slice(i, i + 1000).map((e) => ({
             finding_id: e.id,
@@ -121,7 +129,7 @@ export async function closeRun(db: Kysely<FindingsDatabase>, runId: string): Pro
         .execute();
     }
     await tx
-      .updateTable('jobs.finding_runs')
+      .updateTable('finding_runs')
       .set({ closed_at: sql<Date>`now()`, fixed_count: fixed.rows.length })
       .where('run_id', '=', runId)
       .execute();
@@ -135,12 +143,13 @@ export async function closeRun(db: Kysely<FindingsDatabase>, runId: string): Pro
  * `checkName` when it is given. Idempotent.
  */
 export async function closePendingRuns(
-  db: Kysely<FindingsDatabase>,
+  db: Kysely<EngineFindingsTables>,
+  tables: FindingTables,
   checkName?: string,
 ): Promise<RunCloseResult[]> {
   let query = db
-    .selectFrom('jobs.finding_runs as fr')
-    .innerJoin('jobs.recoverable_runs as r', 'r.id', 'fr.run_id')
+    .selectFrom('finding_runs as fr')
+    .innerJoin('recoverable_runs as r', 'r.id', 'fr.run_id')
     .select('fr.run_id')
     .where('fr.closed_at', 'is', null)
     .where('r.status', '=', 'Completed');
@@ -148,7 +157,7 @@ export async function closePendingRuns(
   const pending = await query.orderBy('fr.started_at').execute();
   const out: RunCloseResult[] = [];
   for (const { run_id } of pending) {
-    const result = await closeRun(db, run_id);
+    const result = await closeRun(db, tables, run_id);
     if (result) out.push(result);
   }
   return out;

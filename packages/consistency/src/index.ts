@@ -60,6 +60,7 @@ export {
   MAILED_CHANGES,
   transitionOnReport,
 } from './finding-state.js';
+export type { PgConsistencyOptions } from './finding-tables.js';
 export { DEEP_GRACE_WINDOW_MS, DEFAULT_GRACE_WINDOW_MS, effectiveGraceMs, graceBoundary } from './grace.js';
 export type { Inconsistency } from './inconsistency.js';
 export type {

@@ -1,8 +1,9 @@
-import { Kysely, PostgresDialect, type PostgresPool, type SelectQueryBuilder, sql } from 'kysely';
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import { closePendingRuns, closeRun, type RunCloseResult } from './close-run.js';
 import { ConsistencyError } from './consistency-error.js';
 import { type FindingChange, type FindingState, isFindingState } from './finding-state.js';
-import type { FindingsDatabase, FindingsTable } from './run-findings-table.js';
+import { type FindingTables, findingTables, kyselyOf, type PgConsistencyOptions } from './finding-tables.js';
+import type { EngineFindingsTables, FindingsTable } from './run-findings-table.js';
 import { isSeverity, SEVERITIES, type Severity, severityRank } from './severity.js';
 
 /** A finding across runs (`jobs.findings`). */
@@ -210,24 +211,29 @@ export interface OpenFindingCount {
  * ```
  */
 export class PgFindingLedger {
-  readonly #db: Kysely<FindingsDatabase>;
+  /** The caller's Kysely (or one on the pool), placed in the engine schema. */
+  readonly #db: Kysely<EngineFindingsTables>;
+  readonly #t: FindingTables;
 
-  // biome-ignore lint/suspicious/noExplicitAny: a consumer's Kysely has its own database type
-  constructor(options: { readonly pool: PostgresPool } | { readonly db: Kysely<any> }) {
-    this.#db =
-      'db' in options
-        ? (options.db as Kysely<FindingsDatabase>)
-        : new Kysely<FindingsDatabase>({ dialect: new PostgresDialect({ pool: options.pool }) });
+  /**
+   * `pool` or your own `db`, and the engine `schema` (the one given to
+   * `migrate()`; @defaultValue `jobs`): see {@link PgConsistencyOptions}.
+   *
+   * @throws Error when `schema` is not a schema name the engine takes (see `engineSchema`).
+   */
+  constructor(options: PgConsistencyOptions) {
+    this.#t = findingTables(options.schema);
+    this.#db = this.#t.on(kyselyOf(options));
   }
 
   /** The closing step of one run (see `closeRun`): idempotent, nothing for a run that is not `Completed`. */
   closeRun(runId: string): Promise<RunCloseResult | null> {
-    return closeRun(this.#db, runId);
+    return closeRun(this.#db, this.#t, runId);
   }
 
   /** Closes every `Completed` check run a crash left unclosed (only `checkName`'s when given), oldest first. */
   closePendingRuns(checkName?: string): Promise<RunCloseResult[]> {
-    return closePendingRuns(this.#db, checkName);
+    return closePendingRuns(this.#db, this.#t, checkName);
   }
 
   /**
@@ -236,7 +242,7 @@ export class PgFindingLedger {
    */
   async openCounts(): Promise<OpenFindingCount[]> {
     const rows = await this.#db
-      .selectFrom('jobs.findings')
+      .selectFrom('findings')
       .select(['check_name', 'kind', 'severity', (eb) => eb.fn.countAll<string>().as('n')])
       .where('state', 'in', ['open', 'reopened'])
       .groupBy(['check_name', 'kind', 'severity'])
@@ -261,8 +267,7 @@ export class PgFindingLedger {
     }
     const after = options.cursor === undefined ? null : decodeCursor(options.cursor);
     const filtered = () => {
-      let q: SelectQueryBuilder<FindingsDatabase, 'jobs.findings', object> =
-        this.#db.selectFrom('jobs.findings');
+      let q: SelectQueryBuilder<EngineFindingsTables, 'findings', object> = this.#db.selectFrom('findings');
       if (options.state) q = q.where('state', '=', options.state);
       if (options.severity) q = q.where('severity', '=', options.severity);
       if (options.kind) q = q.where('kind', '=', options.kind);
@@ -296,21 +301,14 @@ export class PgFindingLedger {
   /** A finding with its state changes and the runs that saw it; `null` when there is none. */
   async get(id: string): Promise<FindingDetailView | null> {
     if (!UUID.test(id)) return null;
-    const row = (await this.#db
-      .selectFrom('jobs.findings')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst()) as FindingRow | undefined;
+    const row = (await this.#db.selectFrom('findings').selectAll().where('id', '=', id).executeTakeFirst()) as
+      | FindingRow
+      | undefined;
     if (row === undefined) return null;
     const [events, sightings] = await Promise.all([
+      this.#db.selectFrom('finding_events').selectAll().where('finding_id', '=', id).orderBy('id').execute(),
       this.#db
-        .selectFrom('jobs.finding_events')
-        .selectAll()
-        .where('finding_id', '=', id)
-        .orderBy('id')
-        .execute(),
-      this.#db
-        .selectFrom('jobs.run_findings')
+        .selectFrom('run_findings')
         .select(['run_id', 'found_at', 'severity', 'change', 'detail'])
         .where('finding_id', '=', id)
         .orderBy('found_at', 'desc')
@@ -372,7 +370,7 @@ export class PgFindingLedger {
     if (!UUID.test(id)) throw new ConsistencyError('FINDING_NOT_FOUND', `no finding with id ${id}`);
     return this.#db.transaction().execute(async (tx) => {
       const row = (await tx
-        .selectFrom('jobs.findings')
+        .selectFrom('findings')
         .selectAll()
         .where('id', '=', id)
         .forUpdate()
@@ -403,7 +401,7 @@ export class PgFindingLedger {
         to = from === 'fixed' ? 'reopened' : 'open';
       }
       const updated = (await tx
-        .updateTable('jobs.findings')
+        .updateTable('findings')
         .set({
           state: to,
           state_changed_by: input.actor,
@@ -419,7 +417,7 @@ export class PgFindingLedger {
         .returningAll()
         .executeTakeFirstOrThrow()) as FindingRow;
       await tx
-        .insertInto('jobs.finding_events')
+        .insertInto('finding_events')
         .values({
           finding_id: id,
           run_id: null,
@@ -444,7 +442,7 @@ export class PgFindingLedger {
   async runChanges(runId: string, options: { readonly limit?: number } = {}): Promise<RunChanges> {
     const limit = options.limit ?? 100;
     const run = await this.#db
-      .selectFrom('jobs.recoverable_runs')
+      .selectFrom('recoverable_runs')
       .select('job_name')
       .where('id', '=', runId)
       .executeTakeFirst();
@@ -452,8 +450,8 @@ export class PgFindingLedger {
     const check = run.job_name;
     const [changedRows, countRows, fixedRows, openRow] = await Promise.all([
       this.#db
-        .selectFrom('jobs.run_findings as rf')
-        .innerJoin('jobs.findings as f', 'f.id', 'rf.finding_id')
+        .selectFrom('run_findings as rf')
+        .innerJoin('findings as f', 'f.id', 'rf.finding_id')
         .selectAll('f')
         .select('rf.change')
         .where('rf.run_id', '=', runId)
@@ -465,8 +463,8 @@ export class PgFindingLedger {
         .limit(limit)
         .execute(),
       this.#db
-        .selectFrom('jobs.run_findings as rf')
-        .innerJoin('jobs.findings as f', 'f.id', 'rf.finding_id')
+        .selectFrom('run_findings as rf')
+        .innerJoin('findings as f', 'f.id', 'rf.finding_id')
         .select(['rf.change', (eb) => eb.fn.countAll<string>().as('n')])
         .where('rf.run_id', '=', runId)
         .where('rf.change', 'is not', null)
@@ -474,7 +472,7 @@ export class PgFindingLedger {
         .groupBy('rf.change')
         .execute(),
       this.#db
-        .selectFrom('jobs.findings')
+        .selectFrom('findings')
         .selectAll()
         .where('fixed_run_id', '=', runId)
         .orderBy('severity_rank')
@@ -482,7 +480,7 @@ export class PgFindingLedger {
         .limit(limit)
         .execute(),
       this.#db
-        .selectFrom('jobs.findings')
+        .selectFrom('findings')
         .select([
           (eb) => eb.fn.countAll<string>().filterWhere('state', 'in', ['open', 'reopened']).as('open'),
           (eb) => eb.fn.countAll<string>().filterWhere('fixed_run_id', '=', runId).as('fixed'),
@@ -520,7 +518,7 @@ export class PgFindingLedger {
     if (checks.length === 0) return [];
     const [openRows, runs] = await Promise.all([
       this.#db
-        .selectFrom('jobs.findings')
+        .selectFrom('findings')
         .select(['check_name', 'severity', 'state', (eb) => eb.fn.countAll<string>().as('n')])
         .where('check_name', 'in', [...checks])
         .where('state', 'in', ['open', 'reopened', 'accepted'])
@@ -535,14 +533,14 @@ export class PgFindingLedger {
         fixed: string;
       }>`
         SELECT r.job_name, r.id, r.completed_at,
-               (SELECT count(*) FROM jobs.run_findings rf WHERE rf.run_id = r.id) AS reported,
-               (SELECT count(*) FROM jobs.run_findings rf WHERE rf.run_id = r.id AND rf.change = 'new') AS new,
+               (SELECT count(*) FROM ${this.#t.runFindings} rf WHERE rf.run_id = r.id) AS reported,
+               (SELECT count(*) FROM ${this.#t.runFindings} rf WHERE rf.run_id = r.id AND rf.change = 'new') AS new,
                COALESCE(fr.fixed_count, 0) AS fixed
           FROM (SELECT id, job_name, completed_at,
                        row_number() OVER (PARTITION BY job_name ORDER BY completed_at DESC NULLS LAST, id DESC) AS n
-                  FROM jobs.recoverable_runs
+                  FROM ${this.#t.runs}
                  WHERE status = 'Completed' AND job_name IN (${sql.join([...checks])})) r
-          LEFT JOIN jobs.finding_runs fr ON fr.run_id = r.id
+          LEFT JOIN ${this.#t.findingRuns} fr ON fr.run_id = r.id
          WHERE r.n <= ${trendRuns}
          ORDER BY r.job_name, r.completed_at ASC NULLS FIRST, r.id`.execute(this.#db),
     ]);

@@ -1,5 +1,5 @@
 import type { RunTransaction } from '@oxicloud/recoverable';
-import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { closePendingRuns, closeRun, type RunCloseResult } from './close-run.js';
 import { ConsistencyError } from './consistency-error.js';
@@ -11,8 +11,9 @@ import type {
   FindingWriteResult,
   FindingWriter,
 } from './finding-sink.js';
+import { type FindingTables, findingTables, kyselyOf, type PgConsistencyOptions } from './finding-tables.js';
 import type { Inconsistency } from './inconsistency.js';
-import type { FindingsDatabase } from './run-findings-table.js';
+import type { EngineFindingsTables } from './run-findings-table.js';
 import { isSeverity, SEVERITIES, type Severity } from './severity.js';
 import { checkNameOfRun, trackFindings, untrackDrops } from './track-findings.js';
 
@@ -49,19 +50,23 @@ const SCHEMA_SQLSTATES = new Set(['42P01', '42703']);
  * missing, else `DATABASE` with pg's message.
  */
 async function databaseError(
-  db: Kysely<FindingsDatabase>,
+  // biome-ignore lint/suspicious/noExplicitAny: a consumer's Kysely has its own database type
+  db: Kysely<any>,
+  tables: FindingTables,
   action: string,
   cause: unknown,
 ): Promise<ConsistencyError> {
   if (SCHEMA_SQLSTATES.has(String((cause as { code?: unknown } | null)?.code))) {
-    const problem = await checkConsistencySchema(db).then(
+    const problem = await checkConsistencySchema(db, { schema: tables.schema }).then(
       () => null,
       (error: unknown) => error,
     );
     if (problem instanceof ConsistencyError) return problem;
   }
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new ConsistencyError('DATABASE', `could not ${action} in jobs.run_findings: ${reason}`, { cause });
+  return new ConsistencyError('DATABASE', `could not ${action} in ${tables.runFindingsName}: ${reason}`, {
+    cause,
+  });
 }
 
 function toSeverity(value: string): Severity {
@@ -93,18 +98,25 @@ const bytesRank = sql<number>`COALESCE((detail->>'total_bytes')::numeric, 0)`;
  * ```
  */
 export class PgFindingStore implements FindingWriter {
-  readonly #db: Kysely<FindingsDatabase>;
+  /** The caller's Kysely (or one on the pool), as given. */
+  // biome-ignore lint/suspicious/noExplicitAny: a consumer's Kysely has its own database type
+  readonly #plain: Kysely<any>;
+  /** The same, placed in the engine schema. */
+  readonly #db: Kysely<EngineFindingsTables>;
+  readonly #t: FindingTables;
 
   /**
    * `pool`: a pg `Pool` (never ended here); or `db`: your own `Kysely` on
    * Postgres, whatever database type it carries (it needs `jobs.run_findings`).
+   * `schema`: the engine schema the tables live in, the one given to
+   * `migrate()` (and to the engine). @defaultValue `jobs`
+   *
+   * @throws Error when `schema` is not a schema name the engine takes (see `engineSchema`).
    */
-  // biome-ignore lint/suspicious/noExplicitAny: a consumer's Kysely has its own database type
-  constructor(options: { readonly pool: PostgresPool } | { readonly db: Kysely<any> }) {
-    this.#db =
-      'db' in options
-        ? (options.db as Kysely<FindingsDatabase>)
-        : new Kysely<FindingsDatabase>({ dialect: new PostgresDialect({ pool: options.pool }) });
+  constructor(options: PgConsistencyOptions) {
+    this.#t = findingTables(options.schema);
+    this.#plain = kyselyOf(options);
+    this.#db = this.#t.on(this.#plain);
   }
 
   /**
@@ -128,15 +140,16 @@ export class PgFindingStore implements FindingWriter {
     drops: readonly FindingKey[],
     context?: FindingWriteContext,
   ): Promise<FindingWriteResult> {
-    // The checkpoint transaction knows only the engine's tables; these are ours.
-    const db = tx as unknown as Kysely<FindingsDatabase>;
+    // The checkpoint transaction is the job's, in no schema: ours go in the engine schema.
+    const db = this.#t.on(tx as unknown as Kysely<EngineFindingsTables>);
     try {
       const writeContext: FindingWriteContext = context ?? { checkName: await checkNameOfRun(db, runId) };
       const tracked = await trackFindings(db, runId, writeContext, records);
       let recordedNew: boolean[] = [];
       if (records.length > 0) {
+        const storedChange = sql.ref(`${this.#t.runFindingsName}.change`);
         const rows = await db
-          .insertInto('jobs.run_findings')
+          .insertInto('run_findings')
           .values(
             records.map((finding) => ({
               id: uuidv7(),
@@ -155,7 +168,7 @@ export class PgFindingStore implements FindingWriter {
               severity: (eb) => eb.ref('excluded.severity'),
               finding_id: (eb) => eb.ref('excluded.finding_id'),
               // The first report of the run says what it changed; a re-record keeps it.
-              change: sql<string | null>`COALESCE(jobs.run_findings.change, excluded.change)`,
+              change: sql<string | null>`COALESCE(${storedChange}, excluded.change)`,
             }),
           )
           // xmax = 0 only on a freshly inserted row version; found_at is kept by the update.
@@ -167,7 +180,7 @@ export class PgFindingStore implements FindingWriter {
       let dropped: boolean[] = [];
       if (drops.length > 0) {
         const rows = await db
-          .deleteFrom('jobs.run_findings')
+          .deleteFrom('run_findings')
           .where('run_id', '=', runId)
           .where((eb) =>
             eb.or(drops.map((d) => eb.and([eb('kind', '=', d.kind), eb('resource_id', '=', d.resourceId)]))),
@@ -181,7 +194,8 @@ export class PgFindingStore implements FindingWriter {
       return { recordedNew, dropped };
     } catch (cause) {
       throw await databaseError(
-        this.#db,
+        this.#plain,
+        this.#t,
         `write ${records.length} finding(s) and drop ${drops.length} of run ${runId}`,
         cause,
       );
@@ -196,7 +210,7 @@ export class PgFindingStore implements FindingWriter {
   async beginRun(run: CheckRunFacts): Promise<void> {
     try {
       await this.#db
-        .insertInto('jobs.finding_runs')
+        .insertInto('finding_runs')
         .values({
           run_id: run.runId,
           check_name: run.checkName,
@@ -208,7 +222,12 @@ export class PgFindingStore implements FindingWriter {
         .onConflict((oc) => oc.column('run_id').doNothing())
         .execute();
     } catch (cause) {
-      throw await databaseError(this.#db, `remember the grace boundary of run ${run.runId}`, cause);
+      throw await databaseError(
+        this.#plain,
+        this.#t,
+        `remember the grace boundary of run ${run.runId}`,
+        cause,
+      );
     }
   }
 
@@ -217,17 +236,17 @@ export class PgFindingStore implements FindingWriter {
    * once; idempotent). `checkJob` calls it after the run's terminal write.
    */
   closeRun(runId: string): Promise<RunCloseResult | null> {
-    return closeRun(this.#db, runId);
+    return closeRun(this.#db, this.#t, runId);
   }
 
   /** Closes the `Completed` runs of `checkName` left unclosed by a crash, oldest first. */
   closePendingRuns(checkName: string): Promise<RunCloseResult[]> {
-    return closePendingRuns(this.#db, checkName);
+    return closePendingRuns(this.#db, this.#t, checkName);
   }
 
   /** Writes one batch of findings of `runId` in a transaction of its own (tests, tools). */
   async write(runId: string, records: readonly Inconsistency[], drops: readonly FindingKey[] = []) {
-    return this.#db
+    return this.#plain
       .transaction()
       .execute((tx) => this.writeFindings(tx as unknown as RunTransaction, runId, records, drops));
   }
@@ -243,7 +262,7 @@ export class PgFindingStore implements FindingWriter {
       throw new ConsistencyError('INVALID_OPTIONS', `offset must be a non-negative integer, got ${offset}`);
     }
     try {
-      let query = this.#db.selectFrom('jobs.run_findings').selectAll().where('run_id', '=', runId);
+      let query = this.#db.selectFrom('run_findings').selectAll().where('run_id', '=', runId);
       if (options.severity) query = query.where('severity', '=', options.severity);
       if (options.kind) query = query.where('kind', '=', options.kind);
       const rows = await query
@@ -265,7 +284,7 @@ export class PgFindingStore implements FindingWriter {
         foundAt: r.found_at,
       }));
     } catch (cause) {
-      throw await databaseError(this.#db, `list the findings of run ${runId}`, cause);
+      throw await databaseError(this.#plain, this.#t, `list the findings of run ${runId}`, cause);
     }
   }
 
@@ -273,7 +292,7 @@ export class PgFindingStore implements FindingWriter {
   async summarize(runId: string): Promise<FindingCount[]> {
     try {
       const rows = await this.#db
-        .selectFrom('jobs.run_findings')
+        .selectFrom('run_findings')
         .select(['kind', 'severity', (eb) => eb.fn.countAll<string>().as('count')])
         .where('run_id', '=', runId)
         .groupBy(['kind', 'severity'])
@@ -282,7 +301,7 @@ export class PgFindingStore implements FindingWriter {
         .execute();
       return rows.map((r) => ({ kind: r.kind, severity: toSeverity(r.severity), count: Number(r.count) }));
     } catch (cause) {
-      throw await databaseError(this.#db, `count the findings of run ${runId}`, cause);
+      throw await databaseError(this.#plain, this.#t, `count the findings of run ${runId}`, cause);
     }
   }
 }

@@ -1,6 +1,8 @@
-import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
+import type { SchemaOptions } from '@oxicloud/recoverable';
+import { type Kysely, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { ConsistencyError } from './consistency-error.js';
+import { type FindingTables, findingTables, kyselyOf, type PgConsistencyOptions } from './finding-tables.js';
 import { isSeverity, type Severity } from './severity.js';
 
 /** Which open findings a repair plan covers: explicit ids, or a filter. */
@@ -90,13 +92,18 @@ interface PlanRow {
  */
 export class PgRepairPlans {
   readonly #db: Kysely<unknown>;
+  readonly #t: FindingTables;
 
-  // biome-ignore lint/suspicious/noExplicitAny: a consumer's Kysely has its own database type
-  constructor(options: { readonly pool: PostgresPool } | { readonly db: Kysely<any> }) {
-    this.#db =
-      'db' in options
-        ? options.db
-        : new Kysely<unknown>({ dialect: new PostgresDialect({ pool: options.pool }) });
+  /**
+   * `pool` or your own `db`, and the engine `schema` (the one given to
+   * `migrate()`; @defaultValue `jobs`): see {@link PgConsistencyOptions}.
+   * A repair job's `lockPendingPlanItem` / `recordPlanItem` take the same `schema`.
+   *
+   * @throws Error when `schema` is not a schema name the engine takes (see `engineSchema`).
+   */
+  constructor(options: PgConsistencyOptions) {
+    this.#t = findingTables(options.schema);
+    this.#db = kyselyOf(options);
   }
 
   /**
@@ -148,7 +155,7 @@ export class PgRepairPlans {
         detail: Record<string, unknown>;
         severity_rank: number;
       }>`
-        SELECT id, check_name, kind, resource_id, last_seen_run_id, detail, severity_rank FROM jobs.findings
+        SELECT id, check_name, kind, resource_id, last_seen_run_id, detail, severity_rank FROM ${this.#t.findings}
          WHERE state IN ('open', 'reopened') AND ${where}
            ${after === null ? sql`` : sql`AND (severity_rank, id) > (${after.rank}, ${after.id}::uuid)`}
          ORDER BY severity_rank, id
@@ -174,11 +181,11 @@ export class PgRepairPlans {
     const id = uuidv7();
     await this.#db.transaction().execute(async (trx) => {
       await sql`
-        INSERT INTO jobs.repair_plans (id, hash, selection, created_by)
+        INSERT INTO ${this.#t.repairPlans} (id, hash, selection, created_by)
         VALUES (${id}, ${plan.hash}, ${JSON.stringify(plan.selection)}::jsonb, ${plan.createdBy})`.execute(
         trx,
       );
-      await insertItems(trx, id, plan.lines);
+      await insertItems(trx, this.#t, id, plan.lines);
     });
     return id;
   }
@@ -186,7 +193,7 @@ export class PgRepairPlans {
   /** The plan with its items in order; `null` when there is none. */
   async get(id: string): Promise<StoredRepairPlan | null> {
     if (!UUID.test(id)) return null;
-    const plan = await sql<PlanRow>`SELECT * FROM jobs.repair_plans WHERE id = ${id}`.execute(this.#db);
+    const plan = await sql<PlanRow>`SELECT * FROM ${this.#t.repairPlans} WHERE id = ${id}`.execute(this.#db);
     const row = plan.rows[0];
     if (row === undefined) return null;
     const items = await sql<{
@@ -198,7 +205,7 @@ export class PgRepairPlans {
       done_at: Date | null;
       verified: string | null;
     }>`
-      SELECT position, finding_id, line, status, reason, done_at, verified FROM jobs.repair_plan_items
+      SELECT position, finding_id, line, status, reason, done_at, verified FROM ${this.#t.repairPlanItems}
        WHERE plan_id = ${id} ORDER BY position`.execute(this.#db);
     return {
       id: row.id,
@@ -238,7 +245,7 @@ export class PgRepairPlans {
     if (!UUID.test(id)) throw new ConsistencyError('PLAN_NOT_FOUND', `no repair plan ${id}`);
     await this.#db.transaction().execute(async (trx) => {
       const { rows } = await sql<{ state: string; hash: string; run_id: string | null }>`
-        SELECT state, hash, run_id FROM jobs.repair_plans WHERE id = ${id} FOR UPDATE`.execute(trx);
+        SELECT state, hash, run_id FROM ${this.#t.repairPlans} WHERE id = ${id} FOR UPDATE`.execute(trx);
       const row = rows[0];
       if (row === undefined || !UUID.test(id))
         throw new ConsistencyError('PLAN_NOT_FOUND', `no repair plan ${id}`);
@@ -253,7 +260,7 @@ export class PgRepairPlans {
         throw new ConsistencyError('PLAN_CONFLICT', `repair plan ${id} is already ${row.state}`);
       }
       await sql`
-        UPDATE jobs.repair_plans SET state = 'approved', approved_by = ${actor}, approved_at = now()
+        UPDATE ${this.#t.repairPlans} SET state = 'approved', approved_by = ${actor}, approved_at = now()
          WHERE id = ${id}`.execute(trx);
     });
   }
@@ -265,13 +272,13 @@ export class PgRepairPlans {
    */
   async releaseApproval(id: string): Promise<void> {
     await sql`
-      UPDATE jobs.repair_plans SET state = 'planned', approved_by = NULL, approved_at = NULL
+      UPDATE ${this.#t.repairPlans} SET state = 'planned', approved_by = NULL, approved_at = NULL
        WHERE id = ${id} AND state = 'approved' AND run_id IS NULL`.execute(this.#db);
   }
 
   /** Links the run that applies the plan. */
   async attachRun(id: string, runId: string): Promise<void> {
-    await sql`UPDATE jobs.repair_plans SET run_id = ${runId} WHERE id = ${id}`.execute(this.#db);
+    await sql`UPDATE ${this.#t.repairPlans} SET run_id = ${runId} WHERE id = ${id}`.execute(this.#db);
   }
 
   /**
@@ -288,11 +295,11 @@ export class PgRepairPlans {
   ): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
       await sql`
-        UPDATE jobs.repair_plan_items SET verified = ${failure ?? 'passed'}
+        UPDATE ${this.#t.repairPlanItems} SET verified = ${failure ?? 'passed'}
          WHERE plan_id = ${planId} AND position = ${position}`.execute(trx);
       if (failure !== null || fix.findingId === null) return;
       const fixed = await sql<{ id: string; severity: string; magnitude: string | null }>`
-        UPDATE jobs.findings
+        UPDATE ${this.#t.findings}
            SET state = 'fixed', fixed_run_id = ${fix.runId}, fixed_at = now(),
                state_changed_by = ${fix.actor}, state_changed_at = now()
          WHERE id = ${fix.findingId} AND state IN ('open', 'reopened')
@@ -300,7 +307,7 @@ export class PgRepairPlans {
       const row = fixed.rows[0];
       if (row === undefined) return;
       await sql`
-        INSERT INTO jobs.finding_events (finding_id, run_id, actor, event, state, severity, magnitude, comment)
+        INSERT INTO ${this.#t.findingEvents} (finding_id, run_id, actor, event, state, severity, magnitude, comment)
         VALUES (${row.id}, ${fix.runId}, ${fix.actor}, 'fixed', 'fixed', ${row.severity}, ${row.magnitude},
                 ${`repair plan ${planId}`})`.execute(trx);
     });
@@ -308,7 +315,7 @@ export class PgRepairPlans {
 
   /** Marks an approved plan `applied` (its run completed). */
   async markApplied(id: string): Promise<void> {
-    await sql`UPDATE jobs.repair_plans SET state = 'applied' WHERE id = ${id} AND state = 'approved'`.execute(
+    await sql`UPDATE ${this.#t.repairPlans} SET state = 'applied' WHERE id = ${id} AND state = 'approved'`.execute(
       this.#db,
     );
   }
@@ -324,7 +331,7 @@ export class PgRepairPlans {
       done_at: Date | null;
       verified: string | null;
     }>`
-      SELECT position, finding_id, line, status, reason, done_at, verified FROM jobs.repair_plan_items
+      SELECT position, finding_id, line, status, reason, done_at, verified FROM ${this.#t.repairPlanItems}
        WHERE plan_id = ${id} AND position > ${afterPosition ?? -1}
        ORDER BY position LIMIT ${limit}`.execute(this.#db);
     return rows.map((r) => ({
@@ -358,7 +365,7 @@ export class PgRepairPlans {
     if (!UUID.test(id)) throw new ConsistencyError('PLAN_NOT_FOUND', `no repair plan ${id}`);
     await this.#db.transaction().execute(async (trx) => {
       const { rows } = await sql<{ state: string; hash: string }>`
-        SELECT state, hash FROM jobs.repair_plans WHERE id = ${id} FOR UPDATE`.execute(trx);
+        SELECT state, hash FROM ${this.#t.repairPlans} WHERE id = ${id} FOR UPDATE`.execute(trx);
       const row = rows[0];
       if (row === undefined) throw new ConsistencyError('PLAN_NOT_FOUND', `no repair plan ${id}`);
       if (row.hash !== readHash) {
@@ -373,9 +380,9 @@ export class PgRepairPlans {
           `repair plan ${id} is ${row.state}: its lines can no longer change`,
         );
       }
-      await sql`DELETE FROM jobs.repair_plan_items WHERE plan_id = ${id}`.execute(trx);
-      await insertItems(trx, id, lines);
-      await sql`UPDATE jobs.repair_plans SET hash = ${hash} WHERE id = ${id}`.execute(trx);
+      await sql`DELETE FROM ${this.#t.repairPlanItems} WHERE plan_id = ${id}`.execute(trx);
+      await insertItems(trx, this.#t, id, lines);
+      await sql`UPDATE ${this.#t.repairPlans} SET hash = ${hash} WHERE id = ${id}`.execute(trx);
     });
   }
 }
@@ -403,33 +410,46 @@ export interface PlanItemRecord {
 /**
  * Locks one pending item of a plan inside the caller's transaction: `true`
  * when it is still `pending` (apply it), `false` when it was done already
- * (a replayed batch after a resume: never apply twice).
+ * (a replayed batch after a resume: never apply twice). `options.schema`:
+ * the engine schema, as given to {@link PgRepairPlans} (@defaultValue `jobs`).
+ *
+ * @throws Error when `schema` is not a schema name the engine takes (see `engineSchema`).
  */
 export async function lockPendingPlanItem(
   // biome-ignore lint/suspicious/noExplicitAny: the caller's transaction has its own database type
   tx: Kysely<any>,
   planId: string,
   position: number,
+  options: SchemaOptions = {},
 ): Promise<boolean> {
+  const t = findingTables(options.schema);
   const { rows } = await sql<{ status: string }>`
-    SELECT status FROM jobs.repair_plan_items WHERE plan_id = ${planId} AND position = ${position}
+    SELECT status FROM ${t.repairPlanItems} WHERE plan_id = ${planId} AND position = ${position}
        FOR UPDATE`.execute(tx);
   return rows[0]?.status === 'pending';
 }
 
-/** Records an item's outcome (and its audit row when applied) in the caller's transaction. */
+/**
+ * Records an item's outcome (and its audit row when applied) in the caller's
+ * transaction. `options.schema`: the engine schema, as given to
+ * {@link PgRepairPlans} (@defaultValue `jobs`).
+ *
+ * @throws Error when `schema` is not a schema name the engine takes (see `engineSchema`).
+ */
 export async function recordPlanItem(
   // biome-ignore lint/suspicious/noExplicitAny: the caller's transaction has its own database type
   tx: Kysely<any>,
   record: PlanItemRecord,
+  options: SchemaOptions = {},
 ): Promise<void> {
+  const t = findingTables(options.schema);
   await sql`
-    UPDATE jobs.repair_plan_items SET status = ${record.status}, reason = ${record.reason ?? null}, done_at = now()
+    UPDATE ${t.repairPlanItems} SET status = ${record.status}, reason = ${record.reason ?? null}, done_at = now()
      WHERE plan_id = ${record.planId} AND position = ${record.position}`.execute(tx);
   const a = record.audit;
   if (a === undefined) return;
   await sql`
-    INSERT INTO jobs.repair_audit (plan_id, position, run_id, approved_by, finding_id, check_name, kind,
+    INSERT INTO ${t.repairAudit} (plan_id, position, run_id, approved_by, finding_id, check_name, kind,
                                    resource_id, action, before, after)
     VALUES (${record.planId}, ${record.position}, ${a.runId}, ${a.approvedBy}, ${a.findingId}, ${a.checkName},
             ${a.kind}, ${a.resourceId}, ${a.action}, ${JSON.stringify(a.before)}::jsonb,
@@ -438,12 +458,13 @@ export async function recordPlanItem(
 
 async function insertItems(
   trx: Kysely<unknown>,
+  t: FindingTables,
   planId: string,
   lines: NewRepairPlan['lines'],
 ): Promise<void> {
   if (lines.length === 0) return;
   await sql`
-    INSERT INTO jobs.repair_plan_items (plan_id, position, finding_id, line, status)
+    INSERT INTO ${t.repairPlanItems} (plan_id, position, finding_id, line, status)
     SELECT ${planId}, (l.ord - 1)::int, l.finding_id, l.line,
            CASE WHEN l.line->>'type' = 'needs_person' THEN 'needs_person' ELSE 'pending' END
       FROM unnest(${lines.map((l) => l.findingId)}::uuid[], ${lines.map((l) => JSON.stringify(l.line))}::jsonb[])

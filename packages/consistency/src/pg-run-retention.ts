@@ -1,5 +1,5 @@
-import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
-import type { FindingsDatabase } from './run-findings-table.js';
+import { type Kysely, sql } from 'kysely';
+import { type FindingTables, findingTables, kyselyOf, type PgConsistencyOptions } from './finding-tables.js';
 
 /** What one pruning batch deleted. */
 export interface PrunedRuns {
@@ -19,14 +19,19 @@ export interface PrunedRuns {
  * ```
  */
 export class PgRunRetention {
-  readonly #db: Kysely<FindingsDatabase>;
-
   // biome-ignore lint/suspicious/noExplicitAny: a consumer's Kysely has its own database type
-  constructor(options: { readonly pool: PostgresPool } | { readonly db: Kysely<any> }) {
-    this.#db =
-      'db' in options
-        ? (options.db as Kysely<FindingsDatabase>)
-        : new Kysely<FindingsDatabase>({ dialect: new PostgresDialect({ pool: options.pool }) });
+  readonly #db: Kysely<any>;
+  readonly #t: FindingTables;
+
+  /**
+   * `pool` or your own `db`, and the engine `schema` (the one given to
+   * `migrate()`; @defaultValue `jobs`): see {@link PgConsistencyOptions}.
+   *
+   * @throws Error when `schema` is not a schema name the engine takes (see `engineSchema`).
+   */
+  constructor(options: PgConsistencyOptions) {
+    this.#t = findingTables(options.schema);
+    this.#db = kyselyOf(options);
   }
 
   /**
@@ -40,21 +45,21 @@ export class PgRunRetention {
   async pruneRuns(cutoff: Date, limit: number): Promise<PrunedRuns> {
     const { rows } = await sql<{ id: string; job_name: string }>`
       WITH latest AS (
-        SELECT DISTINCT ON (job_name) id FROM jobs.recoverable_runs
+        SELECT DISTINCT ON (job_name) id FROM ${this.#t.runs}
          WHERE status = 'Completed'
          ORDER BY job_name, completed_at DESC NULLS LAST, id DESC
       ), victims AS (
-        SELECT r.id FROM jobs.recoverable_runs r
+        SELECT r.id FROM ${this.#t.runs} r
          WHERE r.status IN ('Completed', 'Failed')
            AND COALESCE(r.completed_at, r.last_progress_at) < ${cutoff}
            AND r.id NOT IN (SELECT id FROM latest)
-           AND NOT EXISTS (SELECT 1 FROM jobs.findings f WHERE f.state <> 'fixed' AND f.first_seen_run_id = r.id)
-           AND NOT EXISTS (SELECT 1 FROM jobs.findings f WHERE f.state <> 'fixed' AND f.last_seen_run_id = r.id)
+           AND NOT EXISTS (SELECT 1 FROM ${this.#t.findings} f WHERE f.state <> 'fixed' AND f.first_seen_run_id = r.id)
+           AND NOT EXISTS (SELECT 1 FROM ${this.#t.findings} f WHERE f.state <> 'fixed' AND f.last_seen_run_id = r.id)
          ORDER BY r.started_at, r.id
          LIMIT ${limit}
          FOR UPDATE OF r SKIP LOCKED
       )
-      DELETE FROM jobs.recoverable_runs r USING victims v WHERE r.id = v.id
+      DELETE FROM ${this.#t.runs} r USING victims v WHERE r.id = v.id
       RETURNING r.id, r.job_name`.execute(this.#db);
     return { runs: rows.map((r) => ({ runId: r.id, job: r.job_name })) };
   }
@@ -62,8 +67,8 @@ export class PgRunRetention {
   /** Deletes up to `limit` `fixed` findings fixed before `cutoff` (their events go with them). */
   async pruneFixedFindings(cutoff: Date, limit: number): Promise<number> {
     const { rows } = await sql<{ id: string }>`
-      DELETE FROM jobs.findings WHERE id IN (
-        SELECT id FROM jobs.findings
+      DELETE FROM ${this.#t.findings} WHERE id IN (
+        SELECT id FROM ${this.#t.findings}
          WHERE state = 'fixed' AND fixed_at < ${cutoff}
          ORDER BY fixed_at, id LIMIT ${limit}
          FOR UPDATE SKIP LOCKED)

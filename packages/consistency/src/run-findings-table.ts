@@ -89,7 +89,10 @@ export interface RunsReadTable {
   completed_at: Date | null;
 }
 
-/** The part of the database schema the findings store reads and writes. */
+/**
+ * The part of the database schema the findings store reads and writes, as a
+ * consumer's `Kysely` type names it in the default engine schema `jobs`.
+ */
 export interface FindingsDatabase {
   'jobs.run_findings': RunFindingsTable;
   'jobs.findings': FindingsTable;
@@ -97,4 +100,17 @@ export interface FindingsDatabase {
   'jobs.finding_runs': FindingRunsTable;
   'jobs.run_unexamined': RunUnexaminedTable;
   'jobs.recoverable_runs': RunsReadTable;
+}
+
+/**
+ * The same tables unqualified, as this package queries them: on a `Kysely`
+ * placed in the engine schema (`FindingTables.on`).
+ */
+export interface EngineFindingsTables {
+  run_findings: RunFindingsTable;
+  findings: FindingsTable;
+  finding_events: FindingEventsTable;
+  finding_runs: FindingRunsTable;
+  run_unexamined: RunUnexaminedTable;
+  recoverable_runs: RunsReadTable;
 }

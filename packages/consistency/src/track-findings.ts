@@ -9,7 +9,7 @@ import {
   worstSeverity,
 } from './finding-state.js';
 import type { Inconsistency } from './inconsistency.js';
-import type { FindingsDatabase } from './run-findings-table.js';
+import type { EngineFindingsTables } from './run-findings-table.js';
 import { severityRank } from './severity.js';
 
 /** The finding across runs a reported record now belongs to, and what the report changed. */
@@ -28,10 +28,13 @@ export function magnitudeOf(finding: Inconsistency): number | null {
   return typeof m === 'number' && Number.isFinite(m) ? m : null;
 }
 
-/** The job a run belongs to (the fingerprint's check when the writer was given no context). */
-export async function checkNameOfRun(db: Kysely<FindingsDatabase>, runId: string): Promise<string> {
+/**
+ * The job a run belongs to (the fingerprint's check when the writer was given no context).
+ * `db` is placed in the engine schema (`FindingTables.on`), as for every function here.
+ */
+export async function checkNameOfRun(db: Kysely<EngineFindingsTables>, runId: string): Promise<string> {
   const row = await db
-    .selectFrom('jobs.recoverable_runs')
+    .selectFrom('recoverable_runs')
     .select('job_name')
     .where('id', '=', runId)
     .executeTakeFirst();
@@ -48,7 +51,7 @@ export async function checkNameOfRun(db: Kysely<FindingsDatabase>, runId: string
  * nothing: idempotent.
  */
 export async function trackFindings(
-  db: Kysely<FindingsDatabase>,
+  db: Kysely<EngineFindingsTables>,
   runId: string,
   context: FindingWriteContext,
   records: readonly Inconsistency[],
@@ -62,7 +65,7 @@ export async function trackFindings(
   const now = nowRow.rows[0]?.now ?? new Date();
   const boundary = context.graceBoundary ?? now;
   const existing = await db
-    .selectFrom('jobs.findings')
+    .selectFrom('findings')
     .selectAll()
     .where('check_name', '=', context.checkName)
     .where(
@@ -137,7 +140,7 @@ export async function trackFindings(
     out.set(key, { findingId: id, change });
   }
   await db
-    .insertInto('jobs.findings')
+    .insertInto('findings')
     .values(rows)
     .onConflict((oc) =>
       oc.columns(['check_name', 'kind', 'resource_id']).doUpdateSet((eb) => ({
@@ -160,7 +163,7 @@ export async function trackFindings(
       })),
     )
     .execute();
-  if (events.length > 0) await db.insertInto('jobs.finding_events').values(events).execute();
+  if (events.length > 0) await db.insertInto('finding_events').values(events).execute();
   return out;
 }
 
@@ -171,7 +174,7 @@ export async function trackFindings(
  * (an entry nobody else reported) goes away with its sighting.
  */
 export async function untrackDrops(
-  db: Kysely<FindingsDatabase>,
+  db: Kysely<EngineFindingsTables>,
   runId: string,
   checkName: string,
   drops: readonly FindingKey[],
@@ -179,7 +182,7 @@ export async function untrackDrops(
   if (drops.length === 0) return;
   const unique = [...new Map(drops.map((d) => [keyOf(d), d])).values()];
   await db
-    .insertInto('jobs.run_unexamined')
+    .insertInto('run_unexamined')
     .values(
       unique.map((d) => ({
         run_id: runId,
@@ -191,7 +194,7 @@ export async function untrackDrops(
     .onConflict((oc) => oc.columns(['run_id', 'kind', 'resource_id']).doNothing())
     .execute();
   await db
-    .deleteFrom('jobs.findings')
+    .deleteFrom('findings')
     .where('check_name', '=', checkName)
     .where('first_seen_run_id', '=', runId)
     .where('last_seen_run_id', '=', runId)

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import type { RecoverableTables } from './db/recoverable-runs-table.js';
+import { type EngineRunsTables, inEngineRuns, type RecoverableTables } from './db/recoverable-runs-table.js';
 import type { JobStore } from './job-store.js';
 import type { RunFence } from './job-store-factory.js';
 import { DEFAULT_LEASE_MS } from './lease/lease-settings.js';
@@ -12,8 +12,9 @@ import type { RunOutcome } from './run-outcome.js';
 import { type RunRecord, toRunRecord } from './run-record.js';
 import type { RunRepository } from './run-repository.js';
 import { ACTIVE_STATUSES } from './run-status.js';
+import { engineSchema, engineTable } from './schema/engine-schema.js';
 
-const TABLE = 'jobs.recoverable_runs' as const;
+const TABLE = 'recoverable_runs';
 
 /** How many pauses a run's history keeps. */
 export const MAX_PAUSE_HISTORY = 32;
@@ -44,8 +45,9 @@ function closeSegment(until: 'now' | 'last_progress') {
 }
 
 /**
- * {@link JobStoreFactory} on `jobs.recoverable_runs`, plus the queries the
- * engine's admin operations need (cancel, listing, boot sweep).
+ * {@link JobStoreFactory} on `jobs.recoverable_runs` (or `recoverable_runs`
+ * of the engine schema given as `schema`), plus the queries the engine's
+ * admin operations need (cancel, listing, boot sweep).
  *
  * @example
  * ```ts
@@ -54,7 +56,13 @@ function closeSegment(until: 'now' | 'last_progress') {
  * ```
  */
 export class PgJobStoreFactory implements RunRepository {
+  /** The caller's Kysely, untouched: the stores' checkpoint transactions (a job's own writes) run on it. */
   readonly #db: Kysely<RecoverableTables>;
+  /** The same Kysely placed in the engine schema: this factory's own queries. */
+  readonly #runs: Kysely<EngineRunsTables>;
+  readonly #schema: string;
+  /** `<schema>.recoverable_runs`, for raw SQL and messages. */
+  readonly #table: string;
   readonly #connectionRetryMs: number | undefined;
   readonly nodeId: string;
   readonly #leaseMs: number;
@@ -63,19 +71,26 @@ export class PgJobStoreFactory implements RunRepository {
    * `connectionRetryMs` is handed to every store (`JobStore.connectionRetryMs`);
    * `nodeId` is written as the owner of the runs this factory starts or resumes
    * (default: a fresh {@link createNodeId}), with a lease of `leaseMs` (default 30 s).
+   * `schema` is the engine schema the runs table lives in (default `jobs`; the
+   * one given to `migrate()`), handed to every store.
+   *
+   * @throws Error when `schema` is not a schema name the engine takes (see `engineSchema`).
    */
   constructor(
     db: Kysely<RecoverableTables>,
-    options: { connectionRetryMs?: number; nodeId?: string; leaseMs?: number } = {},
+    options: { connectionRetryMs?: number; nodeId?: string; leaseMs?: number; schema?: string } = {},
   ) {
+    this.#schema = engineSchema(options.schema);
+    this.#table = engineTable(this.#schema, TABLE);
     this.#db = db;
+    this.#runs = inEngineRuns(db, this.#schema);
     this.#connectionRetryMs = options.connectionRetryMs;
     this.nodeId = options.nodeId ?? createNodeId();
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
   async latestRun(jobName: string): Promise<RunRecord | null> {
-    const row = await this.#db
+    const row = await this.#runs
       .selectFrom(TABLE)
       .selectAll()
       .where('job_name', '=', jobName)
@@ -88,7 +103,7 @@ export class PgJobStoreFactory implements RunRepository {
   }
 
   async insertRunning(jobName: string, params: Readonly<Record<string, unknown>>): Promise<RunRecord | null> {
-    const row = await this.#db
+    const row = await this.#runs
       .insertInto(TABLE)
       .values({
         id: uuidv7(),
@@ -113,7 +128,7 @@ export class PgJobStoreFactory implements RunRepository {
   }
 
   async resumePaused(runId: string): Promise<RunRecord | null> {
-    const row = await this.#db
+    const row = await this.#runs
       .updateTable(TABLE)
       .set({
         status: 'Running',
@@ -147,11 +162,19 @@ export class PgJobStoreFactory implements RunRepository {
   }
 
   storeFor(record: RunRecord, params: Readonly<Record<string, unknown>>, options?: RunOptions): JobStore {
-    return new PgJobStore(this.#db, record, params, this.#connectionRetryMs, options, this.#leaseMs);
+    return new PgJobStore(
+      this.#db,
+      record,
+      params,
+      this.#connectionRetryMs,
+      options,
+      this.#leaseMs,
+      this.#schema,
+    );
   }
 
   async recordTotalEstimate(run: RunFence, total: number): Promise<void> {
-    const row = await this.#db
+    const row = await this.#runs
       .updateTable(TABLE)
       .set({
         stats: sql<string>`(CASE WHEN jsonb_typeof(stats) = 'object' THEN stats ELSE '{}'::jsonb END)
@@ -188,7 +211,7 @@ export class PgJobStoreFactory implements RunRepository {
       // The lease ends with the attempt; owner_node stays: who ran it last.
       lease_until: null,
     };
-    const query = this.#db.updateTable(TABLE).where('id', '=', runId).where(fenceCondition(run));
+    const query = this.#runs.updateTable(TABLE).where('id', '=', runId).where(fenceCondition(run));
     const written =
       outcome.kind === 'completed'
         ? query.set({ ...base, status: 'Completed', completed_at: sql<Date>`now()`, error_message: null })
@@ -209,14 +232,14 @@ export class PgJobStoreFactory implements RunRepository {
             });
     const row = await written.returningAll().executeTakeFirst();
     if (row) return toRunRecord(row);
-    const exists = await this.#db.selectFrom(TABLE).select('id').where('id', '=', runId).executeTakeFirst();
+    const exists = await this.#runs.selectFrom(TABLE).select('id').where('id', '=', runId).executeTakeFirst();
     if (exists) throw leaseLost(runId, 'the terminal write');
-    throw new Error(`run ${runId} vanished from ${TABLE} before its terminal write`);
+    throw new Error(`run ${runId} vanished from ${this.#table} before its terminal write`);
   }
 
   /** The job's active run, or `null`. */
   async activeRun(jobName: string): Promise<RunRecord | null> {
-    const row = await this.#db
+    const row = await this.#runs
       .selectFrom(TABLE)
       .selectAll()
       .where('job_name', '=', jobName)
@@ -228,7 +251,7 @@ export class PgJobStoreFactory implements RunRepository {
 
   /** `Running` → `CancelRequested` for the job's running run; its id, or `null` when none was Running. */
   async requestCancel(jobName: string): Promise<string | null> {
-    const row = await this.#db
+    const row = await this.#runs
       .updateTable(TABLE)
       .set({ status: 'CancelRequested' })
       .where('job_name', '=', jobName)
@@ -240,7 +263,7 @@ export class PgJobStoreFactory implements RunRepository {
 
   /** `Running` → `CancelRequested` for one run by id; `true` when it was Running. */
   async requestCancelById(runId: string): Promise<boolean> {
-    const result = await this.#db
+    const result = await this.#runs
       .updateTable(TABLE)
       .set({ status: 'CancelRequested' })
       .where('id', '=', runId)
@@ -251,7 +274,7 @@ export class PgJobStoreFactory implements RunRepository {
 
   /** The job's runs, newest first. */
   async listRuns(jobName: string, limit: number, offset: number): Promise<RunRecord[]> {
-    const rows = await this.#db
+    const rows = await this.#runs
       .selectFrom(TABLE)
       .selectAll()
       .where('job_name', '=', jobName)
@@ -265,7 +288,7 @@ export class PgJobStoreFactory implements RunRepository {
 
   /** One run of the job, or `null`. `runId` must already be a well-formed UUID. */
   async getRun(jobName: string, runId: string): Promise<RunRecord | null> {
-    const row = await this.#db
+    const row = await this.#runs
       .selectFrom(TABLE)
       .selectAll()
       .where('id', '=', runId)
@@ -286,7 +309,7 @@ export class PgJobStoreFactory implements RunRepository {
   async sweep(
     isDead: (ownerNode: string | null) => boolean,
   ): Promise<Array<{ runId: string; jobName: string }>> {
-    const active = await this.#db
+    const active = await this.#runs
       .selectFrom(TABLE)
       .select(['id', 'owner_node'])
       .where('status', 'in', ['Running', 'CancelRequested'])
@@ -296,7 +319,7 @@ export class PgJobStoreFactory implements RunRepository {
     const swept: Array<{ runId: string; jobName: string }> = [];
     for (const run of dead) {
       // Compare-and-set on the owner seen: a run resumed meanwhile by a live node is left alone.
-      const row = await this.#db
+      const row = await this.#runs
         .updateTable(TABLE)
         .set({
           status: 'Paused',
@@ -326,7 +349,7 @@ export class PgJobStoreFactory implements RunRepository {
     exceptOwner: string,
   ): Promise<Array<{ runId: string; jobName: string; ownerNode: string | null }>> {
     const lostReason = sql<string>`'node ' || COALESCE(owner_node, '(unknown)') || ' lost mid-run'`;
-    const rows = await this.#db
+    const rows = await this.#runs
       .updateTable(TABLE)
       .set({
         status: 'Paused',
@@ -355,14 +378,14 @@ export class PgJobStoreFactory implements RunRepository {
   async renewLeases(runs: readonly RunFence[]): Promise<Array<{ runId: string; status: string }>> {
     if (runs.length === 0) return [];
     const result = await sql<{ id: string; status: string }>`
-      UPDATE jobs.recoverable_runs r
+      UPDATE ${sql.table(this.#table)} r
          SET lease_until = ${leaseEnd(this.#leaseMs)}
         FROM unnest(${runs.map((r) => r.runId)}::uuid[], ${runs.map((r) => r.attempt)}::int[]) AS h(id, attempt)
        WHERE r.id = h.id
          AND r.attempt = h.attempt
          AND r.owner_node = ${this.nodeId}::text
          AND r.status IN ('Running', 'CancelRequested')
-      RETURNING r.id, r.status`.execute(this.#db);
+      RETURNING r.id, r.status`.execute(this.#runs);
     return result.rows.map((r) => ({ runId: r.id, status: r.status }));
   }
 
@@ -375,7 +398,7 @@ export class PgJobStoreFactory implements RunRepository {
   async pauseRuns(runs: readonly RunFence[], reason: string): Promise<string[]> {
     const paused: string[] = [];
     for (const run of runs) {
-      const row = await this.#db
+      const row = await this.#runs
         .updateTable(TABLE)
         .set({
           status: 'Paused',

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { RecoverableTables } from './db/recoverable-runs-table.js';
+import { type EngineRunsTables, inEngineRuns, type RecoverableTables } from './db/recoverable-runs-table.js';
 import { failpoint } from './failpoint.js';
 import type { BatchWrites, CheckpointProgress, JobStore, RunFacts, RunTransaction } from './job-store.js';
 import { DEFAULT_LEASE_MS } from './lease/lease-settings.js';
@@ -8,6 +8,7 @@ import { RecoverableError } from './recoverable-error.js';
 import { NO_RUN_OPTIONS, type RunOptions } from './run-options.js';
 import { isJsonObject, type RunRecord } from './run-record.js';
 import { isRunStatus, type RunStatus } from './run-status.js';
+import { DEFAULT_ENGINE_SCHEMA, engineSchema, engineTable } from './schema/engine-schema.js';
 
 /** Keys of `stats` the engine owns; a checkpoint's `counters` may not use them. */
 export const RESERVED_STATS_KEYS: readonly string[] = [
@@ -47,7 +48,8 @@ export function leaseLost(runId: string, what: string): RecoverableError {
 }
 
 /**
- * {@link JobStore} for one row of `jobs.recoverable_runs`. The process that
+ * {@link JobStore} for one row of `jobs.recoverable_runs` (of the engine
+ * schema `schema`, when another one is given). The process that
  * runs the job owns the row: every write carries the fence (owner node and
  * attempt, see {@link fenceCondition}) and renews the lease; a write the
  * fence refuses throws `LEASE_LOST`.
@@ -59,7 +61,14 @@ export class PgJobStore implements JobStore {
   readonly options: RunOptions;
   readonly facts: RunFacts;
   readonly connectionRetryMs: number | undefined;
+  /** The caller's Kysely, untouched: the checkpoint transaction a batch's own writes join. */
   readonly #db: Kysely<RecoverableTables>;
+  /** The engine schema of the runs table. */
+  readonly #schema: string;
+  /** The same Kysely placed in the engine schema: this store's reads outside a transaction. */
+  readonly #own: Kysely<EngineRunsTables>;
+  /** `<schema>.recoverable_runs`, for raw SQL and messages. */
+  readonly #table: string;
   readonly #fence: { readonly ownerNode: string | null; readonly attempt: number };
   readonly #leaseMs: number;
   /**
@@ -76,6 +85,10 @@ export class PgJobStore implements JobStore {
    */
   #written: Uint8Array | null;
 
+  /**
+   * `schema` is the engine schema the runs table lives in (the one given to
+   * `migrate()`). @throws Error when it is not a schema name the engine takes.
+   */
   constructor(
     db: Kysely<RecoverableTables>,
     run: Pick<RunRecord, 'runId' | 'startedAt'> &
@@ -84,8 +97,12 @@ export class PgJobStore implements JobStore {
     connectionRetryMs?: number,
     options: RunOptions = NO_RUN_OPTIONS,
     leaseMs: number = DEFAULT_LEASE_MS,
+    schema: string = DEFAULT_ENGINE_SCHEMA,
   ) {
+    this.#schema = engineSchema(schema);
+    this.#table = engineTable(this.#schema, 'recoverable_runs');
     this.#db = db;
+    this.#own = inEngineRuns(db, this.#schema);
     this.#fence = { ownerNode: run.ownerNode ?? null, attempt: run.attempt ?? 1 };
     this.#leaseMs = leaseMs;
     this.connectionRetryMs = connectionRetryMs;
@@ -106,8 +123,8 @@ export class PgJobStore implements JobStore {
     const fromCheckpoint = this.#statusFromCheckpoint;
     this.#statusFromCheckpoint = undefined;
     if (fromCheckpoint !== undefined) return fromCheckpoint;
-    const row = await this.#db
-      .selectFrom('jobs.recoverable_runs')
+    const row = await this.#own
+      .selectFrom('recoverable_runs')
       .select('status')
       .where('id', '=', this.runId)
       .executeTakeFirst();
@@ -117,8 +134,8 @@ export class PgJobStore implements JobStore {
   }
 
   async loadCursor(): Promise<Uint8Array | null> {
-    const row = await this.#db
-      .selectFrom('jobs.recoverable_runs')
+    const row = await this.#own
+      .selectFrom('recoverable_runs')
       .select('cursor')
       .where('id', '=', this.runId)
       .executeTakeFirst();
@@ -181,7 +198,7 @@ export class PgJobStore implements JobStore {
    */
   async #claim(db: Kysely<RecoverableTables>): Promise<void> {
     const result = await sql<{ status: string }>`
-      UPDATE jobs.recoverable_runs
+      UPDATE ${sql.table(this.#table)}
          SET lease_until = ${leaseEnd(this.#leaseMs)}
         FROM (SELECT set_config('idle_in_transaction_session_timeout', ${String(this.#leaseMs)}, true)) AS idle_bound
        WHERE id = ${this.runId}
@@ -192,8 +209,8 @@ export class PgJobStore implements JobStore {
 
   /** `RUN_NOT_FOUND` when the row is gone, else `LEASE_LOST`. */
   async #refused(db: Kysely<RecoverableTables>, what: string): Promise<RecoverableError> {
-    const row = await db
-      .selectFrom('jobs.recoverable_runs')
+    const row = await this.#runs(db)
+      .selectFrom('recoverable_runs')
       .select('id')
       .where('id', '=', this.runId)
       .executeTakeFirst();
@@ -239,7 +256,7 @@ export class PgJobStore implements JobStore {
         SELECT id,
                CASE WHEN jsonb_typeof(stats) = 'object' THEN stats ELSE '{}'::jsonb END AS s,
                (extract(epoch FROM now()) * 1000)::bigint AS now_ms
-          FROM jobs.recoverable_runs
+          FROM ${sql.table(this.#table)}
          WHERE id = ${this.runId}
            AND cursor IS NOT DISTINCT FROM ${expected}::bytea
            AND ${fenceCondition(this.#fence)}
@@ -273,7 +290,7 @@ export class PgJobStore implements JobStore {
                  '{}'::jsonb) AS merged
           FROM trimmed, jsonb_each_text(${JSON.stringify(counters)}::jsonb) AS c
       )
-      UPDATE jobs.recoverable_runs r
+      UPDATE ${sql.table(this.#table)} r
          SET cursor = ${toBuffer(cursor)},
              stats = t.s || counters.merged
                      || jsonb_build_object('count', t.new_count,
@@ -299,7 +316,7 @@ export class PgJobStore implements JobStore {
   async #lostOrGone(db: Kysely<RecoverableTables>): Promise<RecoverableError> {
     const result = await sql<{ cursor: Uint8Array | null; fenced: boolean }>`
       SELECT cursor, (${fenceCondition(this.#fence)}) AS fenced
-        FROM jobs.recoverable_runs
+        FROM ${sql.table(this.#table)}
        WHERE id = ${this.runId}`.execute(db);
     const row = result.rows[0];
     if (!row) return this.#gone();
@@ -311,11 +328,13 @@ export class PgJobStore implements JobStore {
     );
   }
 
+  /** `db` (this store's Kysely or a checkpoint's transaction) placed in the engine schema. */
+  #runs(db: Kysely<RecoverableTables>): Kysely<EngineRunsTables> {
+    return inEngineRuns(db, this.#schema);
+  }
+
   #gone(): RecoverableError {
-    return new RecoverableError(
-      'RUN_NOT_FOUND',
-      `run ${this.runId} no longer exists in jobs.recoverable_runs`,
-    );
+    return new RecoverableError('RUN_NOT_FOUND', `run ${this.runId} no longer exists in ${this.#table}`);
   }
 }
 

@@ -17,6 +17,7 @@ import { isJsonObject } from './run-record.js';
 import type { RunRepository } from './run-repository.js';
 import type { RunStatus } from './run-status.js';
 import { type RunSummary, toRunSummary } from './run-summary.js';
+import { engineSchema, engineSchemaProblem } from './schema/engine-schema.js';
 import { checkRecoverableSchema } from './schema/recoverable-schema.js';
 
 /** Options of {@link RecoverableEngine}. */
@@ -63,6 +64,16 @@ export interface RecoverableEngineOptions {
   readonly heartbeatMs?: number;
   /** How often the janitor pauses other nodes' runs whose lease expired (after {@link RecoverableEngine.start}). @defaultValue 10000 */
   readonly janitorIntervalMs?: number;
+  /**
+   * The engine's own Postgres schema, where `migrate()` put
+   * `recoverable_runs` (give both the same name). Beside a real OxiCloud use
+   * a schema of the engine's own, e.g. `SIDECAR_ENGINE_SCHEMA` (`oxijobs`):
+   * OxiCloud's future tables take `jobs`. Lower-case letters, digits and `_`;
+   * not one of OxiCloud's schemas (see `engineSchema`). A given `repository`
+   * brings its own; the engine's schema check reads this one.
+   * @defaultValue `jobs`
+   */
+  readonly schema?: string;
 }
 
 /** What {@link RecoverableEngine.trigger} answers. */
@@ -115,7 +126,8 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 /**
  * The recoverable-run engine as the server uses it: a catalog of
  * {@link RecoverableJobHandler}s, non-blocking triggers, cancel, run
- * listing, the boot sweep and graceful shutdown, on `jobs.recoverable_runs`.
+ * listing, the boot sweep and graceful shutdown, on `jobs.recoverable_runs`
+ * (or `recoverable_runs` of the engine schema given as `schema`).
  * A run goes the one way the standalone `runOrResume` goes (`startRun`:
  * acquire, execute, terminal write, the job's `afterTerminal`,
  * `onRunFinished`), hosted by the engine's own runs (`OwnRuns`: stop
@@ -136,6 +148,8 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 export class RecoverableEngine {
   readonly #factory: RunRepository;
   readonly #db: Kysely<RecoverableTables>;
+  /** The engine schema the runs table lives in. */
+  readonly #schemaName: string;
   /** Settles once the schema check passed (cleared when it fails, so the next call checks again). */
   #schemaReady: Promise<void> | undefined;
   readonly #log: Logger;
@@ -159,6 +173,9 @@ export class RecoverableEngine {
     if (retry !== undefined && (!Number.isFinite(retry) || retry < 0)) {
       throw new TypeError(`connectionRetryMs must be a non-negative number of milliseconds, got ${retry}`);
     }
+    const problem = options.schema === undefined ? null : engineSchemaProblem(options.schema);
+    if (problem !== null) throw new TypeError(`RecoverableEngine option schema: ${problem}`);
+    this.#schemaName = engineSchema(options.schema);
     const db: Kysely<RecoverableTables> = options.db
       ? (options.db as Kysely<RecoverableTables>)
       : new Kysely<RecoverableTables>({
@@ -172,6 +189,7 @@ export class RecoverableEngine {
         ...(retry === undefined ? {} : { connectionRetryMs: retry }),
         ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
         leaseMs: this.#settings.leaseMs,
+        schema: this.#schemaName,
       });
     this.#factory = factory;
     this.nodeId = factory.nodeId;
@@ -484,15 +502,17 @@ export class RecoverableEngine {
   }
 
   /**
-   * Checks once that `jobs.recoverable_runs` exists at the version this build
+   * Checks once that `recoverable_runs` exists in the engine schema at the version this build
    * needs: `SCHEMA_MISSING` / `SCHEMA_OUTDATED` say to call `migrate()`
    * instead of a raw pg error. A failed check is retried on the next call.
    */
   #schema(): Promise<void> {
-    this.#schemaReady ??= checkRecoverableSchema(this.#db).catch((error: unknown) => {
-      this.#schemaReady = undefined;
-      throw error;
-    });
+    this.#schemaReady ??= checkRecoverableSchema(this.#db, { schema: this.#schemaName }).catch(
+      (error: unknown) => {
+        this.#schemaReady = undefined;
+        throw error;
+      },
+    );
     return this.#schemaReady;
   }
 

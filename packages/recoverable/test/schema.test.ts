@@ -87,6 +87,7 @@ describe('the package-owned schema of jobs.recoverable_runs', () => {
     );
     expect(await recoverableSchemaStatus(db.pool)).toEqual({
       package: '@oxicloud/recoverable',
+      table: 'jobs.recoverable_runs',
       found: 2,
       needed: 4,
       tableExists: true,

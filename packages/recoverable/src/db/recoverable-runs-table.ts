@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely';
+import type { ColumnType, Kysely } from 'kysely';
 
 /** The columns of `jobs.recoverable_runs` as kysely sees them (this package's `sql/001_recoverable_runs.sql`, `002_run_history.sql`). */
 export interface RecoverableRunsTable {
@@ -27,7 +27,28 @@ export interface RecoverableRunsTable {
   lease_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
-/** The tables this package reads and writes. */
+/**
+ * The tables this package reads and writes, as a consumer's `Kysely` type
+ * names them in the default engine schema `jobs`.
+ */
 export interface RecoverableTables {
   'jobs.recoverable_runs': RecoverableRunsTable;
+}
+
+/**
+ * The same tables unqualified, as this package queries them: on a `Kysely`
+ * placed in the engine schema with `withSchema(schema)` (see {@link inEngineRuns}).
+ */
+export interface EngineRunsTables {
+  recoverable_runs: RecoverableRunsTable;
+}
+
+/**
+ * `db` with its unqualified tables in the engine schema `schema`. A
+ * transaction stays one (kysely's `Transaction.withSchema`); `db` itself is
+ * left as it was, so what a job writes through it is not moved.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a consumer's Kysely (or transaction) has its own database type
+export function inEngineRuns(db: Kysely<any>, schema: string): Kysely<EngineRunsTables> {
+  return (db as Kysely<EngineRunsTables>).withSchema(schema);
 }

@@ -33,6 +33,7 @@ export const FOREIGN_SCHEMAS: readonly string[] = [
   'audio',
   'caldav',
   'carddav',
+  'faces',
   'information_schema',
 ];
 
@@ -46,6 +47,10 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  * @returns the name, or `null` when it is valid; otherwise what is wrong and what is allowed.
  */
 export function engineSchemaProblem(name: string): string | null {
+  // A JavaScript caller may pass anything: `null` would pass the pattern as the text "null".
+  if (typeof name !== 'string') {
+    return `the engine schema must be a string (a schema name such as ${SIDECAR_ENGINE_SCHEMA}), got ${name === null ? 'null' : typeof name}`;
+  }
   if (!SCHEMA_NAME.test(name)) {
     return `"${name}" is not a schema name the engine takes: use lower-case letters, digits and _ (not starting with a digit), at most 63 characters`;
   }
