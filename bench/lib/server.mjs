@@ -22,12 +22,12 @@ export function serverEnv({ databaseUrl, dataDir, port }) {
     // OxiCloud's schema and blob layout (the storage root is `<dataDir>/storage`, `.blobs/<aa>/<hash>.blob`).
     OXICLOUD_STORAGE_DOMAIN: 'oxicloud',
     OXICLOUD_HTTP_PORT: String(port),
-    OXICLOUD_JWT_SECRET: JWT_SECRET,
+    OXIJOBS_JWT_SECRET: JWT_SECRET,
     OXICLOUD_LOG_LEVEL: 'warn',
     // No periodic job may fire and touch the data mid-benchmark.
     OXICLOUD_TRASH_CLEANUP_INTERVAL_HOURS: '0',
     OXICLOUD_STORAGE_USAGE_RECONCILE_INTERVAL_SECONDS: '0',
-    OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS: '0',
+    OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS: '0',
     OXICLOUD_BENCH_PROBE_FILE: join(dataDir, 'event-loop-probe.json'),
   };
 }

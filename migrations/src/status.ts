@@ -1,7 +1,7 @@
-import { schemaStatus } from '@oxicloud/recoverable';
+import { engineSchema, SIDECAR_ENGINE_SCHEMA, schemaStatus } from '@oxicloud/recoverable';
 import type { MigrationFile } from './files.js';
-import type { MigrationClient } from './migrate.js';
-import { storageDomainFiles } from './oxicloud-domain.js';
+import { type MigrationClient, sidecarBookkeeping } from './migrate.js';
+import { engineFiles, storageDomainFiles } from './oxicloud-domain.js';
 import { PACKAGE_SCHEMAS, RETIRED_MIGRATIONS } from './package-schemas.js';
 
 /** Where a database stands against the migrations this build carries. */
@@ -34,28 +34,31 @@ export interface MigrationStatus {
  */
 export async function migrationStatus(
   client: MigrationClient,
-  files: readonly MigrationFile[] = storageDomainFiles(),
+  files?: readonly MigrationFile[],
+  options: { readonly sidecar?: boolean; readonly engineSchema?: string } = {},
 ): Promise<MigrationStatus> {
-  const { rows: exists } = await client.query(
-    "SELECT to_regclass('public.oxicloud_migrations') IS NOT NULL AS present",
-  );
+  const sidecar = options.sidecar === true;
+  const engine = engineSchema(options.engineSchema ?? (sidecar ? SIDECAR_ENGINE_SCHEMA : undefined));
+  const expectedFiles = files ?? (sidecar ? engineFiles() : storageDomainFiles());
+  const bookkeeping = sidecar ? sidecarBookkeeping(engine) : 'public.oxicloud_migrations';
+  const { rows: exists } = await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [bookkeeping]);
   const recorded = new Map<string, string>();
   if (exists[0]?.['present'] === true) {
-    const { rows } = await client.query('SELECT name, checksum FROM public.oxicloud_migrations');
+    const { rows } = await client.query(`SELECT name, checksum FROM ${bookkeeping}`);
     for (const row of rows) recorded.set(String(row['name']), String(row['checksum']));
   }
-  const known = new Set(files.map((f) => f.name));
+  const known = new Set(expectedFiles.map((f) => f.name));
   const names = [...recorded.keys()].filter((n) => !RETIRED_MIGRATIONS.has(n)).sort();
   const pendingSchemas: string[] = [];
   for (const schema of PACKAGE_SCHEMAS) {
-    const status = await schemaStatus(client, schema);
+    const status = await schemaStatus(client, schema, { schema: engine });
     for (let v = status.found + 1; v <= status.needed; v++) pendingSchemas.push(`${schema.package}@${v}`);
   }
   return {
-    expected: files.at(-1)?.name ?? null,
+    expected: expectedFiles.at(-1)?.name ?? null,
     current: names.at(-1) ?? null,
-    pending: [...files.filter((f) => !recorded.has(f.name)).map((f) => f.name), ...pendingSchemas],
-    changed: files
+    pending: [...expectedFiles.filter((f) => !recorded.has(f.name)).map((f) => f.name), ...pendingSchemas],
+    changed: expectedFiles
       .filter((f) => recorded.has(f.name) && recorded.get(f.name) !== f.checksum)
       .map((f) => f.name),
     unknown: names.filter((n) => !known.has(n)),

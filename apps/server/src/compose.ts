@@ -20,7 +20,13 @@ import {
   PgRunRetention,
 } from '@oxicloud/consistency';
 import type { StorageDomain } from '@oxicloud/migrations';
-import { createNodeId, JobCatalog, RecoverableEngine, type RunFinishedEvent } from '@oxicloud/recoverable';
+import {
+  createNodeId,
+  DEFAULT_ENGINE_SCHEMA,
+  JobCatalog,
+  RecoverableEngine,
+  type RunFinishedEvent,
+} from '@oxicloud/recoverable';
 import { JobRegistry, type Logger, type MisfirePolicy } from '@oxicloud/scheduler';
 import {
   Blake3WorkerPool,
@@ -60,6 +66,7 @@ import { clusterConfigFromEnv } from './config/cluster-config.js';
 import type { ServerConfig, StorageEncryptionConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
+import type { DatabaseMode } from './database/prepare-database.js';
 import { pgReadinessProbe } from './database/readiness-probe.js';
 import {
   domainAdminRecipients,
@@ -67,6 +74,7 @@ import {
   type StorageDomainAdapters,
   storageDomainAdapters,
 } from './domain/storage-domain-wiring.js';
+import { WRITE_JOBS_VAR, writeJobsSwitch } from './domain/write-jobs.js';
 import { mailFindingChanges } from './findings/mail-finding-changes.js';
 import { FreshnessMonitor } from './freshness/freshness-monitor.js';
 import { freshnessCheckIntervalMsFromEnv, freshnessTargets } from './freshness/freshness-policy.js';
@@ -89,6 +97,8 @@ export interface ComposeInput {
   readonly shutdownTimeoutMs?: number;
   /** This process's node id (the owner of the runs it executes). @defaultValue `createNodeId()` of `@oxicloud/recoverable` */
   readonly nodeId?: string;
+  /** How the database is used (`applyMigrations`' answer). @defaultValue a database of the engine's own, schema `jobs` */
+  readonly database?: DatabaseMode;
 }
 
 /** The composed server: the HTTP app, its parts, and their lifecycle. */
@@ -258,9 +268,14 @@ export function registerPeriodicJobs(
     readonly misfire?: (job: string) => MisfirePolicy;
     /** The storage domain's adapters. @defaultValue OxiCloud's on `db` */
     readonly adapters?: StorageDomainAdapters;
+    /** Whether a write job is switched on (beside OxiCloud only those named). @defaultValue all */
+    readonly enabled?: (job: string) => boolean;
+    /** The engine's own schema. @defaultValue `jobs` */
+    readonly schema?: string;
   },
 ): void {
   const { db, blobs, tenants, logger } = deps;
+  const enabled = deps.enabled ?? (() => true);
   const adapters = deps.adapters ?? storageDomainAdapters('oxicloud', db, logger);
   const options = (job: string) => ({ misfire: deps.misfire?.(job) ?? 'skip' });
   const trash = createTrashCleanupJob({
@@ -268,13 +283,14 @@ export function registerPeriodicJobs(
     config: tenants.trashCleanup,
     logger,
   });
-  registry.register(trash, trash.intervalMs, null, options(trash.name));
+  if (enabled(trash.name)) registry.register(trash, trash.intervalMs, null, options(trash.name));
   const reconcile = createStorageReconcileJob({
     repository: adapters.usage,
     config: tenants.storageReconcile,
     logger,
   });
-  registry.register(reconcile, reconcile.intervalMs, null, options(reconcile.name));
+  if (enabled(reconcile.name))
+    registry.register(reconcile, reconcile.intervalMs, null, options(reconcile.name));
   const quarantine = blobQuarantineOf(blobs);
   if (quarantine !== null) {
     const dedup = createContentGcJob({
@@ -283,16 +299,16 @@ export function registerPeriodicJobs(
       config: tenants.dedupGc,
       logger,
     });
-    registry.register(dedup, dedup.intervalMs, null, options(dedup.name));
+    if (enabled(dedup.name)) registry.register(dedup, dedup.intervalMs, null, options(dedup.name));
   }
   const grants = createGrantCleanupJob({
     repository: adapters.grants,
     config: tenants.grantCleanup,
     logger,
   });
-  registry.register(grants, grants.intervalMs, null, options(grants.name));
+  if (enabled(grants.name)) registry.register(grants, grants.intervalMs, null, options(grants.name));
   const retention = createRunRetentionJob({
-    repository: new PgRunRetention({ db }),
+    repository: new PgRunRetention({ db, ...(deps.schema === undefined ? {} : { schema: deps.schema }) }),
     config: tenants.runRetention ?? runRetentionConfigFromEnv({}),
     logger,
   });
@@ -331,6 +347,10 @@ export function createRecoverableJobs(deps: {
   };
   /** The storage domain's adapters; `repair` is registered only with a repair store. @defaultValue OxiCloud's on `db` */
   readonly adapters?: StorageDomainAdapters;
+  /** Whether a write job is switched on (beside OxiCloud only those named). @defaultValue all */
+  readonly enabled?: (job: string) => boolean;
+  /** The engine's own schema. @defaultValue `jobs` */
+  readonly schema?: string;
 }): {
   readonly engine: RecoverableEngine;
   readonly consistency: ConsistencyRegistry;
@@ -342,9 +362,12 @@ export function createRecoverableJobs(deps: {
 } {
   const { registry, pool, db, backends, findings, alerts, tenants, logger } = deps;
   const adapters = deps.adapters ?? storageDomainAdapters('oxicloud', db, logger);
-  const ledger = deps.ledger ?? new PgFindingLedger({ pool });
+  const enabled = deps.enabled ?? (() => true);
+  const schema = deps.schema ?? DEFAULT_ENGINE_SCHEMA;
+  const ledger = deps.ledger ?? new PgFindingLedger({ pool, schema });
   const engine = new RecoverableEngine({
     pool,
+    schema,
     logger,
     ...(deps.databaseRetryMs === undefined ? {} : { connectionRetryMs: deps.databaseRetryMs }),
     nodeId: deps.nodeId,
@@ -367,29 +390,34 @@ export function createRecoverableJobs(deps: {
     engine.register(findingKinds.add(checkJob(check, { findings, logger })));
   }
   logger.info({ target: 'oxicloud::consistency', event: 'consistency.registered' }, consistency.describe());
-  engine.register(
-    findingKinds.add(
-      createStorageMigrationJob({
-        blobs: adapters.blobWalk,
-        sourceBackend: deps.sourceBackend,
-        resolveBackend: (name) => backends.resolve(name),
-        findings,
-        logger,
-      }),
-    ),
-  );
-  const repairs = registerRepair({
-    engine,
-    pool,
-    repairStore: adapters.repairStore,
-    backends,
+  const migration = createStorageMigrationJob({
+    blobs: adapters.blobWalk,
     sourceBackend: deps.sourceBackend,
+    resolveBackend: (name) => backends.resolve(name),
+    findings,
     logger,
   });
+  if (enabled(migration.name)) engine.register(findingKinds.add(migration));
+  // Beside OxiCloud with a read-only role there is no repair: the admin API says why at plan time.
+  const repairs = enabled('repair')
+    ? registerRepair({
+        engine,
+        pool,
+        repairStore: adapters.repairStore,
+        backends,
+        sourceBackend: deps.sourceBackend,
+        logger,
+        schema,
+      })
+    : null;
   const media = adapters.media;
   const mediaBytes = adapters.mediaBytes(backends.source);
-  engine.register(createReextractAudioJob({ files: media, blobs: mediaBytes, logger }));
-  engine.register(createReextractImageJob({ files: media, blobs: mediaBytes, logger }));
+  for (const job of [
+    createReextractAudioJob({ files: media, blobs: mediaBytes, logger }),
+    createReextractImageJob({ files: media, blobs: mediaBytes, logger }),
+  ]) {
+    if (enabled(job.name)) engine.register(job);
+  }
   registry.register(
     createConsistencyBatchJob({
       checks: () => catalog.checks().map((check) => check.name),
@@ -410,9 +438,10 @@ function registerRepair(deps: {
   readonly backends: BlobBackends;
   readonly sourceBackend: 'local' | 's3';
   readonly logger: Logger;
+  readonly schema: string;
 }): RepairService {
   const { engine, pool, repairStore, backends, logger } = deps;
-  const repairPlans = new PgRepairPlans({ pool });
+  const repairPlans = new PgRepairPlans({ pool, schema: deps.schema });
   // Bytes missing or corrupt on the source come back from the other configured backend.
   const otherBackend = deps.sourceBackend === 'local' ? 's3' : 'local';
   const otherBlobs = backends.resolve(otherBackend);
@@ -431,6 +460,7 @@ function registerRepair(deps: {
       store: repairStore,
       blobs: backends.source,
       logger,
+      schema: deps.schema,
     }),
   );
   return createRepairService({
@@ -511,6 +541,20 @@ export function composeServer(input: ComposeInput): ComposedServer {
   // The one set of adapters: OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN).
   const domain = config.storageDomain;
   const adapters = storageDomainAdapters(domain, db, logger);
+  const database: DatabaseMode = input.database ?? { kind: 'owned', engineSchema: DEFAULT_ENGINE_SCHEMA };
+  // Every table of the engine's own is in this schema (`jobs` on its own database, `oxijobs` beside OxiCloud).
+  const schema = database.engineSchema;
+  const writeJobs = writeJobsSwitch(database, input.env);
+  if (writeJobs.off.length > 0) {
+    logger.info(
+      {
+        target: SERVER_TARGET,
+        event: 'sidecar.write_jobs_off',
+        jobs: writeJobs.off.map((u) => u.job),
+      },
+      `beside OxiCloud, write jobs off (switch one on with ${WRITE_JOBS_VAR}=<name>,…): ${writeJobs.off.map((u) => u.job).join(', ')}`,
+    );
+  }
   if (adapters.unwired.length > 0) {
     logger.info(
       {
@@ -522,8 +566,8 @@ export function composeServer(input: ComposeInput): ComposedServer {
       `storage domain ${domain}: not registered: ${adapters.unwired.map((u) => `${u.job} (${u.reason})`).join('; ')}`,
     );
   }
-  const metrics = new ServerMetrics(pool);
-  const freshnessStore = new PgJobFreshnessStore(pool);
+  const metrics = new ServerMetrics(pool, { schema });
+  const freshnessStore = new PgJobFreshnessStore(pool, { schema });
   const recordFailed = (error: unknown) =>
     logger.warn(
       { target: 'oxicloud::freshness', event: 'freshness.record_failed', error: (error as Error).message },
@@ -552,6 +596,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   const nodeId = input.nodeId ?? createNodeId();
   const node = new NodeMembership({
     pool,
+    schema,
     nodeId,
     version: SERVER_VERSION,
     heartbeatMs: cluster.heartbeatMs,
@@ -561,6 +606,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   // One firing per tick and one run per periodic job across every node on this database.
   const coordinator = new PgTickCoordinator({
     pool,
+    schema,
     node,
     leaseMs: cluster.periodicLeaseMs,
     historyRetentionMs: cluster.historyRetentionMs,
@@ -583,9 +629,11 @@ export function composeServer(input: ComposeInput): ComposedServer {
     logger,
     misfire: (job) => cluster.misfireOf(job),
     adapters,
+    enabled: writeJobs.enabled,
+    schema,
   });
-  const findings = new PgFindingStore({ pool });
-  const ledger = new PgFindingLedger({ pool });
+  const findings = new PgFindingStore({ pool, schema });
+  const ledger = new PgFindingLedger({ pool, schema });
   const { engine, catalog, repairs, findingKinds } = createRecoverableJobs({
     registry,
     pool,
@@ -601,6 +649,8 @@ export function composeServer(input: ComposeInput): ComposedServer {
     nodeId,
     runLeases: config.runLeases,
     adapters,
+    enabled: writeJobs.enabled,
+    schema,
     onRunFinished: (event) => {
       metrics.jobs.onRunFinished(event);
       // A Paused run counts as a run (it ran), not as a success.
@@ -636,12 +686,15 @@ export function composeServer(input: ComposeInput): ComposedServer {
     findings,
     ledger,
     ...(repairs === null ? {} : { repairs }),
-    unavailableJobs: adapters.unwired,
+    unavailableJobs: [...adapters.unwired, ...writeJobs.off],
     users: usersThroughOutage(domainUsers(domain, pool)),
     jwtSecret: input.jwtSecret,
     logger,
     health: pgHealthProbe(pool),
-    readiness: pgReadinessProbe(pool, undefined, domain),
+    readiness: pgReadinessProbe(pool, undefined, domain, {
+      sidecar: database.kind === 'sidecar',
+      engineSchema: schema,
+    }),
     freshness: {
       overdue: async () =>
         (await freshness.states())
@@ -657,8 +710,8 @@ export function composeServer(input: ComposeInput): ComposedServer {
     maxBodyBytes: input.config.http.maxBodyBytes,
     cluster: clusterView({
       membership: node,
-      history: new PgPeriodicHistory({ pool }),
-      ownedRuns: new PgOwnedRuns({ pool }),
+      history: new PgPeriodicHistory({ pool, schema }),
+      ownedRuns: new PgOwnedRuns({ pool, schema }),
     }),
     alerts: {
       state: async () => {

@@ -6,7 +6,13 @@ import { registerClusterCommands } from './commands/nodes.js';
 import { registerRepairCommands } from './commands/repair.js';
 import { addSeedFlags, seedFlagsFromCli } from './commands/seed-flags.js';
 import { applyUsageErrors, commandExitCodesHelp, USAGE_EXIT_CODE } from './commands/usage-errors.js';
-import { DATABASE_VAR_NAMES, envVarsHelp, JOB_VARS_HELP, SMTP_VARS } from './config/env-vars.js';
+import {
+  CONFIG_DEFAULTS,
+  DATABASE_VAR_NAMES,
+  envVarsHelp,
+  JOB_VARS_HELP,
+  SMTP_VARS,
+} from './config/env-vars.js';
 import type { ServerConfig } from './config/server-config.js';
 import { ServerError } from './server-error.js';
 
@@ -69,15 +75,25 @@ export function createProgram(env: Env = process.env): Command {
 
   program
     .command('migrate')
-    .description('apply the pending SQL migrations (to the running server’s embedded Postgres when it is up)')
+    .description(
+      'apply the pending SQL migrations (to the running server’s embedded Postgres when it is up); ' +
+        "on OxiCloud's own database only the engine's own schema",
+    )
+    .option(
+      '--create-storage-domain',
+      "on an empty database given as DATABASE_URL: create the storage domain (OxiCloud's schema) for the engine alone; " +
+        'never needed beside OxiCloud or on the embedded Postgres',
+    )
     .addHelpText('after', envVarsHelp(DATABASE_VAR_NAMES))
     .addHelpText(
       'after',
-      commandExitCodesHelp('a migration failed (nothing of it applied) or the database is unreachable'),
+      commandExitCodesHelp(
+        'a migration failed (nothing of it applied), the database was refused (nothing written) or is unreachable',
+      ),
     )
-    .action(async () => {
+    .action(async (flags: { createStorageDomain?: boolean }) => {
       const { migrateCommand } = await import('./commands/migrate.js');
-      await migrateCommand(await config(env));
+      await migrateCommand(await config(env), { createStorageDomain: flags.createStorageDomain === true });
     });
 
   addSeedFlags(
@@ -108,10 +124,13 @@ export function createProgram(env: Env = process.env): Command {
           ...DATABASE_VAR_NAMES,
           'OXICLOUD_STORAGE_BACKEND',
           'OXICLOUD_STORAGE_PATH',
+          'OXIJOBS_OXICLOUD_WORKDIR',
           'OXICLOUD_STORAGE_ENCRYPTION_ENABLED',
           'OXICLOUD_STORAGE_ENCRYPTION_KEY',
         ],
-        ['OXICLOUD_S3_* (with OXICLOUD_STORAGE_BACKEND=s3: where the blobs are written)'],
+        [
+          "OXICLOUD_S3_* (OxiCloud's S3 settings; with OXICLOUD_STORAGE_BACKEND=s3: where the blobs are written)",
+        ],
       ),
     )
     .addHelpText(
@@ -142,7 +161,7 @@ export function createProgram(env: Env = process.env): Command {
         .default(12 * 3600, '12h')
         .argParser(duration),
     )
-    .addHelpText('after', envVarsHelp([...DATABASE_VAR_NAMES, 'OXICLOUD_JWT_SECRET', 'OXICLOUD_ENV']))
+    .addHelpText('after', envVarsHelp([...DATABASE_VAR_NAMES, 'OXIJOBS_JWT_SECRET', 'OXICLOUD_ENV']))
     .addHelpText(
       'after',
       commandExitCodesHelp('no such user, the user is not an admin, or the database is unreachable'),
@@ -183,7 +202,7 @@ export function createProgram(env: Env = process.env): Command {
     )
     .option(
       '--url <url>',
-      'the running server to ask (env OXICLOUD_ADMIN_URL, default http://127.0.0.1:8086)',
+      `the running server to ask (env OXICLOUD_ADMIN_URL, default http://127.0.0.1:${CONFIG_DEFAULTS.httpPort})`,
     )
     .option(
       '--token <token>',
@@ -195,7 +214,7 @@ export function createProgram(env: Env = process.env): Command {
         ...DATABASE_VAR_NAMES,
         ...SMTP_VARS.map((v) => v.name),
         'OXICLOUD_PUBLIC_BASE_URL',
-        'OXICLOUD_JWT_SECRET',
+        'OXIJOBS_JWT_SECRET',
         'OXICLOUD_ADMIN_URL',
         'OXICLOUD_ADMIN_TOKEN',
       ]),

@@ -88,7 +88,7 @@ describe('alert mails from the composed server', () => {
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase({ empty: true });
+    db = await createTestDatabase();
     smtp = await startSmtp();
     dataDir = join(tmpdir(), `oxijobs-alerts-${process.pid}-${smtp.port}`);
     mkdirSync(dataDir, { recursive: true });
@@ -102,14 +102,14 @@ describe('alert mails from the composed server', () => {
       OXICLOUD_PUBLIC_BASE_URL: 'https://cloud.example.org',
       OXICLOUD_SMTP_HOST: '127.0.0.1',
       OXICLOUD_SMTP_PORT: String(smtp.port),
-      OXICLOUD_SMTP_SECURE: 'none',
+      OXICLOUD_SMTP_TLS: 'none',
       OXICLOUD_SMTP_FROM: 'OxiCloud <alerts@example.org>',
       // S3 as a migration target that does not answer: a storage_migration to it fails.
       OXICLOUD_S3_BUCKET: 'unreachable',
       OXICLOUD_S3_REGION: 'us-east-1',
-      OXICLOUD_S3_ENDPOINT: `http://127.0.0.1:${closedPort}`,
-      OXICLOUD_S3_ACCESS_KEY_ID: 'test',
-      OXICLOUD_S3_SECRET_ACCESS_KEY: 'test-secret',
+      OXICLOUD_S3_ENDPOINT_URL: `http://127.0.0.1:${closedPort}`,
+      OXICLOUD_S3_ACCESS_KEY: 'test',
+      OXICLOUD_S3_SECRET_KEY: 'test-secret',
       OXICLOUD_S3_FORCE_PATH_STYLE: 'true',
     });
     const seeded = await runCli(

@@ -69,7 +69,7 @@ function smtpEnv(port: number, secure?: string): Record<string, string> {
     OXICLOUD_SMTP_HOST: '127.0.0.1',
     OXICLOUD_SMTP_PORT: String(port),
     OXICLOUD_SMTP_FROM: 'OxiCloud <alerts@example.org>',
-    ...(secure === undefined ? {} : { OXICLOUD_SMTP_SECURE: secure }),
+    ...(secure === undefined ? {} : { OXICLOUD_SMTP_TLS: secure }),
   };
 }
 
@@ -78,9 +78,9 @@ async function unreachableS3(): Promise<Record<string, string>> {
   return {
     OXICLOUD_S3_BUCKET: 'unreachable',
     OXICLOUD_S3_REGION: 'us-east-1',
-    OXICLOUD_S3_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
-    OXICLOUD_S3_ACCESS_KEY_ID: 'test',
-    OXICLOUD_S3_SECRET_ACCESS_KEY: 'test-secret',
+    OXICLOUD_S3_ENDPOINT_URL: `http://127.0.0.1:${await freePort()}`,
+    OXICLOUD_S3_ACCESS_KEY: 'test',
+    OXICLOUD_S3_SECRET_KEY: 'test-secret',
     OXICLOUD_S3_FORCE_PATH_STYLE: 'true',
   };
 }
@@ -133,7 +133,7 @@ describe('OXICLOUD_ADMIN_EMAIL at the first boot', () => {
   const dir = scratchDir('admin-email');
 
   beforeAll(async () => {
-    db = await createTestDatabase({ empty: true });
+    db = await createTestDatabase();
     smtp = await startListener('plain');
   });
   afterAll(async () => {
@@ -181,7 +181,7 @@ describe('OXICLOUD_ADMIN_EMAIL at the first boot', () => {
       admin_recipients: 1,
     });
     expect(boot[0]?.['msg']).toBe(
-      `alerts on: SMTP 127.0.0.1:${smtp.port} (OXICLOUD_SMTP_SECURE=none), 1 admin with an e-mail address`,
+      `alerts on: SMTP 127.0.0.1:${smtp.port} (OXICLOUD_SMTP_TLS=none), 1 admin with an e-mail address`,
     );
   });
 
@@ -189,7 +189,7 @@ describe('OXICLOUD_ADMIN_EMAIL at the first boot', () => {
     const result = await runCli(['alerts', 'test', '--url', base], env);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(
-      `the server at ${base} has alerts on (SMTP 127.0.0.1:${smtp.port} (OXICLOUD_SMTP_SECURE=none), `,
+      `the server at ${base} has alerts on (SMTP 127.0.0.1:${smtp.port} (OXICLOUD_SMTP_TLS=none), `,
     );
     expect(result.stdout).toMatch(/sent to [^\n]*ops@example\.org/);
     for (const address of await seededAdmins(db)) expect(result.stdout).toContain(address);
@@ -203,7 +203,7 @@ describe('SMTP set up but no admin has an address', () => {
   const dir = scratchDir('no-recipients');
 
   beforeAll(async () => {
-    db = await createTestDatabase({ empty: true });
+    db = await createTestDatabase();
     smtp = await startListener('plain');
   });
   afterAll(async () => {
@@ -248,7 +248,7 @@ describe('addresses and the test alert from the command line, beside a server wi
   let serverUrl: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase({ empty: true });
+    db = await createTestDatabase();
     plain = await startListener('plain');
     tlsRequired = await startListener('tls-required');
     const port = await freePort();
@@ -343,23 +343,23 @@ describe('addresses and the test alert from the command line, beside a server wi
     expect(plain.mails.at(-1)?.raw).toContain('[OxiCloud] Test alert');
   });
 
-  it('alerts test against a plain relay with the default STARTTLS says to set OXICLOUD_SMTP_SECURE=none', async () => {
+  it('alerts test against a plain relay with the default STARTTLS says to set OXICLOUD_SMTP_TLS=none', async () => {
     const sent = plain.mails.length;
     const result = await runCli(['alerts', 'test'], cleanEnv({ ...base, ...smtpEnv(plain.port) }));
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('does not offer STARTTLS');
-    expect(result.stderr).toContain('set OXICLOUD_SMTP_SECURE=none');
+    expect(result.stderr).toContain('set OXICLOUD_SMTP_TLS=none');
     expect(plain.mails).toHaveLength(sent);
   });
 
-  it('alerts test against a server that requires STARTTLS, with OXICLOUD_SMTP_SECURE=none, says TLS is required', async () => {
+  it('alerts test against a server that requires STARTTLS, with OXICLOUD_SMTP_TLS=none, says TLS is required', async () => {
     const result = await runCli(
       ['alerts', 'test'],
       cleanEnv({ ...base, ...smtpEnv(tlsRequired.port, 'none') }),
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('requires TLS');
-    expect(result.stderr).toContain('OXICLOUD_SMTP_SECURE=starttls');
+    expect(result.stderr).toContain('OXICLOUD_SMTP_TLS=starttls');
     expect(result.stderr).toContain('530');
     expect(tlsRequired.mails).toEqual([]);
   });

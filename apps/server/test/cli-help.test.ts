@@ -141,8 +141,19 @@ describe('per-command help', () => {
       'OXICLOUD_ADMIN_EMAIL',
       'OXICLOUD_TRASH_RETENTION_DAYS',
       'OXICLOUD_STORAGE_DOMAIN',
+      'OXICLOUD_DB_CONNECTION_STRING',
+      'OXIJOBS_SCHEMA',
+      'OXIJOBS_JWT_SECRET',
+      'OXIJOBS_OXICLOUD_WORKDIR',
+      'OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS',
     ]) {
       expect(serve, name).toContain(name);
+    }
+    // OxiCloud's own switches are listed as OxiCloud's, never as the engine's.
+    const oxicloudOnly = serve.slice(serve.indexOf("OxiCloud's own (read by OxiCloud"));
+    for (const name of ['OXICLOUD_JWT_SECRET', 'OXICLOUD_ENABLE_TRASH', 'OXICLOUD_GRANT_CLEANUP_ENABLED']) {
+      expect(oxicloudOnly, name).toContain(`  ${name}: `);
+      expect(serve, name).not.toMatch(new RegExp(`\\n  ${name} +\\S`));
     }
     for (const args of [['migrate'], ['seed'], ['token'], ['users', 'set-email'], ['alerts', 'test']]) {
       const text = await help(...args);
@@ -152,9 +163,13 @@ describe('per-command help', () => {
       // Each of them migrates (OxiCloud's storage domain, the only value) and refuses an old-model database.
       expect(text, args.join(' ')).toContain('OXICLOUD_STORAGE_DOMAIN');
     }
-    expect(await help('token')).toContain('OXICLOUD_JWT_SECRET');
+    const token = await help('token');
+    expect(token).toContain('OXIJOBS_JWT_SECRET');
+    // OxiCloud's session secret is named only as the one the engine never uses, never as a variable it reads.
+    expect(token).not.toMatch(/\n {2}OXICLOUD_JWT_SECRET +\S/);
     const alertsTest = await help('alerts', 'test');
-    expect(alertsTest).toContain('OXICLOUD_SMTP_SECURE');
+    expect(alertsTest).toContain('OXICLOUD_SMTP_TLS');
+    expect(alertsTest).toContain('OXICLOUD_SMTP_PASS');
     expect(alertsTest).toContain('OXICLOUD_ADMIN_URL');
     expect(alertsTest).toContain('the server needs them in its own environment');
     expect(await help('seed')).toContain('--list-resources');
@@ -193,7 +208,7 @@ describe('oxijobs seed output', () => {
   const dir = scratchDir('seed-output');
 
   beforeAll(async () => {
-    db = await createTestDatabase({ empty: true });
+    db = await createTestDatabase();
   });
   afterAll(async () => {
     await db?.drop();
@@ -263,7 +278,7 @@ describe('oxijobs seed output', () => {
   it('at a terminal, the progress bar and the log lines never share a line', async () => {
     const screenDir = scratchDir('seed-tty');
     const terminal = new Terminal(screenDir.path, 'seed-tty');
-    const ttyDb = await createTestDatabase({ empty: true });
+    const ttyDb = await createTestDatabase();
     try {
       const vars = `DATABASE_URL=${shellQuote(ttyDb.url)} OXICLOUD_DATA_DIR=${shellQuote(screenDir.path)}`;
       terminal.type(
@@ -296,7 +311,7 @@ describe('oxijobs seed output', () => {
 describe('log format', () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase({ empty: true });
+    db = await createTestDatabase();
   });
   afterAll(async () => {
     await db?.drop();

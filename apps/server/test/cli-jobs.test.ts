@@ -44,7 +44,7 @@ describe('oxijobs jobs (against a running server)', () => {
   const oneLine = (text: string) => text.trimEnd().split('\n');
 
   beforeAll(async () => {
-    db = await createTestDatabase({ empty: true });
+    db = await createTestDatabase();
     const httpPort = await freePort();
     base = `http://127.0.0.1:${httpPort}`;
     dataDir = join(tmpdir(), `oxijobs-cli-jobs-${process.pid}-${httpPort}`);

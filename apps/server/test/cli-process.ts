@@ -4,11 +4,18 @@ import { fileURLToPath } from 'node:url';
 /** The built CLI the tests run, as an operator would (`node apps/server/dist/cli.js`). */
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
-/** The parent's environment without any OXICLOUD_* / DATABASE_URL, plus `extra`. */
+/** The parent's environment without any OXICLOUD_* / OXIJOBS_* / DATABASE_URL, plus `extra`. */
 export function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined || key.startsWith('OXICLOUD_') || key === 'DATABASE_URL') continue;
+    if (
+      value === undefined ||
+      key.startsWith('OXICLOUD_') ||
+      key.startsWith('OXIJOBS_') ||
+      key === 'DATABASE_URL'
+    ) {
+      continue;
+    }
     env[key] = value;
   }
   return { ...env, ...extra };

@@ -1,13 +1,20 @@
+import { randomUUID } from 'node:crypto';
+import { TOKEN_AUDIENCE, TOKEN_ISSUER } from '@oxicloud/admin-api';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ComposedServer } from '../src/index.js';
 import { adminToken, composeInProcess, FAULT_JWT_SECRET, scratchDir } from './fault-support.js';
 
+/** OxiCloud's session secret (`OXICLOUD_JWT_SECRET`), beside the engine's own. */
+const OXICLOUD_SESSION_SECRET = 'oxicloud-session-secret-of-at-least-32-bytes';
+
 /**
  * Issue 8, auth: every admin route — listed from the OpenAPI document, so a
  * route added later is covered without touching this file — refuses a missing,
- * expired, tampered or foreign token with 401 and a non-admin's token with 403.
+ * expired, tampered or foreign token with 401 (an OxiCloud session token
+ * and a token signed with OxiCloud's session secret among them) and a
+ * non-admin's token with 403.
  */
 describe('admin auth on every route of the OpenAPI document', () => {
   let db: TestDatabase;
@@ -19,7 +26,12 @@ describe('admin auth on every route of the OpenAPI document', () => {
   beforeAll(async () => {
     db = await createTestDatabase({ domain: 'oxicloud' });
     dir = scratchDir('fault-auth');
-    ({ server } = await composeInProcess({ pool: db.pool, dataDir: dir.path }));
+    // OxiCloud's session secret beside the engine's own: never used to verify.
+    ({ server } = await composeInProcess({
+      pool: db.pool,
+      dataDir: dir.path,
+      env: { OXICLOUD_JWT_SECRET: OXICLOUD_SESSION_SECRET },
+    }));
     await db.pool.query(
       "INSERT INTO auth.users (username, email, role) VALUES ('bob', 'bob@example.org', 'user')",
     );
@@ -38,13 +50,29 @@ describe('admin auth on every route of the OpenAPI document', () => {
     tokens['tamperedPayload'] = `${header}.${forged}.${signature}`;
     const flipped = signature.startsWith('A') ? `B${signature.slice(1)}` : `A${signature.slice(1)}`;
     tokens['tamperedSignature'] = `${header}.${payload}.${flipped}`;
-    tokens['foreignSecret'] = await new SignJWT({ role: 'admin', username: 'admin' })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(String(bob['sub']))
-      .setIssuer('oxicloud-jobs')
-      .setIssuedAt()
-      .setExpirationTime('1h')
-      .sign(new TextEncoder().encode(`${FAULT_JWT_SECRET}-but-another-one`));
+    // The engine's claims (iss, aud) signed with another secret, and with OxiCloud's session secret.
+    const engineClaims = (secret: string) =>
+      new SignJWT({ role: 'admin', username: 'admin' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(String(bob['sub']))
+        .setIssuer(TOKEN_ISSUER)
+        .setAudience(TOKEN_AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(secret));
+    tokens['foreignSecret'] = await engineClaims(`${FAULT_JWT_SECRET}-but-another-one`);
+    tokens['oxicloudSecret'] = await engineClaims(OXICLOUD_SESSION_SECRET);
+    // An OxiCloud session token's layout (sub, exp, iat, jti, username, email, role; no iss, no aud),
+    // for the admin, signed with OxiCloud's secret, and even with the engine's own.
+    const oxicloudSession = (secret: string) =>
+      new SignJWT({ jti: randomUUID(), username: 'admin', email: 'admin@example.org', role: 'admin' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(String(bob['sub']))
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(secret));
+    tokens['oxicloudSession'] = await oxicloudSession(OXICLOUD_SESSION_SECRET);
+    tokens['oxicloudSessionEngineSecret'] = await oxicloudSession(FAULT_JWT_SECRET);
     const none = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
     tokens['algNone'] = `${none}.${payload}.`;
 
@@ -119,6 +147,9 @@ describe('admin auth on every route of the OpenAPI document', () => {
     'tamperedPayload',
     'tamperedSignature',
     'foreignSecret',
+    'oxicloudSecret',
+    'oxicloudSession',
+    'oxicloudSessionEngineSecret',
     'algNone',
   ])('with an %s token: 401 UNAUTHENTICATED on every route', async (kind) => {
     for (const route of routes) {

@@ -91,10 +91,10 @@ describe('kill -9 during storage_migration local → s3', () => {
       extra: {
         OXICLOUD_STORAGE_BACKEND: 'local',
         OXICLOUD_S3_BUCKET: s3Options.bucket,
-        OXICLOUD_S3_ENDPOINT: s3Options.endpoint,
+        OXICLOUD_S3_ENDPOINT_URL: s3Options.endpoint,
         OXICLOUD_S3_REGION: s3Options.region,
-        OXICLOUD_S3_ACCESS_KEY_ID: s3Options.accessKeyId,
-        OXICLOUD_S3_SECRET_ACCESS_KEY: s3Options.secretAccessKey,
+        OXICLOUD_S3_ACCESS_KEY: s3Options.accessKeyId,
+        OXICLOUD_S3_SECRET_KEY: s3Options.secretAccessKey,
         OXICLOUD_S3_FORCE_PATH_STYLE: 'true',
       },
     });

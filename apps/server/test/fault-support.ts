@@ -48,7 +48,7 @@ export function serverStorageRoot(dataDir: string): string {
 export const QUIET_PERIODIC_JOBS: Record<string, string> = {
   OXICLOUD_TRASH_CLEANUP_INTERVAL_HOURS: '0',
   OXICLOUD_STORAGE_USAGE_RECONCILE_INTERVAL_SECONDS: '0',
-  OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS: '0',
+  OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS: '0',
 };
 
 /** The environment of a test server on `databaseUrl`, with a fixed JWT secret and quiet periodic jobs. */
@@ -65,7 +65,7 @@ export function serverEnv(options: {
     OXICLOUD_DATA_DIR: options.dataDir,
     OXICLOUD_HTTP_PORT: String(options.httpPort),
     OXICLOUD_HTTP_HOST: '127.0.0.1',
-    OXICLOUD_JWT_SECRET: FAULT_JWT_SECRET,
+    OXIJOBS_JWT_SECRET: FAULT_JWT_SECRET,
     OXICLOUD_LOG_LEVEL: 'info',
     ...QUIET_PERIODIC_JOBS,
     ...options.extra,
@@ -315,7 +315,7 @@ export async function composeInProcess(options: {
   const env = cleanEnv({
     DATABASE_URL: 'postgres://unused.invalid/unused',
     OXICLOUD_DATA_DIR: options.dataDir,
-    OXICLOUD_JWT_SECRET: FAULT_JWT_SECRET,
+    OXIJOBS_JWT_SECRET: FAULT_JWT_SECRET,
     ...QUIET_PERIODIC_JOBS,
     ...options.env,
   });

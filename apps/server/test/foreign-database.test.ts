@@ -1,46 +1,75 @@
-import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createOxiCloudDatabase,
+  createTestDatabase,
+  dumpDatabase,
+  type TestDatabase,
+} from '@oxicloud/test-support';
+import { afterAll, describe, expect, it } from 'vitest';
 import { cleanEnv, runCli } from './cli-process.js';
-import { databaseCatalog } from './database-catalog.js';
+
+const made: TestDatabase[] = [];
+afterAll(async () => {
+  await Promise.all(made.map((db) => db.drop()));
+});
 
 /**
- * Just enough of OxiCloud's catalog to be recognised as OxiCloud's database:
- * sqlx's bookkeeping with one row, and the storage tables.
+ * What `oxijobs migrate` does with a database given as DATABASE_URL, decided
+ * from its catalog before any write: OxiCloud's own gets sidecar mode (the
+ * engine's own schema only); an empty one and one that is something else are
+ * refused and left as they were.
  */
-const OXICLOUD_CATALOG = `
-  CREATE TABLE public._sqlx_migrations (
-    version bigint PRIMARY KEY, description text NOT NULL, installed_on timestamptz NOT NULL DEFAULT now(),
-    success boolean NOT NULL, checksum bytea NOT NULL, execution_time bigint NOT NULL);
-  INSERT INTO public._sqlx_migrations (version, description, success, checksum, execution_time)
-       VALUES (20260307000000, 'initial schema', true, '\\x00', 1);
-  CREATE SCHEMA auth;
-  CREATE SCHEMA storage;
-  CREATE TABLE auth.users (id uuid PRIMARY KEY);
-  CREATE TABLE storage.folders (id uuid PRIMARY KEY);
-  CREATE TABLE storage.files (id uuid PRIMARY KEY, drive_id uuid NOT NULL);`;
-
-describe("OxiCloud's own database given as DATABASE_URL", () => {
-  let db: TestDatabase;
-  let before: string[];
-
-  beforeAll(async () => {
-    db = await createTestDatabase({ empty: true, max: 2 });
-    await db.pool.query(OXICLOUD_CATALOG);
-    before = await databaseCatalog(db);
-  });
-  afterAll(async () => {
-    await db?.drop();
+describe('a database given as DATABASE_URL', () => {
+  it("OxiCloud's own: `oxijobs migrate` creates only the engine's schema oxijobs; every other schema and _sqlx_migrations dump the same", async () => {
+    const db = await createOxiCloudDatabase({ max: 2 });
+    made.push(db);
+    const before = await dumpDatabase(db.pool);
+    const result = await runCli(['migrate'], cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_FORMAT: 'json' }));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/beside OxiCloud in schema oxijobs/);
+    expect(result.stderr).toContain('"event":"database.sidecar"');
+    expect(await dumpDatabase(db.pool, { excludeSchemas: ['oxijobs'] })).toBe(before);
+    const { rows } = await db.pool.query(
+      "SELECT count(*)::int AS n FROM pg_namespace WHERE nspname IN ('jobs', 'oxijobs')",
+    );
+    expect(rows[0].n).toBe(1);
   });
 
   it.each([
-    ['migrate'],
-    ['token', '--user', 'admin'],
-  ])('`oxijobs %s` refuses it before any write, naming what it found, and leaves its catalog unchanged', async (...args) => {
+    ['seed', '--users', '2', '--files-per-user', '5'],
+    ['users', 'set-email', 'admin', 'ops@example.org'],
+  ])("OxiCloud's own: `oxijobs %s` is refused before any write (the engine creates and changes no user there)", async (...args) => {
+    const db = await createOxiCloudDatabase({ max: 2 });
+    made.push(db);
+    const before = await dumpDatabase(db.pool);
     const result = await runCli(args, cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_FORMAT: 'json' }));
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain('OxiCloud database (public._sqlx_migrations: 1 migration');
+    expect(result.stderr).toContain('OxiCloud database (public._sqlx_migrations: 69 migrations');
+    expect(result.stderr).toContain("never runs on OxiCloud's own database");
+    expect(await dumpDatabase(db.pool)).toBe(before);
+  });
+
+  it('an empty one is refused (an OxiCloud not yet started may be meant to own it), naming the explicit command, and left empty', async () => {
+    const db = await createTestDatabase({ empty: true, max: 2 });
+    made.push(db);
+    const before = await dumpDatabase(db.pool);
+    for (const command of ['migrate', 'serve']) {
+      const result = await runCli([command], cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_FORMAT: 'json' }));
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('empty database');
+      expect(result.stderr).toContain('oxijobs migrate --create-storage-domain');
+      expect(await dumpDatabase(db.pool)).toBe(before);
+    }
+  });
+
+  it('one that is something else is refused, naming what it found, and left unchanged', async () => {
+    const db = await createTestDatabase({ empty: true, max: 2 });
+    made.push(db);
+    await db.pool.query('CREATE SCHEMA shop; CREATE TABLE shop.orders (id int PRIMARY KEY)');
+    const before = await dumpDatabase(db.pool);
+    const result = await runCli(['migrate'], cleanEnv({ DATABASE_URL: db.url, OXICLOUD_LOG_FORMAT: 'json' }));
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('unrecognised database (found schema shop, shop.orders)');
     expect(result.stderr).toContain('nothing was written');
-    expect(await databaseCatalog(db)).toEqual(before);
-    expect(before).not.toContain('r public.oxicloud_migrations');
+    expect(await dumpDatabase(db.pool)).toBe(before);
   });
 });

@@ -103,7 +103,7 @@ describe('overdue jobs and readiness, on a real server', () => {
           OXICLOUD_FRESHNESS_CHECK_INTERVAL_SECONDS: '1',
           OXICLOUD_SMTP_HOST: '127.0.0.1',
           OXICLOUD_SMTP_PORT: String(smtp.port),
-          OXICLOUD_SMTP_SECURE: 'none',
+          OXICLOUD_SMTP_TLS: 'none',
           OXICLOUD_SMTP_FROM: 'OxiCloud <alerts@example.org>',
         },
       }),

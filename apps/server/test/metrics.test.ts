@@ -75,9 +75,9 @@ describe('/metrics of two processes on one database', () => {
             // S3 as a migration target that does not answer: storage_migration runs and fails.
             OXICLOUD_S3_BUCKET: 'unreachable',
             OXICLOUD_S3_REGION: 'us-east-1',
-            OXICLOUD_S3_ENDPOINT: `http://127.0.0.1:${closedPort}`,
-            OXICLOUD_S3_ACCESS_KEY_ID: 'test',
-            OXICLOUD_S3_SECRET_ACCESS_KEY: 'test-secret',
+            OXICLOUD_S3_ENDPOINT_URL: `http://127.0.0.1:${closedPort}`,
+            OXICLOUD_S3_ACCESS_KEY: 'test',
+            OXICLOUD_S3_SECRET_KEY: 'test-secret',
             OXICLOUD_S3_FORCE_PATH_STYLE: 'true',
           },
         }),

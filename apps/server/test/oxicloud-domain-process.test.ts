@@ -126,8 +126,11 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("`oxijobs migrate` builds OxiCloud's domain and the engine's schemas, and records the domain", async () => {
-    const result = await runCli(['migrate'], env);
+  it("`oxijobs migrate --create-storage-domain` builds OxiCloud's domain and the engine's schemas on an empty DATABASE_URL, and records the domain", async () => {
+    const refused = await runCli(['migrate'], env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('oxijobs migrate --create-storage-domain');
+    const result = await runCli(['migrate', '--create-storage-domain'], env);
     expect(result.code, result.stderr).toBe(0);
     const migrated = jsonLines(result.stdout + result.stderr).find((l) => l['event'] === 'database.migrated');
     expect(migrated).toMatchObject({ storage_domain: 'oxicloud' });
@@ -244,7 +247,7 @@ describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud
 
   it('`oxijobs seed --faults missing_manifest --list-resources` gives exactly its expected finding', async () => {
     // A fresh database: a second dataset does not fit next to the first (the generation fails and rolls back, above).
-    const other = await createTestDatabase({ empty: true, max: 2 });
+    const other = await createTestDatabase({ max: 2 });
     const otherStorage = join(dataDir, 'oxicloud-storage-faults');
     const otherPort = await freePort();
     const otherEnv = {

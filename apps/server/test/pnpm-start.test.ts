@@ -94,7 +94,7 @@ describe.each<Case>([
         OXICLOUD_DATA_DIR: join(dir.path, 'data'),
         OXICLOUD_HTTP_PORT: String(port),
         OXICLOUD_EMBEDDED_POSTGRES_PORT: String(await freePort()),
-        OXICLOUD_JWT_SECRET: FAULT_JWT_SECRET,
+        OXIJOBS_JWT_SECRET: FAULT_JWT_SECRET,
         ...QUIET_PERIODIC_JOBS,
       };
       if (database === 'DATABASE_URL') {
@@ -105,7 +105,7 @@ describe.each<Case>([
       const env = cleanEnv(vars);
       // The dataset brings its own admins (the server then creates no "admin"): the token is the first one's.
       const admin = await withDatabase(env, async (pool) => {
-        await applyMigrations(pool, silent);
+        await applyMigrations(pool, silent, { source: 'DATABASE_URL', createStorageDomain: true });
         return seed(pool, vars['OXICLOUD_DATA_DIR']!);
       });
 
@@ -229,7 +229,7 @@ describe('nohup … & survives the terminal hanging up', () => {
           DATABASE_URL: db.url,
           OXICLOUD_DATA_DIR: join(dir.path, way.name),
           OXICLOUD_HTTP_PORT: String(port),
-          OXICLOUD_JWT_SECRET: FAULT_JWT_SECRET,
+          OXIJOBS_JWT_SECRET: FAULT_JWT_SECRET,
           ...QUIET_PERIODIC_JOBS,
         };
         const exports = Object.entries(vars)

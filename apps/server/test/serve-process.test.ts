@@ -3,10 +3,15 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
+import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DUPLICATE_SIGNAL_WINDOW_MS } from '../src/commands/shutdown-signals.js';
 import { type CliProcess, cleanEnv, jsonLines, runCli, startCli, waitForStatus } from './cli-process.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+
+/** The engine's token secret and OxiCloud's session secret, both in the server's environment. */
+const ENGINE_SECRET = 'the-engine-own-secret-of-at-least-32-bytes';
+const OXICLOUD_SESSION_SECRET = 'oxicloud-session-secret-of-at-least-32-bytes';
 
 /** `oxijobs serve` as a real process on a DATABASE_URL (a fresh test database behind a TCP proxy). */
 describe('oxijobs serve (DATABASE_URL)', () => {
@@ -32,6 +37,9 @@ describe('oxijobs serve (DATABASE_URL)', () => {
       OXICLOUD_DATA_DIR: dataDir,
       OXICLOUD_HTTP_PORT: String(httpPort),
       OXICLOUD_LOG_LEVEL: 'info',
+      // Beside OxiCloud: its session secret is in the same environment file; the engine has its own.
+      OXIJOBS_JWT_SECRET: ENGINE_SECRET,
+      OXICLOUD_JWT_SECRET: OXICLOUD_SESSION_SECRET,
     });
     server = startCli(['serve'], env);
     await waitForStatus(`${base}/healthz`, 200, { process: server, timeoutMs: 60_000 });
@@ -60,6 +68,45 @@ describe('oxijobs serve (DATABASE_URL)', () => {
     expect(created).toMatchObject({ username: 'admin' });
     expect(String(created?.['msg'])).toContain('pnpm oxijobs token --user admin');
     expect(lines.some((l) => l['event'] === 'scheduler.started')).toBe(true);
+  });
+
+  it("signs with OXIJOBS_JWT_SECRET beside OXICLOUD_JWT_SECRET, refuses OxiCloud's session tokens, and says so at boot", async () => {
+    const notice = jsonLines(server.stdout()).find(
+      (l) => l['event'] === 'config.notice' && l['variable'] === 'OXICLOUD_JWT_SECRET',
+    );
+    expect(notice).toMatchObject({ level: 40 });
+    expect(String(notice?.['msg'])).toContain(
+      "OXICLOUD_JWT_SECRET is OxiCloud's session secret: the engine never signs or verifies a token with it",
+    );
+    expect(server.stdout()).not.toContain(OXICLOUD_SESSION_SECRET);
+    const minted = await runCli(['token', '--user', 'admin'], env);
+    expect(minted.code, minted.stderr).toBe(0);
+    const token = minted.stdout.trim();
+    const claims = decodeJwt(token);
+    expect(claims).toMatchObject({ iss: 'oxijobs', aud: 'oxijobs-admin', role: 'admin' });
+    await expect(jwtVerify(token, new TextEncoder().encode(ENGINE_SECRET))).resolves.toBeDefined();
+    await expect(jwtVerify(token, new TextEncoder().encode(OXICLOUD_SESSION_SECRET))).rejects.toThrow();
+    const status = async (bearer: string) =>
+      (await fetch(`${base}/api/admin/jobs`, { headers: { authorization: `Bearer ${bearer}` } })).status;
+    expect(await status(token)).toBe(200);
+    const sign = (payload: Record<string, unknown>, secret: string) =>
+      new SignJWT(payload)
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(String(claims.sub))
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(secret));
+    // The engine's claims signed with OxiCloud's session secret; OxiCloud's session layout (no iss, no aud).
+    const engineClaims = { role: 'admin', username: 'admin', iss: 'oxijobs', aud: 'oxijobs-admin' };
+    const session = {
+      jti: '0190a4b2-4444-7000-8000-000000000004',
+      username: 'admin',
+      email: 'admin@example.org',
+      role: 'admin',
+    };
+    expect(await status(await sign(engineClaims, OXICLOUD_SESSION_SECRET))).toBe(401);
+    expect(await status(await sign(session, OXICLOUD_SESSION_SECRET))).toBe(401);
+    expect(await status(await sign(session, ENGINE_SECRET))).toBe(401);
   });
 
   it('mints an admin token as the last stdout line, accepted by the admin API', async () => {
@@ -227,7 +274,15 @@ describe('oxijobs serve (DATABASE_URL)', () => {
 describe('oxijobs configuration errors', () => {
   it.each([
     [{ OXICLOUD_HTTP_PORT: 'eighty' }, 'OXICLOUD_HTTP_PORT="eighty": must be an integer from 1 to 65535'],
-    [{ OXICLOUD_ENV: 'production' }, 'OXICLOUD_JWT_SECRET (unset): required when OXICLOUD_ENV=production'],
+    [{ OXICLOUD_ENV: 'production' }, 'OXIJOBS_JWT_SECRET (unset): required when OXICLOUD_ENV=production'],
+    [
+      { OXICLOUD_ENV: 'production', OXICLOUD_JWT_SECRET: 'o'.repeat(40) },
+      "OXICLOUD_JWT_SECRET is set, but it is OxiCloud's session secret, which the engine never signs or verifies with",
+    ],
+    [
+      { OXICLOUD_SERVER_PORT: '18086', OXICLOUD_HTTP_PORT: '18086' },
+      'OXICLOUD_HTTP_PORT="18086" is OxiCloud\'s own HTTP port (OXICLOUD_SERVER_PORT="18086")',
+    ],
     [{ OXICLOUD_STORAGE_BACKEND: 'tape' }, 'OXICLOUD_STORAGE_BACKEND="tape": must be one of local, s3'],
     [{ OXICLOUD_STORAGE_BACKEND: 's3' }, 'OXICLOUD_S3_BUCKET is required'],
     [{ OXICLOUD_TRASH_RETENTION_DAYS: '-3' }, 'OXICLOUD_TRASH_RETENTION_DAYS'],
@@ -254,7 +309,7 @@ describe('oxijobs configuration errors', () => {
     for (const args of [['--help'], ['serve', '--help']]) {
       const result = await runCli(args, cleanEnv({}));
       expect(result.code).toBe(0);
-      for (const name of ['DATABASE_URL', 'OXICLOUD_DATA_DIR', 'OXICLOUD_HTTP_PORT', 'OXICLOUD_JWT_SECRET']) {
+      for (const name of ['DATABASE_URL', 'OXICLOUD_DATA_DIR', 'OXICLOUD_HTTP_PORT', 'OXIJOBS_JWT_SECRET']) {
         expect(result.stdout).toContain(name);
       }
     }

@@ -38,7 +38,7 @@ describe('OXICLOUD_STORAGE_PATH and OXICLOUD_STORAGE_ENCRYPTION_*', () => {
   let othersBefore: string[];
 
   beforeAll(async () => {
-    db = await createTestDatabase({ empty: true });
+    db = await createTestDatabase();
     dir = scratchDir('encryption');
     dataDir = join(dir.path, 'data');
     storageRoot = join(dir.path, 'oxicloud-storage');

@@ -1,5 +1,6 @@
 import type { JobOutcome, JobRunArgs, Logger } from '@oxicloud/scheduler';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   type AdminUserLookup,
@@ -282,6 +283,26 @@ describe('createAdminApp', () => {
         expiresInSeconds: 60,
       });
       await expectStatus(bearer(other), 401, 'UNAUTHENTICATED');
+    });
+    it("401 for an OxiCloud session token (OxiCloud's claim layout, no iss or aud), even signed with this secret", async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const session = await new SignJWT({
+        jti: '0190a4b2-2222-7000-8000-000000000002',
+        username: admin.username,
+        email: 'alice@example.org',
+        role: 'admin',
+      })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(admin.id)
+        .setIssuedAt(now)
+        .setExpirationTime(now + 3600)
+        .sign(new TextEncoder().encode(SECRET));
+      await expectStatus(
+        bearer(session),
+        401,
+        'UNAUTHENTICATED',
+        /not issued for this engine's admin API .*an OxiCloud session token is not one/,
+      );
     });
     it('401 for an expired token', async () => {
       const expired = await signAdminToken({

@@ -117,7 +117,7 @@ export interface AdminAppDeps {
  *   jobs: registry, runs: engine, findings: new PgFindingStore({ pool }),
  *   users, jwtSecret, logger, health,
  * });
- * serve({ fetch: app.fetch, port: 8086 });
+ * serve({ fetch: app.fetch, port: 8087 });
  * ```
  */
 export function createAdminApp(deps: AdminAppDeps): OpenAPIHono<AdminEnv> {

@@ -11,7 +11,13 @@ export type { AuditDecision } from './audit/audit-log.js';
 export { AUDIT_TARGET } from './audit/audit-log.js';
 export { adminAuth } from './auth/admin-auth.js';
 export type { AdminTokenClaims } from './auth/admin-token.js';
-export { MIN_SECRET_BYTES, signAdminToken, TOKEN_ISSUER, verifyAdminToken } from './auth/admin-token.js';
+export {
+  MIN_SECRET_BYTES,
+  signAdminToken,
+  TOKEN_AUDIENCE,
+  TOKEN_ISSUER,
+  verifyAdminToken,
+} from './auth/admin-token.js';
 export type { AdminApiErrorBody, AdminApiErrorCode } from './errors.js';
 export { ADMIN_API_ERROR_STATUS, AdminApiError } from './errors.js';
 export type { AdminEnv, Principal } from './http/admin-env.js';
@@ -43,6 +49,7 @@ export type { ReadinessPart, ReadinessProbe, ReadinessReport } from './ports/rea
 export type { RepairPlanDocument, RepairSelectionInput, RepairService } from './ports/repair-service.js';
 export type { RunService } from './ports/run-service.js';
 export { MAX_TRACKED_FINDINGS_LIMIT, trackedFindingJson } from './routes/findings.js';
+export { HEALTH_SERVICE } from './routes/health.js';
 export type { JobEntryJson, JobKind } from './routes/job-directory.js';
 export { findingKindJson, jobSummaryJson } from './routes/job-directory.js';
 export type { RunListEntryJson } from './routes/run-list-entry.js';

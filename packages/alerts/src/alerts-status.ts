@@ -37,7 +37,7 @@ function admins(count: number): string {
 
 /**
  * What the status means, in words, without the leading on/off: e.g.
- * `SMTP 127.0.0.1:25 (OXICLOUD_SMTP_SECURE=none), 1 admin with an e-mail address`,
+ * `SMTP 127.0.0.1:25 (OXICLOUD_SMTP_TLS=none), 1 admin with an e-mail address`,
  * or `OXICLOUD_SMTP_HOST is not set`.
  */
 export function describeAlertsStatus(status: AlertsStatus): string {
@@ -47,5 +47,5 @@ export function describeAlertsStatus(status: AlertsStatus): string {
     status.adminRecipients === 0
       ? 'but no admin has an e-mail address, so none is sent'
       : admins(status.adminRecipients);
-  return `SMTP ${host}:${port} (OXICLOUD_SMTP_SECURE=${secure}), ${to}`;
+  return `SMTP ${host}:${port} (OXICLOUD_SMTP_TLS=${secure}), ${to}`;
 }

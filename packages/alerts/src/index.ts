@@ -25,7 +25,7 @@ export type {
 } from './job-alerts.js';
 export { ALERTS_TARGET, DEFAULT_DEDUP_WINDOW_MS, JobAlerts } from './job-alerts.js';
 export type { Env, SmtpConfig, SmtpSecurity } from './smtp-config.js';
-export { SMTP_SECURITY_VALUES, smtpConfigFromEnv } from './smtp-config.js';
+export { SMTP_ENV, SMTP_ENV_ALIASES, SMTP_SECURITY_VALUES, smtpConfigFromEnv } from './smtp-config.js';
 export { describeSmtpError } from './smtp-diagnosis.js';
 export type { SmtpReceipt, SmtpTimeouts } from './smtp-email-sender.js';
 export { SmtpEmailSender } from './smtp-email-sender.js';

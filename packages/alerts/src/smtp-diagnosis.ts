@@ -39,26 +39,26 @@ export function describeSmtpError(error: unknown, config: SmtpConfig): string {
     (config.secure === 'starttls' && /STARTTLS/i.test(message) && e.command === 'STARTTLS')
   ) {
     return (
-      `${where} does not offer STARTTLS, and OXICLOUD_SMTP_SECURE is "${config.secure}": ` +
-      `for a plain relay (port 25 or a local sink) set OXICLOUD_SMTP_SECURE=none (server said: ${said})`
+      `${where} does not offer STARTTLS, and OXICLOUD_SMTP_TLS is "${config.secure}": ` +
+      `for a plain relay (port 25 or a local sink) set OXICLOUD_SMTP_TLS=none (server said: ${said})`
     );
   }
   if (
     config.secure === 'tls' &&
     /wrong version number|ssl3_get_record|packet length too long/i.test(message)
   ) {
-    return `${where} does not speak TLS from the first byte (OXICLOUD_SMTP_SECURE=tls): use OXICLOUD_SMTP_SECURE=starttls (port 587) or none (${said})`;
+    return `${where} does not speak TLS from the first byte (OXICLOUD_SMTP_TLS=tls): use OXICLOUD_SMTP_TLS=starttls (port 587) or none (${said})`;
   }
   if (/certificate|self[- ]signed|unable to verify/i.test(message)) {
     return `the TLS certificate of ${where} was not accepted: ${said}`;
   }
   if (e.responseCode === 530 || /STARTTLS command first|must issue a STARTTLS|TLS required/i.test(said)) {
-    return `${where} requires TLS, and OXICLOUD_SMTP_SECURE is "${config.secure}": set OXICLOUD_SMTP_SECURE=starttls (or tls for port 465) (server said: ${said})`;
+    return `${where} requires TLS, and OXICLOUD_SMTP_TLS is "${config.secure}": set OXICLOUD_SMTP_TLS=starttls (or tls for port 465) (server said: ${said})`;
   }
   if (e.code === 'EAUTH' || e.responseCode === 535) {
     return config.user === undefined
-      ? `${where} requires authentication: set OXICLOUD_SMTP_USER and OXICLOUD_SMTP_PASSWORD (server said: ${said})`
-      : `authentication as ${config.user} failed at ${where}: check OXICLOUD_SMTP_USER and OXICLOUD_SMTP_PASSWORD (server said: ${said})`;
+      ? `${where} requires authentication: set OXICLOUD_SMTP_USER and OXICLOUD_SMTP_PASS (server said: ${said})`
+      : `authentication as ${config.user} failed at ${where}: check OXICLOUD_SMTP_USER and OXICLOUD_SMTP_PASS (server said: ${said})`;
   }
   if (e.code === 'EENVELOPE') {
     return `${where} refused the sender or a recipient (check OXICLOUD_SMTP_FROM and the admins' addresses): ${said}`;

@@ -28,7 +28,7 @@ describe('smtpConfigFromEnv', () => {
     expect(smtpConfigFromEnv({ OXICLOUD_SMTP_HOST: '  ', OXICLOUD_SMTP_PORT: 'junk' })).toBeNull();
   });
 
-  it('applies the defaults: starttls on 587, 465 for tls, no AUTH', () => {
+  it("applies OxiCloud's defaults: starttls on 587 (587 for tls too), no AUTH", () => {
     expect(smtpConfigFromEnv(base)).toEqual({
       host: 'smtp.example.org',
       port: 587,
@@ -37,14 +37,17 @@ describe('smtpConfigFromEnv', () => {
       password: undefined,
       from: 'alerts@example.org',
     });
-    expect(smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_SECURE: 'TLS' })?.port).toBe(465);
+    expect(smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_TLS: 'TLS' })).toMatchObject({
+      port: 587,
+      secure: 'tls',
+    });
     expect(
       smtpConfigFromEnv({
         ...base,
-        OXICLOUD_SMTP_SECURE: 'none',
+        OXICLOUD_SMTP_TLS: 'none',
         OXICLOUD_SMTP_PORT: '2525',
         OXICLOUD_SMTP_USER: 'ops',
-        OXICLOUD_SMTP_PASSWORD: ' secret ',
+        OXICLOUD_SMTP_PASS: ' secret ',
         OXICLOUD_SMTP_FROM: 'OxiCloud <alerts@example.org>',
       }),
     ).toEqual({
@@ -57,10 +60,47 @@ describe('smtpConfigFromEnv', () => {
     });
   });
 
+  it("takes OxiCloud's spellings of OXICLOUD_SMTP_TLS", () => {
+    for (const [raw, mode] of [
+      ['starttls', 'starttls'],
+      [' Implicit ', 'tls'],
+      ['smtps', 'tls'],
+      ['PLAIN', 'none'],
+      ['none', 'none'],
+    ] as const) {
+      expect(smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_TLS: raw })?.secure, raw).toBe(mode);
+    }
+  });
+
+  it("still reads the engine's earlier names OXICLOUD_SMTP_SECURE and OXICLOUD_SMTP_PASSWORD; another value beside OxiCloud's name is an error", () => {
+    const earlier = {
+      ...base,
+      OXICLOUD_SMTP_SECURE: 'none',
+      OXICLOUD_SMTP_USER: 'ops',
+      OXICLOUD_SMTP_PASSWORD: 'pw 1',
+    };
+    expect(smtpConfigFromEnv(earlier)).toMatchObject({ secure: 'none', user: 'ops', password: 'pw 1' });
+    expect(
+      smtpConfigFromEnv({ ...earlier, OXICLOUD_SMTP_TLS: 'NONE', OXICLOUD_SMTP_PASS: 'pw 1' }),
+    ).toMatchObject({ secure: 'none', password: 'pw 1' });
+    expect(configError(() => smtpConfigFromEnv({ ...earlier, OXICLOUD_SMTP_TLS: 'tls' })).message).toBe(
+      'OXICLOUD_SMTP_TLS="tls" and OXICLOUD_SMTP_SECURE="none" differ: OXICLOUD_SMTP_SECURE is the engine\'s ' +
+        "earlier name of OXICLOUD_SMTP_TLS (OxiCloud's); set OXICLOUD_SMTP_TLS only",
+    );
+    const pass = configError(() => smtpConfigFromEnv({ ...earlier, OXICLOUD_SMTP_PASS: 'pw 2' })).message;
+    expect(pass).toContain('OXICLOUD_SMTP_PASS and OXICLOUD_SMTP_PASSWORD differ');
+    expect(pass).not.toContain('pw ');
+  });
+
   it('rejects bad values with INVALID_CONFIG naming the variable and what is allowed', () => {
-    const secure = configError(() => smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_SECURE: 'ssl' }));
+    const secure = configError(() => smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_TLS: 'ssl' }));
     expect(secure.code).toBe('INVALID_CONFIG');
-    expect(secure.message).toBe('OXICLOUD_SMTP_SECURE must be one of none, starttls, tls, got "ssl"');
+    expect(secure.message).toBe(
+      'OXICLOUD_SMTP_TLS must be one of none, starttls, tls (OxiCloud\'s implicit and smtps mean tls, plain means none), got "ssl"',
+    );
+    expect(configError(() => smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_SECURE: 'ssl' })).message).toMatch(
+      /^OXICLOUD_SMTP_SECURE must be one of none, starttls, tls/,
+    );
 
     for (const port of ['0', '65536', '25.5', 'abc', '-1']) {
       expect(configError(() => smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_PORT: port })).message).toMatch(
@@ -74,7 +114,7 @@ describe('smtpConfigFromEnv', () => {
       configError(() => smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_FROM: 'not an address' })).message,
     ).toMatch(/^OXICLOUD_SMTP_FROM must be an address/);
     expect(configError(() => smtpConfigFromEnv({ ...base, OXICLOUD_SMTP_USER: 'ops' })).message).toMatch(
-      /OXICLOUD_SMTP_USER and OXICLOUD_SMTP_PASSWORD must be set together/,
+      /OXICLOUD_SMTP_USER and OXICLOUD_SMTP_PASS must be set together/,
     );
   });
 });
@@ -117,7 +157,7 @@ describe('alertsStatus', () => {
   const smtp = smtpConfigFromEnv({
     OXICLOUD_SMTP_HOST: 'mail.example.org',
     OXICLOUD_SMTP_PORT: '2525',
-    OXICLOUD_SMTP_SECURE: 'none',
+    OXICLOUD_SMTP_TLS: 'none',
     OXICLOUD_SMTP_FROM: 'alerts@example.org',
   });
 
@@ -129,10 +169,10 @@ describe('alertsStatus', () => {
 
   it('is on with the SMTP host, port and security, and counts the admins with an address', () => {
     expect(describeAlertsStatus(alertsStatus(smtp, 1))).toBe(
-      'SMTP mail.example.org:2525 (OXICLOUD_SMTP_SECURE=none), 1 admin with an e-mail address',
+      'SMTP mail.example.org:2525 (OXICLOUD_SMTP_TLS=none), 1 admin with an e-mail address',
     );
     expect(describeAlertsStatus(alertsStatus(smtp, 3))).toBe(
-      'SMTP mail.example.org:2525 (OXICLOUD_SMTP_SECURE=none), 3 admins with an e-mail address',
+      'SMTP mail.example.org:2525 (OXICLOUD_SMTP_TLS=none), 3 admins with an e-mail address',
     );
     const status = alertsStatus(smtp, 0);
     expect(status).toEqual({

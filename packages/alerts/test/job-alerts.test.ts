@@ -23,7 +23,7 @@ function smtpEnv(port: number, extra: Env = {}): Env {
   return {
     OXICLOUD_SMTP_HOST: '127.0.0.1',
     OXICLOUD_SMTP_PORT: String(port),
-    OXICLOUD_SMTP_SECURE: 'none',
+    OXICLOUD_SMTP_TLS: 'none',
     OXICLOUD_SMTP_FROM: 'OxiCloud <alerts@oxicloud.test>',
     ...extra,
   };
@@ -280,11 +280,11 @@ describe('JobAlerts over real SMTP and Postgres recipients', () => {
     down.close();
   });
 
-  it('authenticates with OXICLOUD_SMTP_USER / OXICLOUD_SMTP_PASSWORD', async () => {
+  it('authenticates with OXICLOUD_SMTP_USER / OXICLOUD_SMTP_PASS', async () => {
     const authed = await startSmtpListener({ user: 'ops', password: 's3cret' });
     try {
       const config = smtpConfigFromEnv(
-        smtpEnv(authed.port, { OXICLOUD_SMTP_USER: 'ops', OXICLOUD_SMTP_PASSWORD: 's3cret' }),
+        smtpEnv(authed.port, { OXICLOUD_SMTP_USER: 'ops', OXICLOUD_SMTP_PASS: 's3cret' }),
       );
       if (config === null) throw new Error('expected an SMTP config');
       const authSender = new SmtpEmailSender(config);

@@ -26,7 +26,14 @@ export { LocalFsBlobStorage } from './blob/local-fs-blob-storage.js';
 export type { S3BlobStorageOptions } from './blob/s3-blob-storage.js';
 export { S3BlobStorage } from './blob/s3-blob-storage.js';
 export type { StorageBackendName } from './blob/s3-config.js';
-export { S3_ENV, STORAGE_BACKEND_ENV, s3ConfigFromEnv, storageBackendFromEnv } from './blob/s3-config.js';
+export {
+  S3_DEFAULT_REGION,
+  S3_ENV,
+  S3_ENV_ALIASES,
+  STORAGE_BACKEND_ENV,
+  s3ConfigFromEnv,
+  storageBackendFromEnv,
+} from './blob/s3-config.js';
 export {
   parseStorageEncryptionKey,
   STORAGE_ENCRYPTION_ENV,

@@ -63,7 +63,7 @@ describe('Part 1 tenant configs from env', () => {
     });
     expect(
       grantCleanupConfigFromEnv({
-        OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS: '1',
+        OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS: '1',
         OXICLOUD_GRANT_CLEANUP_GRACE_SECONDS: '60',
         OXICLOUD_GRANT_CLEANUP_BATCH_SIZE: '10',
       }),
@@ -75,7 +75,22 @@ describe('Part 1 tenant configs from env', () => {
     expect(
       storageReconcileConfigFromEnv({ OXICLOUD_STORAGE_USAGE_RECONCILE_INTERVAL_SECONDS: '0' }).intervalMs,
     ).toBeNull();
-    expect(grantCleanupConfigFromEnv({ OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS: '0' }).intervalMs).toBeNull();
+    expect(grantCleanupConfigFromEnv({ OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS: '0' }).intervalMs).toBeNull();
+  });
+
+  it("OxiCloud's own job switches never configure the engine's jobs", () => {
+    // An OxiCloud environment file: its grant cleanup daemon, trash and usage sweep.
+    const oxicloud = {
+      OXICLOUD_GRANT_CLEANUP_ENABLED: 'false',
+      OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS: '1',
+      OXICLOUD_GRANT_CLEANUP_GRACE_DAYS: '1',
+      OXICLOUD_ENABLE_TRASH: 'false',
+      OXICLOUD_STORAGE_USAGE_RECONCILE_SECS: '30',
+    };
+    expect(grantCleanupConfigFromEnv(oxicloud)).toEqual(grantCleanupConfigFromEnv({}));
+    expect(trashCleanupConfigFromEnv(oxicloud)).toEqual(trashCleanupConfigFromEnv({}));
+    expect(storageReconcileConfigFromEnv(oxicloud)).toEqual(storageReconcileConfigFromEnv({}));
+    expect(dedupGcConfigFromEnv(oxicloud)).toEqual(dedupGcConfigFromEnv({}));
   });
 
   it.each([
@@ -115,8 +130,8 @@ describe('Part 1 tenant configs from env', () => {
       'seconds',
     ],
     [
-      () => grantCleanupConfigFromEnv({ OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS: '9999' }),
-      'OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS="9999"',
+      () => grantCleanupConfigFromEnv({ OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS: '9999' }),
+      'OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS="9999"',
       'from 0 to 8760',
     ],
   ])('refuses a bad value with INVALID_CONFIG naming variable, value and what is allowed (%#)', (fn, named, allowed) => {

@@ -44,7 +44,7 @@ export function usesTestPostgres(file: string, root: string): boolean {
 }
 
 const TEST_POSTGRES =
-  /\bcreateTestDatabase\(|\bADMIN_URL_ENV\]|\bTEST_DATABASE_URL\b|\bprepareTemplate\(|\bstartTestPostgres\(/;
+  /\bcreate(Test|OxiCloud)Database\(|\bADMIN_URL_ENV\]|\bTEST_DATABASE_URL\b|\bprepareTemplate\(|\bstartTestPostgres\(/;
 
 function helperCreatesDatabase(path: string, seen: Set<string>): boolean {
   if (seen.has(path)) return false;

@@ -14,7 +14,7 @@ export function logAlertsStatus(status: AlertsStatus, logger: Logger): void {
     logger.info(
       { target: SERVER_TARGET, event: 'alerts.off', missing: status.missing },
       `alerts off: ${detail}, so failed runs and findings are mailed to nobody; set OXICLOUD_SMTP_HOST and ` +
-        "OXICLOUD_SMTP_FROM (and OXICLOUD_SMTP_PORT, OXICLOUD_SMTP_SECURE as your relay needs) in this server's environment",
+        "OXICLOUD_SMTP_FROM (and OXICLOUD_SMTP_PORT, OXICLOUD_SMTP_TLS as your relay needs) in this server's environment",
     );
     return;
   }

@@ -53,8 +53,12 @@ export async function alertsTestCommand(
   let to: string[];
   let minted: string | undefined;
   try {
-    await applyMigrations(db.pool, logger, config.storageDomain);
-    await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
+    const { mode } = await applyMigrations(db.pool, logger, {
+      source: db.source,
+      engineSchema: config.engineSchema,
+    });
+    if (mode.kind === 'owned')
+      await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
     to = await domainAdminRecipients(config.storageDomain, db.pool).adminEmails();
     if ((flags.token ?? env['OXICLOUD_ADMIN_TOKEN'] ?? '').trim() === '')
       minted = await askingToken(db.pool, config);
@@ -75,7 +79,7 @@ export async function alertsTestCommand(
   if (smtp === null) {
     throw new ServerError(
       'BAD_CONFIG',
-      'OXICLOUD_SMTP_HOST is not set: alerts are off. Set OXICLOUD_SMTP_HOST and OXICLOUD_SMTP_FROM (and OXICLOUD_SMTP_PORT, OXICLOUD_SMTP_SECURE as your relay needs)',
+      'OXICLOUD_SMTP_HOST is not set: alerts are off. Set OXICLOUD_SMTP_HOST and OXICLOUD_SMTP_FROM (and OXICLOUD_SMTP_PORT, OXICLOUD_SMTP_TLS as your relay needs)',
     );
   }
   if (to.length === 0) {
@@ -85,7 +89,7 @@ export async function alertsTestCommand(
     );
   }
   const sender = new SmtpEmailSender(smtp, { connectionTimeoutMs: 10_000, greetingTimeoutMs: 10_000 });
-  const via = `${smtp.host}:${smtp.port} (OXICLOUD_SMTP_SECURE=${smtp.secure})`;
+  const via = `${smtp.host}:${smtp.port} (OXICLOUD_SMTP_TLS=${smtp.secure})`;
   process.stderr.write(`sending a test alert to ${to.join(', ')} through ${via}…\n`);
   try {
     const receipt = await sender.send({

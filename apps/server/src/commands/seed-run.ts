@@ -62,7 +62,11 @@ export async function runSeed<R>(
     const blobs = createBlobStorage(config.storage, config.storageEncryption);
     const db = await openDatabase(config, logger, { max: 4 });
     try {
-      await applyMigrations(db.pool, logger, config.storageDomain);
+      await applyMigrations(db.pool, logger, {
+        source: db.source,
+        engineSchema: config.engineSchema,
+        refuseBesideOxiCloud: '`oxijobs seed` writes users, drives, folders and files',
+      });
       return await generate({
         pool: db.pool,
         blobs,

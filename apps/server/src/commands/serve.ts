@@ -9,6 +9,7 @@ import { createLogger, SERVER_TARGET } from '../logger.js';
 import { metricsConfigFromEnv } from '../metrics/metrics-config.js';
 import { startMetricsListener } from '../metrics/start-metrics-listener.js';
 import { logAlertsStatus } from './alerts-boot-line.js';
+import { logConfigNotices } from './config-notices.js';
 import { nextStopRequest } from './shutdown-signals.js';
 
 /**
@@ -23,6 +24,7 @@ export async function serveCommand(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<void> {
   const logger = createLogger({ level: config.logLevel, destination: 'stdout', format: config.logFormat });
+  logConfigNotices(config, logger);
   const tenants = tenantConfigsFromEnv(env);
   const metricsConfig = metricsConfigFromEnv(env);
   let forceStop: () => void = () => undefined;
@@ -33,16 +35,29 @@ export async function serveCommand(
   let http: Awaited<ReturnType<typeof listen>>;
   let metrics: Awaited<ReturnType<typeof startMetricsListener>> = null;
   try {
-    await applyMigrations(db.pool, logger, config.storageDomain);
-    await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
+    const { mode } = await applyMigrations(db.pool, logger, {
+      source: db.source,
+      engineSchema: config.engineSchema,
+    });
+    // Beside OxiCloud the admins are OxiCloud's active admins: the engine creates no user there.
+    if (mode.kind === 'owned')
+      await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
     const jwt = await resolveJwtSecret(config);
     if (jwt.source === 'generated') {
       logger.info(
         { target: SERVER_TARGET, event: 'auth.secret_generated', path: jwt.path },
-        `OXICLOUD_JWT_SECRET is unset: generated a token secret in ${jwt.path}`,
+        `OXIJOBS_JWT_SECRET is unset: generated a token secret in ${jwt.path}`,
       );
     }
-    composed = composeServer({ config, tenants, logger, pool: db.pool, jwtSecret: jwt.secret, env });
+    composed = composeServer({
+      config,
+      tenants,
+      logger,
+      pool: db.pool,
+      jwtSecret: jwt.secret,
+      env,
+      database: mode,
+    });
     // The boot sweep lands before the HTTP port opens: no trigger can see a
     // run a crash left Running as "already running".
     await composed.start();

@@ -6,6 +6,7 @@ import { applyMigrations, ensureFirstAdmin } from '../database/prepare-database.
 import { domainUsers } from '../domain/storage-domain-wiring.js';
 import { createLogger } from '../logger.js';
 import { ServerError } from '../server-error.js';
+import { logConfigNotices } from './config-notices.js';
 
 /**
  * `oxijobs token --user <username>`: mints a bearer token for an ADMIN user
@@ -27,11 +28,17 @@ export async function tokenCommand(
     destination: 'stderr',
     format: config.logFormat,
   });
+  logConfigNotices(config, logger);
   const db = await openDatabase(config, logger, { max: 2 });
   let token: string;
   try {
-    await applyMigrations(db.pool, logger, config.storageDomain);
-    await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
+    const { mode } = await applyMigrations(db.pool, logger, {
+      source: db.source,
+      engineSchema: config.engineSchema,
+    });
+    // Beside OxiCloud the admins are OxiCloud's: the engine creates no user there.
+    if (mode.kind === 'owned')
+      await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
     const users = domainUsers(config.storageDomain, db.pool);
     const user = await users.findByUsername(options.user);
     if (!user) {

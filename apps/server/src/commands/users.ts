@@ -29,7 +29,11 @@ export async function setEmailCommand(
   let previous: string | null | undefined;
   let role: string | undefined;
   try {
-    await applyMigrations(db.pool, logger, config.storageDomain);
+    await applyMigrations(db.pool, logger, {
+      source: db.source,
+      engineSchema: config.engineSchema,
+      refuseBesideOxiCloud: "`oxijobs users` changes a user's e-mail address",
+    });
     await ensureFirstAdmin(db.pool, logger, config.adminEmail, config.storageDomain);
     const users = domainUsers(config.storageDomain, db.pool);
     previous = await users.setEmail(options.username, email);

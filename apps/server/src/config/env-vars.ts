@@ -2,11 +2,26 @@
  * Every environment variable the server itself reads, with its default and
  * meaning: the one table behind `oxijobs --help`, the config errors and the
  * README. Defaults are the values in {@link CONFIG_DEFAULTS}.
+ *
+ * Three kinds of names (the engine runs beside a real OxiCloud, started with
+ * OxiCloud's own environment file):
+ * - OxiCloud's names read with OxiCloud's meaning (`OXICLOUD_DB_CONNECTION_STRING`,
+ *   `OXICLOUD_STORAGE_*`, `OXICLOUD_S3_*`, `OXICLOUD_SMTP_*`, …): the same
+ *   value means the same thing to both;
+ * - the engine's own: `OXIJOBS_*` wherever the `OXICLOUD_*` name is
+ *   OxiCloud's with another meaning (`OXIJOBS_JWT_SECRET`, never
+ *   `OXICLOUD_JWT_SECRET`), and the engine's `OXICLOUD_*` names OxiCloud does
+ *   not read (`OXICLOUD_HTTP_PORT`, `OXICLOUD_DATA_DIR`, …);
+ * - OxiCloud's own switches ({@link OXICLOUD_ONLY_VARS}), never read for the
+ *   engine's jobs.
  */
 export const CONFIG_DEFAULTS = {
   env: 'development',
   dataDir: './.oxicloud',
-  httpPort: 8086,
+  /** Not OxiCloud's 8086 (`OXICLOUD_SERVER_PORT`), so the two can run side by side. */
+  httpPort: 8087,
+  /** OxiCloud's HTTP port when `OXICLOUD_SERVER_PORT` is unset. */
+  oxicloudServerPort: 8086,
   httpHost: '127.0.0.1',
   embeddedPostgresPort: 54329,
   logLevel: 'info',
@@ -15,6 +30,8 @@ export const CONFIG_DEFAULTS = {
   storageDomain: 'oxicloud',
   /** The local backend's storage root under the data folder, when `OXICLOUD_STORAGE_PATH` is unset. */
   storageDirName: 'storage',
+  /** OxiCloud's own default storage root (`OXICLOUD_STORAGE_PATH` unset), relative to where OxiCloud runs. */
+  oxicloudStoragePath: './storage',
   databaseRetrySeconds: 60,
   runLeaseSeconds: 30,
   runHeartbeatSeconds: 10,
@@ -34,15 +51,38 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
   {
     name: 'DATABASE_URL',
     default: '(unset: embedded Postgres)',
-    meaning: 'postgres:// URL of the database; unset = the embedded Postgres under OXICLOUD_DATA_DIR',
+    meaning:
+      'postgres:// URL of the database; with it and OXICLOUD_DB_CONNECTION_STRING both unset, the embedded Postgres under OXICLOUD_DATA_DIR',
+  },
+  {
+    name: 'OXICLOUD_DB_CONNECTION_STRING',
+    default: '(unset)',
+    meaning:
+      "OxiCloud's database URL (OxiCloud's name and meaning): the engine runs on OxiCloud's database; an alternative to DATABASE_URL (both set to different URLs is an error); OxiCloud's own default when unset is not assumed",
+  },
+  {
+    name: 'OXIJOBS_SCHEMA',
+    default: '(jobs on a database of its own, oxijobs beside OxiCloud)',
+    meaning:
+      "the engine's own Postgres schema (runs, findings, nodes): lower-case letters, digits and _, never one of OxiCloud's (public, auth, storage, audio, caldav, carddav) nor pg_*",
   },
   {
     name: 'OXICLOUD_DATA_DIR',
     default: CONFIG_DEFAULTS.dataDir,
     meaning:
-      'embedded Postgres data (<dir>/postgres), the default local storage root (<dir>/storage), generated JWT secret (<dir>/jwt-secret)',
+      'embedded Postgres data (<dir>/postgres), the default local storage root (<dir>/storage), the generated OXIJOBS_JWT_SECRET (<dir>/jwt-secret)',
   },
-  { name: 'OXICLOUD_HTTP_PORT', default: String(CONFIG_DEFAULTS.httpPort), meaning: 'HTTP port (1-65535)' },
+  {
+    name: 'OXICLOUD_HTTP_PORT',
+    default: String(CONFIG_DEFAULTS.httpPort),
+    meaning: `HTTP port (1-65535); never OxiCloud's own (OXICLOUD_SERVER_PORT, ${CONFIG_DEFAULTS.oxicloudServerPort} when unset): the same port is refused`,
+  },
+  {
+    name: 'OXICLOUD_SERVER_PORT',
+    default: `(unset: OxiCloud's ${CONFIG_DEFAULTS.oxicloudServerPort})`,
+    meaning:
+      "OxiCloud's HTTP port (OxiCloud's name): read only so that OXICLOUD_HTTP_PORT never takes it (with OxiCloud's database or workdir set, an unset one is 8086)",
+  },
   {
     name: 'OXICLOUD_HTTP_HOST',
     default: CONFIG_DEFAULTS.httpHost,
@@ -59,14 +99,15 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     meaning: 'port of the embedded Postgres on 127.0.0.1 (ignored with DATABASE_URL)',
   },
   {
-    name: 'OXICLOUD_JWT_SECRET',
+    name: 'OXIJOBS_JWT_SECRET',
     default: '(generated, <data dir>/jwt-secret)',
-    meaning: 'HS256 secret of admin bearer tokens, at least 32 characters; required in production',
+    meaning:
+      "HS256 secret of the engine's admin tokens (iss oxijobs, aud oxijobs-admin), at least 32 characters, never OxiCloud's; required in production. OXICLOUD_JWT_SECRET, OxiCloud's session secret, is never used to sign or verify: the same value is refused",
   },
   {
     name: 'OXICLOUD_ENV',
     default: CONFIG_DEFAULTS.env,
-    meaning: 'development | production (production refuses to start without OXICLOUD_JWT_SECRET)',
+    meaning: 'development | production (production refuses to start without OXIJOBS_JWT_SECRET)',
   },
   {
     name: 'OXICLOUD_DATABASE_RETRY_SECONDS',
@@ -122,18 +163,25 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     name: 'OXICLOUD_STORAGE_BACKEND',
     default: CONFIG_DEFAULTS.storageBackend,
     meaning:
-      'local | s3 (s3 reads OXICLOUD_S3_BUCKET, _REGION, _ENDPOINT, _ACCESS_KEY_ID, _SECRET_ACCESS_KEY, _FORCE_PATH_STYLE, _PREFIX)',
+      "OxiCloud's (same meaning): local | s3 (s3 reads OXICLOUD_S3_BUCKET, _REGION, _ENDPOINT_URL, _ACCESS_KEY, _SECRET_KEY, _FORCE_PATH_STYLE, and the engine's _PREFIX); OxiCloud's azure is refused",
   },
   {
     name: 'OXICLOUD_STORAGE_PATH',
-    default: '(<data dir>/storage)',
+    default: '(<data dir>/storage; <OXIJOBS_OXICLOUD_WORKDIR>/storage when that is set)',
     meaning:
-      "OxiCloud's storage root (same name, same meaning): local blobs at <path>/.blobs/<aa>/<hash>.blob; serve does not create it",
+      "OxiCloud's storage root (same name, same meaning): local blobs at <path>/.blobs/<aa>/<hash>.blob. A relative path is relative to where OxiCloud runs, so the engine resolves it against OXIJOBS_OXICLOUD_WORKDIR when set, else against its own working folder; serve does not create it",
+  },
+  {
+    name: 'OXIJOBS_OXICLOUD_WORKDIR',
+    default: "(unset: this process's working folder)",
+    meaning:
+      "the folder OxiCloud runs in: a relative OXICLOUD_STORAGE_PATH is resolved against it, and with OXICLOUD_STORAGE_PATH unset the storage root is OxiCloud's default <workdir>/storage",
   },
   {
     name: 'OXICLOUD_STORAGE_ENCRYPTION_ENABLED',
     default: 'false',
-    meaning: "true | false: blobs are AES-256-GCM encrypted at rest, in OxiCloud's format",
+    meaning:
+      "OxiCloud's (same meaning): true | false: blobs are AES-256-GCM encrypted at rest, in OxiCloud's format",
   },
   {
     name: 'OXICLOUD_STORAGE_ENCRYPTION_KEY',
@@ -179,21 +227,87 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
   },
 ];
 
-/** The alert variables (read by @oxicloud/alerts). */
+/** The alert variables (read by @oxicloud/alerts): OxiCloud's `OXICLOUD_SMTP_*`, with OxiCloud's meaning. */
 export const SMTP_VARS: readonly EnvVarDoc[] = [
-  { name: 'OXICLOUD_SMTP_HOST', default: '(unset: no alerts)', meaning: 'SMTP server of the alert mails' },
-  { name: 'OXICLOUD_SMTP_PORT', default: '587 (465 with tls)', meaning: 'SMTP port (1-65535)' },
   {
-    name: 'OXICLOUD_SMTP_SECURE',
-    default: 'starttls',
-    meaning: 'none | starttls | tls (none for a plain relay on port 25 or a local sink)',
+    name: 'OXICLOUD_SMTP_HOST',
+    default: '(unset: no alerts)',
+    meaning: "OxiCloud's SMTP server (same meaning), for the alert mails; unset or empty = no alerts",
   },
-  { name: 'OXICLOUD_SMTP_USER', default: '(unset)', meaning: 'SMTP AUTH user; with OXICLOUD_SMTP_PASSWORD' },
-  { name: 'OXICLOUD_SMTP_PASSWORD', default: '(unset)', meaning: 'SMTP AUTH password' },
+  {
+    name: 'OXICLOUD_SMTP_PORT',
+    default: '587',
+    meaning:
+      'SMTP port (1-65535); 587 whatever _TLS says, as OxiCloud (465 for implicit TLS, 25 for a plain relay)',
+  },
+  {
+    name: 'OXICLOUD_SMTP_TLS',
+    default: 'starttls',
+    meaning:
+      "starttls | tls | none, as OxiCloud (its implicit and smtps = tls, plain = none; none for a plain relay on port 25 or a local sink); the engine's earlier OXICLOUD_SMTP_SECURE is still read",
+  },
+  {
+    name: 'OXICLOUD_SMTP_USER',
+    default: '(unset)',
+    meaning: "OxiCloud's SMTP AUTH user (same meaning); with OXICLOUD_SMTP_PASS",
+  },
+  {
+    name: 'OXICLOUD_SMTP_PASS',
+    default: '(unset)',
+    meaning:
+      "OxiCloud's SMTP AUTH password (same meaning); the engine's earlier OXICLOUD_SMTP_PASSWORD is still read",
+  },
   {
     name: 'OXICLOUD_SMTP_FROM',
     default: '(required with a host)',
-    meaning: 'sender, e.g. OxiCloud <alerts@example.org>',
+    meaning: "OxiCloud's sender (same meaning), e.g. OxiCloud <alerts@example.org>",
+  },
+];
+
+/**
+ * OxiCloud's own settings that this engine never reads for its own jobs or
+ * tokens, though they share the prefix: each configures OxiCloud (its
+ * session tokens, its daemons), and the engine's copy of a job keeps its own
+ * settings. `oxijobs serve` says which of them are set and ignored.
+ */
+export const OXICLOUD_ONLY_VARS: readonly EnvVarDoc[] = [
+  {
+    name: 'OXICLOUD_JWT_SECRET',
+    default: "(OxiCloud's)",
+    meaning:
+      "OxiCloud's session secret: never signs or verifies an engine token (the engine's is OXIJOBS_JWT_SECRET; the same value is refused)",
+  },
+  {
+    name: 'OXICLOUD_ENABLE_TRASH',
+    default: "(OxiCloud's)",
+    meaning: "OxiCloud's trash and its scheduled GC; trash_cleanup and dedup_gc keep their own settings",
+  },
+  {
+    name: 'OXICLOUD_GRANT_CLEANUP_ENABLED',
+    default: "(OxiCloud's)",
+    meaning: "OxiCloud's grant cleanup daemon; grant_cleanup keeps its own settings",
+  },
+  {
+    name: 'OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS',
+    default: "(OxiCloud's)",
+    meaning:
+      "the period of OxiCloud's grant cleanup daemon; grant_cleanup's is OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS (the engine's earlier name was this one)",
+  },
+  {
+    name: 'OXICLOUD_GRANT_CLEANUP_GRACE_DAYS',
+    default: "(OxiCloud's)",
+    meaning: "OxiCloud's grant cleanup grace; grant_cleanup's is OXICLOUD_GRANT_CLEANUP_GRACE_SECONDS",
+  },
+  {
+    name: 'OXICLOUD_STORAGE_USAGE_RECONCILE_SECS',
+    default: "(OxiCloud's)",
+    meaning:
+      "OxiCloud's usage sweep; storage_reconcile's period is OXICLOUD_STORAGE_USAGE_RECONCILE_INTERVAL_SECONDS",
+  },
+  {
+    name: 'OXICLOUD_LEGACY_RECHUNK',
+    default: "(OxiCloud's)",
+    meaning: "OxiCloud's startup rechunk of legacy blobs; no engine job reads it",
   },
 ];
 
@@ -201,7 +315,7 @@ export const SMTP_VARS: readonly EnvVarDoc[] = [
 export const CLIENT_VARS: readonly EnvVarDoc[] = [
   {
     name: 'OXICLOUD_ADMIN_URL',
-    default: 'http://127.0.0.1:8086',
+    default: `http://127.0.0.1:${CONFIG_DEFAULTS.httpPort}`,
     meaning: 'the running server (asked whether it has alerts on); --url overrides',
   },
   {
@@ -212,11 +326,15 @@ export const CLIENT_VARS: readonly EnvVarDoc[] = [
 ];
 
 /** Every documented variable by name. */
-const BY_NAME = new Map([...ENV_VARS, ...SMTP_VARS, ...CLIENT_VARS].map((v) => [v.name, v]));
+const BY_NAME = new Map(
+  [...ENV_VARS, ...SMTP_VARS, ...CLIENT_VARS, ...OXICLOUD_ONLY_VARS].map((v) => [v.name, v]),
+);
 
 /** The variables every command that opens the server's database reads. */
 export const DATABASE_VAR_NAMES = [
   'DATABASE_URL',
+  'OXICLOUD_DB_CONNECTION_STRING',
+  'OXIJOBS_SCHEMA',
   'OXICLOUD_DATA_DIR',
   'OXICLOUD_EMBEDDED_POSTGRES_PORT',
   'OXICLOUD_STORAGE_DOMAIN',
@@ -228,6 +346,8 @@ export const DATABASE_VAR_NAMES = [
 /**
  * Help text listing the variables a command reads: one aligned line each,
  * then `extra` lines (variables documented elsewhere, e.g. the jobs' knobs).
+ * The full list (`names` undefined) ends with OxiCloud's own settings the
+ * engine never acts on ({@link OXICLOUD_ONLY_VARS}).
  */
 export function envVarsHelp(names?: readonly string[], extra: readonly string[] = []): string {
   const vars =
@@ -236,19 +356,25 @@ export function envVarsHelp(names?: readonly string[], extra: readonly string[] 
       : names.map((n) => BY_NAME.get(n)).filter((v) => v !== undefined);
   const width = Math.max(...vars.map((v) => v.name.length));
   const lines = vars.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} [default: ${v.default}]`);
-  return `\nEnvironment (read by this command):\n${[...lines, ...extra.map((l) => `  ${l}`)].join('\n')}\n`;
+  const oxicloudOnly =
+    names === undefined
+      ? `\nOxiCloud's own (read by OxiCloud; never for this engine's jobs or tokens):\n${OXICLOUD_ONLY_VARS.map(
+          (v) => `  ${v.name}: ${v.meaning}`,
+        ).join('\n')}\n`
+      : '';
+  return `\nEnvironment (read by this command):\n${[...lines, ...extra.map((l) => `  ${l}`)].join('\n')}\n${oxicloudOnly}`;
 }
 
 /** The jobs' own knobs, as `serve --help` lists them (each job reads its variables itself). */
 export const JOB_VARS_HELP: readonly string[] = [
-  'OXICLOUD_TRASH_CLEANUP_INTERVAL_HOURS, OXICLOUD_TRASH_RETENTION_DAYS, OXICLOUD_TRASH_CLEANUP_BATCH_SIZE',
+  "OXICLOUD_TRASH_CLEANUP_INTERVAL_HOURS, OXICLOUD_TRASH_RETENTION_DAYS (also OxiCloud's name, same meaning), OXICLOUD_TRASH_CLEANUP_BATCH_SIZE",
   'OXICLOUD_STORAGE_USAGE_RECONCILE_INTERVAL_SECONDS',
   'OXICLOUD_DEDUP_GC_GRACE_SECONDS, OXICLOUD_DEDUP_GC_BATCH_SIZE',
-  'OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS, OXICLOUD_GRANT_CLEANUP_GRACE_SECONDS, OXICLOUD_GRANT_CLEANUP_BATCH_SIZE',
+  'OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS, OXICLOUD_GRANT_CLEANUP_GRACE_SECONDS, OXICLOUD_GRANT_CLEANUP_BATCH_SIZE',
   "OXICLOUD_GRANTS_CONSISTENCY_LINGER_MARGIN_DAYS (grants_consistency: days past grant_cleanup's grace before expired_grant_lingering)",
   'OXICLOUD_DB_POOL_MONITOR_INTERVAL_SECONDS',
   "OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL (true | false: one job's alerts)",
   'OXICLOUD_JOB_<NAME>_MISFIRE (skip | once: catch up once on slots missed while no node was up; default skip)',
   'OXICLOUD_JOB_<NAME>_MAX_AGE_HOURS, OXICLOUD_JOB_STORAGE_CONSISTENCY_DEEP_MAX_AGE_HOURS (freshness: overdue after 1.5x)',
-  'OXICLOUD_S3_BUCKET, _REGION, _ENDPOINT, _ACCESS_KEY_ID, _SECRET_ACCESS_KEY, _FORCE_PATH_STYLE, _PREFIX (S3 storage; _PREFIX default none, as OxiCloud)',
+  "OXICLOUD_S3_BUCKET, _REGION (us-east-1), _ENDPOINT_URL, _ACCESS_KEY, _SECRET_KEY, _FORCE_PATH_STYLE: OxiCloud's S3 settings; _PREFIX the engine's (default none, as OxiCloud)",
 ];

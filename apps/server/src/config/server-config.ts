@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { MAX_BODY_BYTES_RANGE } from '@oxicloud/admin-api';
-import { leaseSettings } from '@oxicloud/recoverable';
+import { engineSchemaProblem, leaseSettings } from '@oxicloud/recoverable';
 import {
   type S3BlobStorageOptions,
   StorageError,
@@ -10,7 +10,7 @@ import {
 } from '@oxicloud/storage';
 import { z } from 'zod';
 import { ServerError } from '../server-error.js';
-import { CONFIG_DEFAULTS } from './env-vars.js';
+import { CONFIG_DEFAULTS, OXICLOUD_ONLY_VARS } from './env-vars.js';
 
 /** The one storage domain (`OXICLOUD_STORAGE_DOMAIN`): OxiCloud's drive-era schema. */
 export const STORAGE_DOMAIN = CONFIG_DEFAULTS.storageDomain;
@@ -37,11 +37,35 @@ export interface StorageEncryptionConfig {
   readonly key: KeyObject;
 }
 
+/**
+ * Something about the environment the server says at boot without refusing
+ * it: an OxiCloud setting that is set but never read for the engine (its
+ * session secret, its own daemons' switches).
+ */
+export interface ConfigNotice {
+  readonly level: 'warn' | 'info';
+  /** The variable it is about. */
+  readonly variable: string;
+  readonly message: string;
+}
+
 /** The validated configuration of the server and the CLI. */
 export interface ServerConfig {
   readonly env: 'development' | 'production';
-  /** `undefined` = use the embedded Postgres. */
+  /**
+   * `DATABASE_URL`, else OxiCloud's `OXICLOUD_DB_CONNECTION_STRING` (the
+   * two, when both set, name the same database); `undefined` = use the
+   * embedded Postgres.
+   */
   readonly databaseUrl: string | undefined;
+  /** Which variable {@link databaseUrl} came from. */
+  readonly databaseUrlVar: 'DATABASE_URL' | 'OXICLOUD_DB_CONNECTION_STRING' | undefined;
+  /**
+   * `OXIJOBS_SCHEMA`: the engine's own Postgres schema (validated with
+   * `engineSchemaProblem`). `undefined` = the server picks one: `jobs` on a
+   * database of its own, `oxijobs` beside OxiCloud.
+   */
+  readonly engineSchema: string | undefined;
   /** Absolute. */
   readonly dataDir: string;
   /** `<dataDir>/postgres`: the embedded Postgres cluster. */
@@ -53,7 +77,11 @@ export interface ServerConfig {
     /** The largest request body the admin API reads (`OXICLOUD_HTTP_MAX_BODY_BYTES`). */
     readonly maxBodyBytes: number;
   };
-  /** `undefined` = generated and kept in `<dataDir>/jwt-secret` (not allowed in production). */
+  /**
+   * `OXIJOBS_JWT_SECRET`, the engine's own token secret (never OxiCloud's
+   * `OXICLOUD_JWT_SECRET`, which is never read for it). `undefined` =
+   * generated and kept in `<dataDir>/jwt-secret` (not allowed in production).
+   */
   readonly jwtSecret: string | undefined;
   readonly logLevel: LogLevel;
   /** How long a run's batch loop rides out a database outage before the run lands Paused (`OXICLOUD_DATABASE_RETRY_SECONDS`). */
@@ -103,10 +131,18 @@ export interface ServerConfig {
     readonly createLocalRoot: boolean;
     readonly s3: S3BlobStorageOptions | null;
   };
+  /** What `serve` says at boot about the environment (OxiCloud's settings set but not read for the engine). */
+  readonly notices: readonly ConfigNotice[];
 }
 
 /** Variables whose values never appear in error messages. */
-const SECRET_VARS = new Set(['OXICLOUD_JWT_SECRET', 'DATABASE_URL', 'OXICLOUD_STORAGE_ENCRYPTION_KEY']);
+const SECRET_VARS = new Set([
+  'OXIJOBS_JWT_SECRET',
+  'OXICLOUD_JWT_SECRET',
+  'DATABASE_URL',
+  'OXICLOUD_DB_CONNECTION_STRING',
+  'OXICLOUD_STORAGE_ENCRYPTION_KEY',
+]);
 
 const unsetIfEmpty = (value: unknown) =>
   typeof value === 'string' && value.trim() === '' ? undefined : value;
@@ -178,13 +214,26 @@ const httpUrl = z.preprocess(
     .optional(),
 );
 
+const postgresUrl = z.preprocess(
+  (v) => (typeof unsetIfEmpty(v) === 'string' ? (v as string).trim() : undefined),
+  z
+    .string()
+    .refine((v) => /^postgres(ql)?:$/.test(URL.canParse(v) ? new URL(v).protocol : ''), {
+      error: 'must be a postgres:// or postgresql:// URL (or unset for the embedded Postgres)',
+    })
+    .optional(),
+);
+
 const EnvSchema = z.object({
-  DATABASE_URL: z.preprocess(
-    unsetIfEmpty,
+  DATABASE_URL: postgresUrl,
+  OXICLOUD_DB_CONNECTION_STRING: postgresUrl,
+  OXIJOBS_SCHEMA: z.preprocess(
+    (v) => (typeof unsetIfEmpty(v) === 'string' ? (v as string).trim() : undefined),
     z
       .string()
-      .refine((v) => /^postgres(ql)?:$/.test(URL.canParse(v) ? new URL(v).protocol : ''), {
-        error: 'must be a postgres:// or postgresql:// URL (or unset for the embedded Postgres)',
+      .superRefine((name, ctx) => {
+        const problem = engineSchemaProblem(name);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
       })
       .optional(),
   ),
@@ -205,7 +254,7 @@ const EnvSchema = z.object({
     MAX_BODY_BYTES_RANGE.max,
   ),
   OXICLOUD_EMBEDDED_POSTGRES_PORT: port(CONFIG_DEFAULTS.embeddedPostgresPort),
-  OXICLOUD_JWT_SECRET: z.preprocess(
+  OXIJOBS_JWT_SECRET: z.preprocess(
     unsetIfEmpty,
     z.string().min(32, { error: 'must be at least 32 characters (HS256 needs 256 bits)' }).optional(),
   ),
@@ -246,6 +295,7 @@ const EnvSchema = z.object({
       .default(STORAGE_DOMAIN),
   ),
   OXICLOUD_STORAGE_PATH: z.preprocess(unsetIfEmpty, z.string().optional()),
+  OXIJOBS_OXICLOUD_WORKDIR: z.preprocess(unsetIfEmpty, z.string().optional()),
 });
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -279,24 +329,67 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     ? []
     : parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? '(environment)');
+        if (name === 'OXICLOUD_STORAGE_BACKEND' && env[name]?.trim().toLowerCase() === 'azure') {
+          return `${describeValue(env, name)}: OxiCloud's Azure backend is not one this engine reads; ${issue.message}`;
+        }
         return `${describeValue(env, name)}: ${issue.message}`;
       });
   const production = env['OXICLOUD_ENV']?.trim().toLowerCase() === 'production';
-  if (production && (env['OXICLOUD_JWT_SECRET'] ?? '').trim() === '') {
+  const engineSecret = set(env, 'OXIJOBS_JWT_SECRET');
+  const oxicloudSecret = set(env, 'OXICLOUD_JWT_SECRET');
+  if (production && engineSecret === undefined) {
     problems.push(
-      'OXICLOUD_JWT_SECRET (unset): required when OXICLOUD_ENV=production (at least 32 characters, e.g. `openssl rand -hex 32`)',
+      'OXIJOBS_JWT_SECRET (unset): required when OXICLOUD_ENV=production (at least 32 characters, e.g. `openssl rand -hex 32`)' +
+        (oxicloudSecret === undefined
+          ? ''
+          : "; OXICLOUD_JWT_SECRET is set, but it is OxiCloud's session secret, which the engine never signs or verifies with: give the engine a secret of its own"),
+    );
+  }
+  if (engineSecret !== undefined && engineSecret === oxicloudSecret) {
+    problems.push(
+      "OXIJOBS_JWT_SECRET=(hidden) has the value of OXICLOUD_JWT_SECRET, OxiCloud's session secret: the engine signs its admin tokens " +
+        "with a secret of its own, never OxiCloud's; give it another one (e.g. `openssl rand -hex 32`)",
+    );
+  }
+  const databaseUrl = set(env, 'DATABASE_URL');
+  const oxicloudDatabaseUrl = set(env, 'OXICLOUD_DB_CONNECTION_STRING');
+  if (
+    databaseUrl !== undefined &&
+    oxicloudDatabaseUrl !== undefined &&
+    databaseUrl.trim() !== oxicloudDatabaseUrl.trim()
+  ) {
+    problems.push(
+      "DATABASE_URL=(hidden) and OXICLOUD_DB_CONNECTION_STRING=(hidden) name different databases: OXICLOUD_DB_CONNECTION_STRING is OxiCloud's database, " +
+        'and the engine runs on one database; set only one of them (or both to the same URL)',
     );
   }
   if (!parsed.success) throw configError(problems);
   const v = parsed.data;
   const dataDir = isAbsolute(v.OXICLOUD_DATA_DIR) ? v.OXICLOUD_DATA_DIR : resolve(cwd, v.OXICLOUD_DATA_DIR);
-  const storagePath = v.OXICLOUD_STORAGE_PATH;
+  // OxiCloud resolves its (relative) storage path against the folder it runs in: OXIJOBS_OXICLOUD_WORKDIR.
+  const workdir =
+    v.OXIJOBS_OXICLOUD_WORKDIR === undefined ? undefined : resolve(cwd, v.OXIJOBS_OXICLOUD_WORKDIR);
+  const storagePath =
+    v.OXICLOUD_STORAGE_PATH ?? (workdir === undefined ? undefined : CONFIG_DEFAULTS.oxicloudStoragePath);
   const localRoot =
     storagePath === undefined
       ? join(dataDir, CONFIG_DEFAULTS.storageDirName)
-      : isAbsolute(storagePath)
-        ? storagePath
-        : resolve(cwd, storagePath);
+      : resolve(workdir ?? cwd, storagePath);
+  const besideOxiCloud =
+    set(env, 'OXICLOUD_SERVER_PORT') !== undefined ||
+    oxicloudDatabaseUrl !== undefined ||
+    workdir !== undefined;
+  const oxicloudPort = besideOxiCloud ? oxicloudServerPort(env) : undefined;
+  if (oxicloudPort !== undefined && oxicloudPort === v.OXICLOUD_HTTP_PORT) {
+    const why =
+      set(env, 'OXICLOUD_SERVER_PORT') === undefined
+        ? `OxiCloud's own HTTP port (OXICLOUD_SERVER_PORT is unset: OxiCloud listens on ${CONFIG_DEFAULTS.oxicloudServerPort})`
+        : `OxiCloud's own HTTP port (OXICLOUD_SERVER_PORT=${JSON.stringify(env['OXICLOUD_SERVER_PORT'])})`;
+    problems.push(
+      `OXICLOUD_HTTP_PORT${set(env, 'OXICLOUD_HTTP_PORT') === undefined ? ' (default)' : `=${JSON.stringify(env['OXICLOUD_HTTP_PORT'])}`} is ${why}: ` +
+        `the engine listens beside OxiCloud on a port of its own; set OXICLOUD_HTTP_PORT to another one (default ${CONFIG_DEFAULTS.httpPort})`,
+    );
+  }
   let storage: BlobStorageConfig = { backend: 'local', root: localRoot };
   if (v.OXICLOUD_STORAGE_BACKEND === 's3') {
     try {
@@ -343,12 +436,19 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return {
     env: v.OXICLOUD_ENV,
-    databaseUrl: v.DATABASE_URL,
+    databaseUrl: v.DATABASE_URL ?? v.OXICLOUD_DB_CONNECTION_STRING,
+    databaseUrlVar:
+      v.DATABASE_URL !== undefined
+        ? 'DATABASE_URL'
+        : v.OXICLOUD_DB_CONNECTION_STRING !== undefined
+          ? 'OXICLOUD_DB_CONNECTION_STRING'
+          : undefined,
+    engineSchema: v.OXIJOBS_SCHEMA,
     dataDir,
     postgresDir: join(dataDir, 'postgres'),
     embeddedPostgresPort: v.OXICLOUD_EMBEDDED_POSTGRES_PORT,
     http: { host, port: v.OXICLOUD_HTTP_PORT, maxBodyBytes: v.OXICLOUD_HTTP_MAX_BODY_BYTES },
-    jwtSecret: v.OXICLOUD_JWT_SECRET,
+    jwtSecret: v.OXIJOBS_JWT_SECRET,
     logLevel: v.OXICLOUD_LOG_LEVEL,
     databaseRetryMs: v.OXICLOUD_DATABASE_RETRY_SECONDS * 1000,
     runLeases,
@@ -362,5 +462,65 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): ServerConfig 
     storageDomain: v.OXICLOUD_STORAGE_DOMAIN,
     storageEncryption,
     backends: { localRoot, createLocalRoot: storagePath === undefined, s3 },
+    notices: configNotices(env, dataDir),
   };
+}
+
+/** A variable's value when set to something other than blanks (as is: a secret keeps its spaces). */
+function set(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/**
+ * OxiCloud's HTTP port as OxiCloud reads it: `OXICLOUD_SERVER_PORT` when it
+ * parses as a port, else its default 8086 (OxiCloud ignores a value it cannot
+ * parse); `undefined` for 0 (a port the system picks collides with nothing).
+ */
+function oxicloudServerPort(env: Env): number | undefined {
+  const raw = env['OXICLOUD_SERVER_PORT']?.trim() ?? '';
+  const port =
+    /^\d{1,5}$/.test(raw) && Number(raw) <= 65_535 ? Number(raw) : CONFIG_DEFAULTS.oxicloudServerPort;
+  return port === 0 ? undefined : port;
+}
+
+/** OxiCloud's settings that are set but never read for the engine, said at boot (never their values). */
+function configNotices(env: Env, dataDir: string): ConfigNotice[] {
+  const notices: ConfigNotice[] = [];
+  if (set(env, 'OXICLOUD_JWT_SECRET') !== undefined) {
+    notices.push({
+      level: 'warn',
+      variable: 'OXICLOUD_JWT_SECRET',
+      message:
+        "OXICLOUD_JWT_SECRET is OxiCloud's session secret: the engine never signs or verifies a token with it; its own is OXIJOBS_JWT_SECRET" +
+        (set(env, 'OXIJOBS_JWT_SECRET') === undefined
+          ? ` (unset: the secret in ${join(dataDir, 'jwt-secret')} is used)`
+          : ''),
+    });
+  }
+  const interval = env['OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS'];
+  if (set(env, 'OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS') !== undefined) {
+    const own = set(env, 'OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS') !== undefined;
+    notices.push({
+      level: own ? 'info' : 'warn',
+      variable: 'OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS',
+      message:
+        `OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS=${JSON.stringify(interval)} sets OxiCloud's grant cleanup daemon, not the engine's grant_cleanup, ` +
+        `whose period is OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS (${own ? 'set' : 'unset: 24 h'}; OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS was its earlier name)`,
+    });
+  }
+  const others = OXICLOUD_ONLY_VARS.map((v) => v.name).filter(
+    (name) =>
+      name !== 'OXICLOUD_JWT_SECRET' &&
+      name !== 'OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS' &&
+      set(env, name) !== undefined,
+  );
+  if (others.length > 0) {
+    notices.push({
+      level: 'info',
+      variable: others.join(','),
+      message: `${others.join(', ')}: OxiCloud's own settings, read by OxiCloud for its own daemons and never for this engine's jobs (their settings: \`oxijobs serve --help\`)`,
+    });
+  }
+  return notices;
 }

@@ -1,5 +1,5 @@
 import type { ReadinessProbe, ReadinessReport } from '@oxicloud/admin-api';
-import { migrationStatus, type StorageDomain, storageDomainFiles } from '@oxicloud/migrations';
+import { engineFiles, migrationStatus, type StorageDomain, storageDomainFiles } from '@oxicloud/migrations';
 import type pg from 'pg';
 import { CONFIG_DEFAULTS } from '../config/env-vars.js';
 
@@ -21,8 +21,12 @@ export function pgReadinessProbe(
   pool: pg.Pool,
   timeoutMs = 2_000,
   domain: StorageDomain = CONFIG_DEFAULTS.storageDomain,
+  database: { readonly sidecar: boolean; readonly engineSchema: string } = {
+    sidecar: false,
+    engineSchema: 'jobs',
+  },
 ): ReadinessProbe {
-  const files = storageDomainFiles(domain);
+  const files = database.sidecar ? engineFiles() : storageDomainFiles(domain);
   return {
     async check(): Promise<ReadinessReport> {
       let timer: NodeJS.Timeout | undefined;
@@ -30,7 +34,7 @@ export function pgReadinessProbe(
         timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       });
       try {
-        const status = await Promise.race([migrationStatus(pool, files), timeout]);
+        const status = await Promise.race([migrationStatus(pool, files, database), timeout]);
         const schemaOk = status.current === status.expected && status.unknown.length === 0;
         const migrationsOk = status.pending.length === 0 && status.changed.length === 0;
         return {

@@ -88,6 +88,7 @@ describe('AdminClient over HTTP', () => {
   beforeAll(async () => {
     const app = createAdminApp({
       jobs: periodic,
+      health: { database: async () => ({ ok: true, latencyMs: 1 }) },
       users: { findById: async (id) => (id === admin.id ? admin : null) },
       jwtSecret: SECRET,
       logger: silent,
@@ -167,10 +168,24 @@ describe('AdminClient over HTTP', () => {
 describe('AdminClient against misbehaving servers', () => {
   let server: Server;
   let baseUrl: string;
+  /** The Authorization headers the servers here received. */
+  const authorizations: string[] = [];
 
   beforeAll(async () => {
     server = createServer((req, res) => {
+      if (req.headers.authorization) authorizations.push(req.headers.authorization);
       if (req.url?.startsWith('/slow')) return; // never answers
+      if (req.url?.startsWith('/other/')) {
+        // Something else at the URL (OxiCloud itself, a proxy's page): its own health answer.
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","version":"0.5"}');
+        return;
+      }
+      if (req.url?.endsWith('/healthz')) {
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"service":"oxijobs","status":"ok","database":{"ok":true,"latency_ms":1}}');
+        return;
+      }
       if (req.url?.startsWith('/html')) {
         res.writeHead(200, { 'content-type': 'text/html' }).end('<html>hello</html>');
         return;
@@ -206,5 +221,18 @@ describe('AdminClient against misbehaving servers', () => {
     const gateway = await rejection(new AdminClient({ baseUrl, token: 't' }).listJobs());
     expect(gateway.code).toBe('BAD_RESPONSE');
     expect(gateway.message).toMatch(/^HTTP 502 from GET .* is not JSON: Bad Gateway/);
+  });
+
+  it('never sends its token to a server that does not say it is oxijobs (GET /healthz)', async () => {
+    authorizations.length = 0;
+    const other = await rejection(
+      new AdminClient({ baseUrl: `${baseUrl}/other`, token: 'secret-token' }).trigger('trash_cleanup'),
+    );
+    expect(other.code).toBe('NOT_THE_ENGINE');
+    expect(other.message).toBe(
+      `${baseUrl}/other is not the oxijobs server (GET /healthz answered HTTP 200 without "service": "oxijobs"), ` +
+        'so the admin token was not sent; check --url or OXICLOUD_ADMIN_URL (OxiCloud itself listens on 8086)',
+    );
+    expect(authorizations).toEqual([]);
   });
 });

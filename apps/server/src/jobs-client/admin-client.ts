@@ -4,6 +4,7 @@ import type {
   TrackedFindingJson,
   TrackedFindingsPageJson,
 } from '@oxicloud/admin-api';
+import { HEALTH_SERVICE } from '@oxicloud/admin-api';
 import type {
   ApiAlertsState,
   ApiCancelled,
@@ -21,7 +22,7 @@ import type { RepairPlanJson } from './repair-commands.js';
 
 /** Where and as whom the client talks to the admin API. */
 export interface AdminClientSettings {
-  /** Base URL of the server, e.g. `http://127.0.0.1:8086` (no trailing path needed). */
+  /** Base URL of the server, e.g. `http://127.0.0.1:8087` (no trailing path needed). */
   readonly baseUrl: string;
   /** An admin bearer token (`oxijobs token --user admin`). */
   readonly token: string;
@@ -72,7 +73,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  *
  * @example
  * ```ts
- * const client = new AdminClient({ baseUrl: 'http://127.0.0.1:8086', token });
+ * const client = new AdminClient({ baseUrl: 'http://127.0.0.1:8087', token });
  * const { body: jobs } = await client.listJobs();
  * ```
  */
@@ -81,6 +82,8 @@ export class AdminClient {
   readonly #token: string;
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
+  /** The identity check, once per client: no token goes out before it passed. */
+  #identified: Promise<void> | undefined;
 
   constructor(settings: AdminClientSettings) {
     this.baseUrl = settings.baseUrl.replace(/\/+$/, '');
@@ -216,6 +219,8 @@ export class AdminClient {
     path: string,
     options: { body?: unknown; timeoutMs?: number } = {},
   ): Promise<ApiAnswer<T>> {
+    this.#identified ??= this.#identify();
+    await this.#identified;
     const url = `${this.baseUrl}${path}`;
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     const headers: Record<string, string> = {
@@ -249,6 +254,41 @@ export class AdminClient {
     }
     if (!response.ok) throw apiError(response.status, body, raw);
     return { status: response.status, body: body as T, raw };
+  }
+
+  /**
+   * Asks `GET /healthz` (no token) who answers, and refuses to go on unless
+   * it is the engine (`"service": "oxijobs"`): a token must never reach
+   * OxiCloud itself or anything else a wrong URL points at.
+   */
+  async #identify(): Promise<void> {
+    const url = `${this.baseUrl}/healthz`;
+    let response: Response;
+    let raw: string;
+    try {
+      response = await this.#fetch(url, {
+        headers: { accept: 'application/json', 'user-agent': 'oxijobs-cli' },
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      raw = await response.text();
+    } catch (error) {
+      this.#identified = undefined;
+      throw this.#transportError(error, this.#timeoutMs);
+    }
+    let service: unknown;
+    try {
+      service = (JSON.parse(raw) as { service?: unknown } | null)?.service;
+    } catch {
+      service = undefined;
+    }
+    if (service !== HEALTH_SERVICE) {
+      throw new JobsClientError(
+        'NOT_THE_ENGINE',
+        `${this.baseUrl} is not the oxijobs server (GET /healthz answered HTTP ${response.status} without "service": "${HEALTH_SERVICE}"), ` +
+          'so the admin token was not sent; check --url or OXICLOUD_ADMIN_URL (OxiCloud itself listens on 8086)',
+        { status: response.status },
+      );
+    }
   }
 
   #transportError(error: unknown, timeoutMs: number): JobsClientError {

@@ -5,7 +5,7 @@ import { JobsClientError } from './jobs-client-error.js';
 describe('resolveConnection', () => {
   it('takes flags over the environment over the default', () => {
     expect(resolveConnection({ token: 't' }, {})).toMatchObject({
-      baseUrl: 'http://127.0.0.1:8086',
+      baseUrl: 'http://127.0.0.1:8087',
       token: 't',
       timeoutMs: 30_000,
     });

@@ -2,8 +2,8 @@ import type { AdminClientSettings } from './admin-client.js';
 import { SEVERITIES } from './api-types.js';
 import { JobsClientError } from './jobs-client-error.js';
 
-/** Where the CLI finds the server when neither `--url` nor `OXICLOUD_ADMIN_URL` says. */
-export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8086';
+/** Where the CLI finds the server when neither `--url` nor `OXICLOUD_ADMIN_URL` says: the server's default port (`CONFIG_DEFAULTS.httpPort`, not OxiCloud's 8086). */
+export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8087';
 /** Per-request timeout when `--timeout` is not given. */
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 /** A waited Part 1 trigger answers after the run: it gets this long unless `--timeout` says. */

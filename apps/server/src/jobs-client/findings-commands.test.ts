@@ -65,6 +65,7 @@ describe('oxijobs findings list|show|accept|false-positive|reopen', () => {
     };
     const app = createAdminApp({
       jobs: { list: () => [listed], trigger: async () => undefined },
+      health: { database: async () => ({ ok: true, latencyMs: 1 }) },
       findingKinds,
       users: { findById: async (id) => (id === admin.id ? admin : null) },
       ledger: new PgFindingLedger({ pool: db.pool }),

@@ -27,6 +27,12 @@ class ScriptedApi {
     let body = '';
     for await (const chunk of req) body += chunk;
     const route = `${req.method} ${req.url}`;
+    if (route === 'GET /healthz') {
+      // The client's identity check, once per client: answered as the engine, not scripted.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ service: 'oxijobs', status: 'ok', database: { ok: true, latency_ms: 1 } }));
+      return;
+    }
     this.requests.push(route);
     this.bodies.push(body);
     const queue = this.#routes.get(route);

@@ -23,6 +23,7 @@ export const EXIT_CODES = {
  * - `UNREACHABLE`: no connection to the server (refused, unknown host, reset; exit 1).
  * - `TIMEOUT`: the server did not answer in time (exit 1).
  * - `BAD_RESPONSE`: the answer was not the JSON the API promises (exit 1).
+ * - `NOT_THE_ENGINE`: the server at the URL did not say it is `oxijobs` (its `GET /healthz`); the token was not sent (exit 1).
  */
 export type JobsClientErrorCode =
   | 'USAGE'
@@ -30,7 +31,8 @@ export type JobsClientErrorCode =
   | 'API_ERROR'
   | 'UNREACHABLE'
   | 'TIMEOUT'
-  | 'BAD_RESPONSE';
+  | 'BAD_RESPONSE'
+  | 'NOT_THE_ENGINE';
 
 /** The one error class of the jobs client; its message is printed as one line after `oxijobs: `. */
 export class JobsClientError extends Error {

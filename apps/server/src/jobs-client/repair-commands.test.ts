@@ -97,6 +97,7 @@ describe('oxijobs repair plan|show|apply', () => {
     engine.register(createRepairJob({ plans, actions, store }));
     const app = createAdminApp({
       jobs: { list: () => [], trigger: async () => undefined },
+      health: { database: async () => ({ ok: true, latencyMs: 1 }) },
       users: { findById: async (id) => (id === admin.id ? admin : null) },
       repairs: createRepairService({ planner: createRepairPlanner({ actions, plans }), plans, engine }),
       jwtSecret: SECRET,

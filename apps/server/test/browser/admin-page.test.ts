@@ -87,7 +87,7 @@ describe('the /admin/jobs page in Chromium against oxijobs serve', () => {
       );
     }
     mkdirSync(ARTIFACTS, { recursive: true });
-    db = await createTestDatabase({ empty: true });
+    db = await createTestDatabase();
     dataDir = join(tmpdir(), `oxijobs-admin-page-${process.pid}`);
     mkdirSync(dataDir, { recursive: true });
     const httpPort = await freePort();

@@ -5,8 +5,21 @@ import { type AdminUserRecord, USER_ROLES, type UserRole } from '../ports/admin-
 /** The smallest HS256 secret accepted: 32 bytes (256 bits), the size of the hash. */
 export const MIN_SECRET_BYTES = 32;
 
-/** The `iss` claim of every token this package mints and accepts. */
-export const TOKEN_ISSUER = 'oxicloud-jobs';
+/**
+ * The `iss` claim of every token this package mints and accepts: the engine,
+ * never OxiCloud (whose session tokens carry no `iss`).
+ */
+export const TOKEN_ISSUER = 'oxijobs';
+
+/**
+ * The `aud` claim of every token this package mints and accepts: the
+ * engine's admin API. A token without it (an OxiCloud session token: `sub`,
+ * `exp`, `iat`, `jti`, `username`, `email`, `role`, no `iss`, no `aud`) is
+ * refused even when its signature verifies; and OxiCloud's verifier
+ * (jsonwebtoken's HS256 `Validation` with no audience set) refuses a token
+ * that carries an `aud`, so a token minted here is no OxiCloud session.
+ */
+export const TOKEN_AUDIENCE = 'oxijobs-admin';
 
 /** The claims of a verified admin token. */
 export interface AdminTokenClaims {
@@ -34,7 +47,9 @@ export function tokenKey(secret: string | Uint8Array): Uint8Array {
 
 /**
  * Mints a bearer token (JWT, HS256) for a user: `sub` = user id, `role`,
- * `username`, `iat`, `exp`, `iss`.
+ * `username`, `iat`, `exp`, `iss` ({@link TOKEN_ISSUER}) and `aud`
+ * ({@link TOKEN_AUDIENCE}). Beside OxiCloud the secret is the engine's own
+ * (`OXIJOBS_JWT_SECRET`), never OxiCloud's session secret.
  *
  * @example
  * ```ts
@@ -61,14 +76,17 @@ export async function signAdminToken(options: {
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(user.id)
     .setIssuer(TOKEN_ISSUER)
+    .setAudience(TOKEN_AUDIENCE)
     .setIssuedAt(iat)
     .setExpirationTime(iat + Math.ceil(expiresInSeconds))
     .sign(tokenKey(options.secret));
 }
 
 /**
- * Verifies a token's signature (HS256 only), issuer and expiry. Throws
- * {@link AdminApiError} `UNAUTHENTICATED` with a reason a client can act on.
+ * Verifies a token's signature (HS256 only), issuer ({@link TOKEN_ISSUER}),
+ * audience ({@link TOKEN_AUDIENCE}) and expiry. Throws {@link AdminApiError}
+ * `UNAUTHENTICATED` with a reason a client can act on: a token of another
+ * issuer or audience (an OxiCloud session token) is refused as one.
  */
 export async function verifyAdminToken(
   token: string,
@@ -76,7 +94,11 @@ export async function verifyAdminToken(
 ): Promise<AdminTokenClaims> {
   let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
   try {
-    ({ payload } = await jwtVerify(token, tokenKey(secret), { algorithms: ['HS256'], issuer: TOKEN_ISSUER }));
+    ({ payload } = await jwtVerify(token, tokenKey(secret), {
+      algorithms: ['HS256'],
+      issuer: TOKEN_ISSUER,
+      audience: TOKEN_AUDIENCE,
+    }));
   } catch (cause) {
     if (cause instanceof AdminApiError) throw cause;
     const reason =
@@ -84,7 +106,10 @@ export async function verifyAdminToken(
         ? 'the bearer token has expired; mint a new one with `oxijobs token --user <admin>`'
         : cause instanceof joseErrors.JWSSignatureVerificationFailed
           ? 'the bearer token signature does not verify'
-          : 'the bearer token is not a valid admin token';
+          : cause instanceof joseErrors.JWTClaimValidationFailed &&
+              (cause.claim === 'iss' || cause.claim === 'aud')
+            ? `the bearer token was not issued for this engine's admin API (it needs iss "${TOKEN_ISSUER}" and aud "${TOKEN_AUDIENCE}"; an OxiCloud session token is not one): mint one with \`oxijobs token --user <admin>\``
+            : 'the bearer token is not a valid admin token';
     throw new AdminApiError('UNAUTHENTICATED', reason, { cause });
   }
   const role = payload['role'];

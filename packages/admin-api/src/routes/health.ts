@@ -4,8 +4,14 @@ import { methodNotAllowed } from '../http/method-not-allowed.js';
 import type { HealthProbe } from '../ports/health-probe.js';
 import { HTTP_LAYER_4XX } from './schemas.js';
 
+/** What `GET /healthz` says it is: a client checks it before it sends a token (`oxijobs jobs …`). */
+export const HEALTH_SERVICE = 'oxijobs' as const;
+
 const HealthSchema = z
   .object({
+    service: z.literal(HEALTH_SERVICE).openapi({
+      description: 'which server answers: a client sends its admin token only to one answering `oxijobs`',
+    }),
     status: z.enum(['ok', 'degraded']),
     database: z.union([
       z.object({ ok: z.literal(true), latency_ms: z.number() }),
@@ -65,12 +71,17 @@ export function registerHealthRoute(app: OpenAPIHono<AdminEnv>, probe: HealthPro
     const database = await probe.database();
     if (database.ok) {
       return c.json(
-        { status: 'ok' as const, database: { ok: true as const, latency_ms: database.latencyMs } },
+        {
+          service: HEALTH_SERVICE,
+          status: 'ok' as const,
+          database: { ok: true as const, latency_ms: database.latencyMs },
+        },
         200,
       );
     }
     return c.json(
       {
+        service: HEALTH_SERVICE,
         status: 'degraded' as const,
         database: { ok: false as const, error: publicDatabaseReason(database.error) },
       },

@@ -1,16 +1,35 @@
 import { StorageError } from '../storage-error.js';
 import { isKeyPrefix, type S3BlobStorageOptions } from './s3-blob-storage.js';
 
-/** The environment variables {@link s3ConfigFromEnv} reads. */
+/**
+ * The environment variables {@link s3ConfigFromEnv} reads: OxiCloud's own
+ * names with OxiCloud's meaning (its `docs/config/env.md`), so the engine
+ * reads OxiCloud's environment file as it is, plus the engine's `prefix`
+ * (OxiCloud has no prefix option).
+ */
 export const S3_ENV = {
   bucket: 'OXICLOUD_S3_BUCKET',
   region: 'OXICLOUD_S3_REGION',
-  endpoint: 'OXICLOUD_S3_ENDPOINT',
-  accessKeyId: 'OXICLOUD_S3_ACCESS_KEY_ID',
-  secretAccessKey: 'OXICLOUD_S3_SECRET_ACCESS_KEY',
+  endpoint: 'OXICLOUD_S3_ENDPOINT_URL',
+  accessKeyId: 'OXICLOUD_S3_ACCESS_KEY',
+  secretAccessKey: 'OXICLOUD_S3_SECRET_KEY',
   forcePathStyle: 'OXICLOUD_S3_FORCE_PATH_STYLE',
   prefix: 'OXICLOUD_S3_PREFIX',
 } as const;
+
+/**
+ * The engine's earlier names of three {@link S3_ENV} settings, still read
+ * with the same meaning (OxiCloud reads none of them). Setting one and its
+ * OxiCloud name to different values is an `INVALID_CONFIG` error.
+ */
+export const S3_ENV_ALIASES = {
+  endpoint: 'OXICLOUD_S3_ENDPOINT',
+  accessKeyId: 'OXICLOUD_S3_ACCESS_KEY_ID',
+  secretAccessKey: 'OXICLOUD_S3_SECRET_ACCESS_KEY',
+} as const;
+
+/** OxiCloud's default region (`OXICLOUD_S3_REGION` unset). */
+export const S3_DEFAULT_REGION = 'us-east-1';
 
 /** Name of the variable that chooses the blob backend. */
 export const STORAGE_BACKEND_ENV = 'OXICLOUD_STORAGE_BACKEND';
@@ -26,7 +45,30 @@ function read(env: Env, name: string): string | undefined {
 }
 
 /**
+ * `name` (OxiCloud's), else `alias` (the engine's earlier name); a problem
+ * when both are set to different values (a secret's values never shown).
+ */
+function readAliased(
+  env: Env,
+  name: string,
+  alias: string,
+  problems: string[],
+  secret = false,
+): string | undefined {
+  const value = read(env, name);
+  const old = read(env, alias);
+  if (value !== undefined && old !== undefined && value !== old) {
+    problems.push(
+      `${name}${secret ? '' : `=${JSON.stringify(value)}`} and ${alias}${secret ? '' : `=${JSON.stringify(old)}`} ` +
+        `differ: ${alias} is the engine's earlier name of ${name} (OxiCloud's); set ${name} only`,
+    );
+  }
+  return value ?? old;
+}
+
+/**
  * Reads `OXICLOUD_STORAGE_BACKEND`: `local` (the default when unset) or `s3`.
+ * OxiCloud's `azure` is refused by name (this engine has no Azure backend).
  * Throws `INVALID_CONFIG` naming the value and what is allowed.
  */
 export function storageBackendFromEnv(env: Env): StorageBackendName {
@@ -34,7 +76,9 @@ export function storageBackendFromEnv(env: Env): StorageBackendName {
   if (value === 'local' || value === 's3') return value;
   throw new StorageError(
     'INVALID_CONFIG',
-    `${STORAGE_BACKEND_ENV}=${JSON.stringify(env[STORAGE_BACKEND_ENV])} is not a blob backend: use local or s3`,
+    value === 'azure'
+      ? `${STORAGE_BACKEND_ENV}=${JSON.stringify(env[STORAGE_BACKEND_ENV])}: OxiCloud's Azure backend is not one this engine reads; use local or s3`
+      : `${STORAGE_BACKEND_ENV}=${JSON.stringify(env[STORAGE_BACKEND_ENV])} is not a blob backend: use local or s3`,
   );
 }
 
@@ -47,11 +91,16 @@ export function storageBackendFromEnv(env: Env): StorageBackendName {
  * | variable | required | meaning |
  * |---|---|---|
  * | `OXICLOUD_S3_BUCKET` | yes | bucket name |
- * | `OXICLOUD_S3_REGION` | yes | signing region (`us-east-1` for most S3-compatible servers) |
- * | `OXICLOUD_S3_ENDPOINT` | no | `http(s)://host:port` of an S3-compatible server; unset = AWS |
- * | `OXICLOUD_S3_ACCESS_KEY_ID`, `OXICLOUD_S3_SECRET_ACCESS_KEY` | both or neither | static credentials; neither = the SDK's default chain |
+ * | `OXICLOUD_S3_REGION` | no | signing region; default `us-east-1`, as OxiCloud |
+ * | `OXICLOUD_S3_ENDPOINT_URL` | no | `http(s)://host:port` of an S3-compatible server; unset = AWS |
+ * | `OXICLOUD_S3_ACCESS_KEY`, `OXICLOUD_S3_SECRET_KEY` | both or neither | static credentials; neither = the SDK's default chain |
  * | `OXICLOUD_S3_FORCE_PATH_STYLE` | no | `true`/`false` (also `1`/`0`, `yes`/`no`); default `false` |
- * | `OXICLOUD_S3_PREFIX` | no | key prefix ending in `/`; default none, OxiCloud's layout (`<aa>/<hash>.blob` at the bucket root; OxiCloud itself has no prefix option) |
+ * | `OXICLOUD_S3_PREFIX` | no | the engine's own: key prefix ending in `/`; default none, OxiCloud's layout (`<aa>/<hash>.blob` at the bucket root; OxiCloud itself has no prefix option) |
+ *
+ * All but `_PREFIX` are OxiCloud's names and meaning. The engine's earlier
+ * names ({@link S3_ENV_ALIASES}: `_ENDPOINT`, `_ACCESS_KEY_ID`,
+ * `_SECRET_ACCESS_KEY`) are still read; set to a value other than the
+ * OxiCloud name's, they are an error.
  *
  * @example
  * ```ts
@@ -68,17 +117,13 @@ export function s3ConfigFromEnv(env: Env): S3BlobStorageOptions {
       `${S3_ENV.bucket}=${JSON.stringify(bucket)} is not a bucket name: 3 to 63 characters of a-z, 0-9, '.' and '-', starting and ending with a letter or digit`,
     );
   }
-  const region = read(env, S3_ENV.region);
-  if (region === undefined) {
-    problems.push(
-      `${S3_ENV.region} is required: the signing region, for example eu-west-1 (us-east-1 for most S3-compatible servers)`,
-    );
-  } else if (!/^[a-z0-9-]+$/.test(region)) {
+  const region = read(env, S3_ENV.region) ?? S3_DEFAULT_REGION;
+  if (!/^[a-z0-9-]+$/.test(region)) {
     problems.push(
       `${S3_ENV.region}=${JSON.stringify(region)} is not a region name: use lowercase letters, digits and '-'`,
     );
   }
-  const endpoint = read(env, S3_ENV.endpoint);
+  const endpoint = readAliased(env, S3_ENV.endpoint, S3_ENV_ALIASES.endpoint, problems);
   if (endpoint !== undefined) {
     let protocol: string | undefined;
     try {
@@ -88,12 +133,18 @@ export function s3ConfigFromEnv(env: Env): S3BlobStorageOptions {
     }
     if (protocol !== 'http:' && protocol !== 'https:') {
       problems.push(
-        `${S3_ENV.endpoint}=${JSON.stringify(endpoint)} is not an http:// or https:// URL (for example http://127.0.0.1:9000)`,
+        `${read(env, S3_ENV.endpoint) === undefined ? S3_ENV_ALIASES.endpoint : S3_ENV.endpoint}=${JSON.stringify(endpoint)} is not an http:// or https:// URL (for example http://127.0.0.1:9000)`,
       );
     }
   }
-  const accessKeyId = read(env, S3_ENV.accessKeyId);
-  const secretAccessKey = read(env, S3_ENV.secretAccessKey);
+  const accessKeyId = readAliased(env, S3_ENV.accessKeyId, S3_ENV_ALIASES.accessKeyId, problems);
+  const secretAccessKey = readAliased(
+    env,
+    S3_ENV.secretAccessKey,
+    S3_ENV_ALIASES.secretAccessKey,
+    problems,
+    true,
+  );
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
     const missing = accessKeyId === undefined ? S3_ENV.accessKeyId : S3_ENV.secretAccessKey;
     problems.push(
@@ -125,7 +176,7 @@ export function s3ConfigFromEnv(env: Env): S3BlobStorageOptions {
   }
   return {
     bucket: bucket!,
-    region: region!,
+    region,
     ...(endpoint === undefined ? {} : { endpoint }),
     ...(accessKeyId === undefined || secretAccessKey === undefined ? {} : { accessKeyId, secretAccessKey }),
     forcePathStyle,

@@ -1,9 +1,15 @@
 import { HOUR_MS, intervalMsOrNull, readIntegerEnv, SECOND_MS, type TenantEnv } from '../env.js';
 import { TenantsError } from '../errors.js';
 
-/** Environment variables of `grant_cleanup`. */
+/**
+ * Environment variables of `grant_cleanup`. The interval is the engine's own
+ * name (`OXIJOBS_…`): `OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS` is OxiCloud's,
+ * the period of OxiCloud's own grant cleanup daemon (minimum 1 h), and never
+ * sets this job's. The grace and batch names are the engine's alone
+ * (OxiCloud's grace is `OXICLOUD_GRANT_CLEANUP_GRACE_DAYS`).
+ */
 export const GRANT_CLEANUP_ENV = {
-  intervalHours: 'OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS',
+  intervalHours: 'OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS',
   graceSeconds: 'OXICLOUD_GRANT_CLEANUP_GRACE_SECONDS',
   batchSize: 'OXICLOUD_GRANT_CLEANUP_BATCH_SIZE',
 } as const;
@@ -17,7 +23,7 @@ export const GRANT_CLEANUP_DEFAULTS = {
 
 /** Validated configuration of `grant_cleanup`. */
 export interface GrantCleanupConfig {
-  /** Periodic interval; `null` = on demand only (`OXICLOUD_GRANT_CLEANUP_INTERVAL_HOURS=0`). */
+  /** Periodic interval; `null` = on demand only (`OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS=0`). */
   readonly intervalMs: number | null;
   /** A grant is deleted once `expires_at` is older than this; `force` uses 0. */
   readonly graceMs: number;

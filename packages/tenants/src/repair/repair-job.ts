@@ -95,6 +95,8 @@ export interface RepairJobOptions {
   /** Where orphan bytes are deleted after their marked rows committed; without it `dedup_gc` finishes them. */
   readonly blobs?: Pick<BlobStorage, 'delete'>;
   readonly logger?: Logger;
+  /** The engine's own schema, where the plans live (`@oxicloud/consistency`'s tables). @defaultValue `jobs` */
+  readonly schema?: string;
 }
 
 /** The `repair` run handler. */
@@ -122,6 +124,7 @@ export interface RepairJob extends RecoverableJobHandler {
  * protocol's last step; idempotent, and `dedup_gc` finishes any left).
  */
 export function createRepairJob(options: RepairJobOptions): RepairJob {
+  const planTables = options.schema === undefined ? {} : { schema: options.schema };
   const { plans, actions, store } = options;
   const logger = options.logger ?? silentLogger;
 
@@ -148,7 +151,7 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
         counters.needs_person_items += 1;
         continue;
       }
-      if (!(await lockPendingPlanItem(runTx, plan.id, item.position))) continue;
+      if (!(await lockPendingPlanItem(runTx, plan.id, item.position, planTables))) continue;
       let outcome: Awaited<ReturnType<RepairActions['applyIn']>>;
       try {
         outcome = await tx.attempt(() => actions.applyIn(line as ActionLine, tx));
@@ -167,40 +170,52 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
           },
           `repair: item ${item.position} (${line.fingerprint.kind} ${line.fingerprint.resourceId}) skipped: ${outcome.reason}`,
         );
-        await recordPlanItem(runTx, {
-          planId: plan.id,
-          position: item.position,
-          status: 'skipped',
-          reason: outcome.reason,
-        });
+        await recordPlanItem(
+          runTx,
+          {
+            planId: plan.id,
+            position: item.position,
+            status: 'skipped',
+            reason: outcome.reason,
+          },
+          planTables,
+        );
         continue;
       }
       if (outcome.status === 'already_consistent') {
         counters.already_consistent_items += 1;
-        await recordPlanItem(runTx, {
-          planId: plan.id,
-          position: item.position,
-          status: 'already_consistent',
-        });
+        await recordPlanItem(
+          runTx,
+          {
+            planId: plan.id,
+            position: item.position,
+            status: 'already_consistent',
+          },
+          planTables,
+        );
         continue;
       }
       counters.applied_items += 1;
-      await recordPlanItem(runTx, {
-        planId: plan.id,
-        position: item.position,
-        status: 'applied',
-        audit: {
-          runId,
-          approvedBy: plan.approvedBy ?? 'unknown',
-          findingId: item.findingId,
-          checkName: line.fingerprint.checkName,
-          kind: line.fingerprint.kind,
-          resourceId: line.fingerprint.resourceId,
-          action: (line as ActionLine).action,
-          before: outcome.before,
-          after: outcome.after,
+      await recordPlanItem(
+        runTx,
+        {
+          planId: plan.id,
+          position: item.position,
+          status: 'applied',
+          audit: {
+            runId,
+            approvedBy: plan.approvedBy ?? 'unknown',
+            findingId: item.findingId,
+            checkName: line.fingerprint.checkName,
+            kind: line.fingerprint.kind,
+            resourceId: line.fingerprint.resourceId,
+            action: (line as ActionLine).action,
+            before: outcome.before,
+            after: outcome.after,
+          },
         },
-      });
+        planTables,
+      );
     }
     return { count: counters.applied_items, counters };
   }

@@ -1,7 +1,14 @@
 import { DAY_MS, HOUR_MS, intervalMsOrNull, readIntegerEnv, type TenantEnv } from '../env.js';
 import { TenantsError } from '../errors.js';
 
-/** Environment variables of `trash_cleanup`. */
+/**
+ * Environment variables of `trash_cleanup`. `OXICLOUD_TRASH_RETENTION_DAYS`
+ * is also OxiCloud's documented name with the same meaning (trash older than
+ * this many days is purged; OxiCloud itself keeps 30 days whatever it says),
+ * so the engine mirrors OxiCloud's policy from its environment file; on
+ * OxiCloud's storage domain a value under 30 still purges nothing younger
+ * than 30 days. The other two names are the engine's alone.
+ */
 export const TRASH_CLEANUP_ENV = {
   intervalHours: 'OXICLOUD_TRASH_CLEANUP_INTERVAL_HOURS',
   retentionDays: 'OXICLOUD_TRASH_RETENTION_DAYS',
