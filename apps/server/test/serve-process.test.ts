@@ -74,7 +74,7 @@ describe('oxijobs serve (DATABASE_URL)', () => {
     const notice = jsonLines(server.stdout()).find(
       (l) => l['event'] === 'config.notice' && l['variable'] === 'OXICLOUD_JWT_SECRET',
     );
-    expect(notice).toMatchObject({ level: 40 });
+    expect(notice).toMatchObject({ level: 'warn' });
     expect(String(notice?.['msg'])).toContain(
       "OXICLOUD_JWT_SECRET is OxiCloud's session secret: the engine never signs or verifies a token with it",
     );
