@@ -732,6 +732,7 @@ describe('GET /healthz with Postgres away', () => {
       expect(res.status).toBe(503);
       const text = await res.text();
       expect(JSON.parse(text)).toEqual({
+        service: 'oxijobs',
         status: 'degraded',
         database: { ok: false, error: 'connection refused' },
       });

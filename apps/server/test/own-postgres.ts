@@ -6,6 +6,7 @@ import {
   postgresBinaries,
   postgresSystemUser,
 } from '@oxicloud/embedded-postgres';
+import { migrate } from '@oxicloud/migrations';
 import pg from 'pg';
 import { freePort } from './fault-support.js';
 
@@ -39,8 +40,17 @@ export async function ownPostgres(dir: string, options: { name: string; flags?: 
   } finally {
     await admin.end();
   }
+  const url = `postgres://postgres:postgres@127.0.0.1:${port}/${options.name}`;
+  // The database of the engine's own: what `oxijobs migrate --create-storage-domain` makes of an empty one.
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const result = await migrate(pool);
+    if (result.error) throw result.error;
+  } finally {
+    await pool.end();
+  }
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/${options.name}`,
+    url,
     server,
     /**
      * What `pg_ctl stop -m immediate` does (SIGQUIT to the postmaster; pg_ctl

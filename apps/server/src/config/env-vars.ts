@@ -1,3 +1,4 @@
+import { WRITE_JOBS } from '../domain/write-jobs.js';
 /**
  * Every environment variable the server itself reads, with its default and
  * meaning: the one table behind `oxijobs --help`, the config errors and the
@@ -62,9 +63,14 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
   },
   {
     name: 'OXIJOBS_SCHEMA',
-    default: '(jobs on a database of its own, oxijobs beside OxiCloud)',
+    default: '(on a database of its own jobs; beside OxiCloud a schema named oxijobs)',
     meaning:
       "the engine's own Postgres schema (runs, findings, nodes): lower-case letters, digits and _, never one of OxiCloud's (public, auth, storage, audio, caldav, carddav) nor pg_*",
+  },
+  {
+    name: 'OXIJOBS_WRITE_JOBS',
+    default: '(unset: none beside OxiCloud)',
+    meaning: `beside OxiCloud, the write jobs switched on, comma-separated engine names (${[...WRITE_JOBS.keys()].join(', ')}); on a database of its own every job runs`,
   },
   {
     name: 'OXICLOUD_DATA_DIR',
