@@ -179,6 +179,7 @@ describe('createAdminApp', () => {
     const res = await down.request('/healthz');
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({
+      service: 'oxijobs',
       status: 'degraded',
       database: { ok: false, error: 'connection refused' },
     });

@@ -408,6 +408,7 @@ describe('the admin API refuses hostile input with a 4xx saying what is allowed'
       expect((await app.request('/healthz')).status).toBe(503);
       app = makeApp({ health: { database: async () => ({ ok: true, latencyMs: 1.5 }) } });
       expect(await (await app.request('/healthz')).json()).toEqual({
+        service: 'oxijobs',
         status: 'ok',
         database: { ok: true, latency_ms: 1.5 },
       });
