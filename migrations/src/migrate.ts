@@ -162,20 +162,15 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
   const client = await pool.connect();
   const applied: string[] = [];
   const alreadyApplied: string[] = [];
-  /** Ends the transaction without a trace and answers `error`. */
-  const fail = async (error: MigrationError): Promise<MigrationResult> => {
-    await client.query('ROLLBACK').catch(() => undefined);
-    return { applied: [], alreadyApplied, error };
-  };
-  let open = false;
+  // Anything but the COMMIT at the end rolls the whole run back (`finally`): a failure leaves no trace.
+  let committed = false;
+  const fail = (error: MigrationError): MigrationResult => ({ applied: [], alreadyApplied, error });
   try {
     await client.query('BEGIN');
-    open = true;
     await client.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
     if (domain !== undefined) {
       const recorded = await recordedDomain(client);
       if (recorded !== null && recorded.domain !== domain) {
-        open = false;
         return fail(
           new MigrationError(
             'DOMAIN_MISMATCH',
@@ -214,7 +209,6 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
       const checksum = recorded.get(file.name);
       if (checksum !== undefined) {
         if (checksum !== file.checksum) {
-          open = false;
           return fail(
             new MigrationError(
               'CHECKSUM_MISMATCH',
@@ -234,7 +228,6 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
         ]);
         applied.push(file.name);
       } catch (cause) {
-        open = false;
         return fail(
           new MigrationError(
             'MIGRATION_FAILED',
@@ -256,7 +249,6 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
               .map((step) => `${schema.package}/${step.name}`),
           );
         } catch (cause) {
-          open = false;
           return fail(
             new MigrationError(
               'MIGRATION_FAILED',
@@ -268,20 +260,16 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
       }
     }
     await client.query('COMMIT');
-    open = false;
+    committed = true;
     return { applied, alreadyApplied };
   } catch (cause) {
-    if (open) await client.query('ROLLBACK').catch(() => undefined);
-    open = false;
-    return {
-      applied: [],
-      alreadyApplied,
-      error: new MigrationError('MIGRATION_FAILED', `migrations could not run: ${(cause as Error).message}`, {
+    return fail(
+      new MigrationError('MIGRATION_FAILED', `migrations could not run: ${(cause as Error).message}`, {
         cause,
       }),
-    };
+    );
   } finally {
-    if (open) await client.query('ROLLBACK').catch(() => undefined);
+    if (!committed) await client.query('ROLLBACK').catch(() => undefined);
     client.release();
   }
 }
