@@ -2,7 +2,13 @@ import { createSecretKey, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateOxiCloudDataset } from '@oxicloud/dataset';
-import { createOxiCloudDatabase, dumpDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
+import {
+  createOxiCloudDatabase,
+  dumpDatabase,
+  freePort,
+  readOnlyOxiCloudRole,
+  type TestDatabase,
+} from '@oxicloud/test-support';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBlobStorage } from '../src/compose.js';
@@ -155,20 +161,12 @@ describe('oxijobs serve beside OxiCloud (sidecar mode)', () => {
   });
 
   it("with a read-only role (the README's grants without the write part) the checks run and a repair plan is refused", async () => {
-    const role = `ro_${db.name}`;
-    await db.pool.query(`
-      CREATE ROLE ${role} LOGIN PASSWORD 'ro-secret';
-      GRANT USAGE ON SCHEMA auth, storage, audio, caldav, carddav, faces TO ${role};
-      GRANT SELECT ON ALL TABLES IN SCHEMA auth, storage, audio, caldav, carddav, faces TO ${role};
-      CREATE SCHEMA oxijobs_ro AUTHORIZATION ${role};`);
-    const url = new URL(db.url);
-    url.username = role;
-    url.password = 'ro-secret';
+    const { url, drop } = await readOnlyOxiCloudRole(db, 'oxijobs_ro');
     const port = await freePort();
     const roBase = `http://127.0.0.1:${port}`;
     const roEnv = {
       ...env,
-      OXICLOUD_DB_CONNECTION_STRING: url.toString(),
+      OXICLOUD_DB_CONNECTION_STRING: url,
       OXIJOBS_SCHEMA: 'oxijobs_ro',
       OXICLOUD_HTTP_PORT: String(port),
 
@@ -209,7 +207,7 @@ describe('oxijobs serve beside OxiCloud (sidecar mode)', () => {
       );
     } finally {
       ro.child.kill('SIGKILL');
-      await db.pool.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`).catch(() => undefined);
+      await drop();
     }
     expect(await dumpDatabase(db.pool, { excludeSchemas: ['oxijobs', 'oxijobs_ro'] })).toBe(before);
   });

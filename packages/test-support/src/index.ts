@@ -18,7 +18,9 @@ export {
   OXICLOUD_LATEST_MIGRATION,
   OXICLOUD_SQLX_VERSIONS,
   OXICLOUD_TEMPLATE_DATABASE,
+  readOnlyOxiCloudRole,
   sqlxMigrationsSql,
+  type TestRole,
 } from './oxicloud-database.js';
 export type { TestPostgresServer } from './postgres-server.js';
 export {

@@ -74,3 +74,37 @@ export async function createOxiCloudDatabase(options: { max?: number } = {}): Pr
   await prepareOxiCloudTemplate();
   return createTestDatabase({ ...options, template: OXICLOUD_TEMPLATE_DATABASE });
 }
+
+/** A login role on a test database, and how to remove it (roles outlive their database). */
+export interface TestRole {
+  readonly role: string;
+  /** `db`'s URL, connecting as this role. */
+  readonly url: string;
+  /** Drops what the role owns in `db` and the role itself. */
+  drop(): Promise<void>;
+}
+
+/**
+ * A role with only the read part of the README's grants beside OxiCloud
+ * (USAGE and SELECT on OxiCloud's schemas), owning the engine schema
+ * `engineSchema` a DBA made for it in advance: what a read-only sidecar runs as.
+ */
+export async function readOnlyOxiCloudRole(db: TestDatabase, engineSchema: string): Promise<TestRole> {
+  const role = `ro_${db.name}`;
+  const password = 'ro-secret';
+  await db.pool.query(`
+    CREATE ROLE ${role} LOGIN PASSWORD '${password}';
+    GRANT USAGE ON SCHEMA auth, storage, audio, caldav, carddav, faces TO ${role};
+    GRANT SELECT ON ALL TABLES IN SCHEMA auth, storage, audio, caldav, carddav, faces TO ${role};
+    CREATE SCHEMA ${engineSchema} AUTHORIZATION ${role};`);
+  const url = new URL(db.url);
+  url.username = role;
+  url.password = password;
+  return {
+    role,
+    url: url.toString(),
+    drop: async () => {
+      await db.pool.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`).catch(() => undefined);
+    },
+  };
+}

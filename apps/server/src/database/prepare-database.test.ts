@@ -4,6 +4,7 @@ import {
   createTestDatabase,
   dumpDatabase,
   OXICLOUD_LATEST_MIGRATION,
+  readOnlyOxiCloudRole,
   type TestDatabase,
 } from '@oxicloud/test-support';
 import pg from 'pg';
@@ -88,16 +89,8 @@ describe('applyMigrations decides the mode from the catalog, before any write', 
 
   it("a read-only role (SELECT on OxiCloud's schemas, a schema of its own a DBA made) migrates its schema and is said read-only", async () => {
     const db = await fresh(() => createOxiCloudDatabase({ max: 2 }));
-    const role = `ro_${db.name}`;
-    await db.pool.query(`
-      CREATE ROLE ${role} LOGIN PASSWORD 'ro-secret';
-      GRANT USAGE ON SCHEMA auth, storage, audio, caldav, carddav, faces TO ${role};
-      GRANT SELECT ON ALL TABLES IN SCHEMA auth, storage, audio, caldav, carddav, faces TO ${role};
-      CREATE SCHEMA oxijobs AUTHORIZATION ${role};`);
-    const url = new URL(db.url);
-    url.username = role;
-    url.password = 'ro-secret';
-    const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+    const { role, url, drop } = await readOnlyOxiCloudRole(db, 'oxijobs');
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
     try {
       const logger = new CapturingLogger();
       const { mode } = await applyMigrations(pool, logger, { source: 'DATABASE_URL' });
@@ -111,7 +104,7 @@ describe('applyMigrations decides the mode from the catalog, before any write', 
       );
     } finally {
       await pool.end();
-      await db.pool.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`).catch(() => undefined);
+      await drop();
     }
   });
 
