@@ -37,7 +37,13 @@ export type {
   TriggerEvent,
   ViewDescription,
 } from './oxicloud-schema/index.js';
-export { ANY_DEFAULT, diffSchema, OXICLOUD_SCHEMA, readSchema } from './oxicloud-schema/index.js';
+export {
+  ANY_DEFAULT,
+  diffSchema,
+  OXICLOUD_SCHEMA,
+  readSchema,
+  schemaAssumptionProblems,
+} from './oxicloud-schema/index.js';
 export { PACKAGE_SCHEMAS, RETIRED_MIGRATIONS } from './package-schemas.js';
 export type {
   EmptyDatabase,

@@ -14,6 +14,7 @@ import {
   ConsistencyRegistry,
   checkJob,
   FindingKindCatalog,
+  isRefusedMessage,
   PgFindingLedger,
   PgFindingStore,
   PgRepairPlans,
@@ -66,8 +67,9 @@ import { clusterConfigFromEnv } from './config/cluster-config.js';
 import type { ServerConfig, StorageEncryptionConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
-import type { DatabaseMode } from './database/prepare-database.js';
+import { type DatabaseMode, KNOWN_OXICLOUD_MIGRATION } from './database/prepare-database.js';
 import { pgReadinessProbe } from './database/readiness-probe.js';
+import { schemaPreflight } from './database/schema-preflight.js';
 import {
   domainAdminRecipients,
   domainUsers,
@@ -351,6 +353,8 @@ export function createRecoverableJobs(deps: {
   readonly enabled?: (job: string) => boolean;
   /** The engine's own schema. @defaultValue `jobs` */
   readonly schema?: string;
+  /** Asked before each check run (`checkJob`'s `preflight`): beside a newer OxiCloud, its schema against what the check reads. */
+  readonly preflight?: (check: ConsistencyCheck, signal: AbortSignal) => Promise<string | null>;
 }): {
   readonly engine: RecoverableEngine;
   readonly consistency: ConsistencyRegistry;
@@ -387,7 +391,11 @@ export function createRecoverableJobs(deps: {
   consistency.register(backends.source);
   const findingKinds = new FindingKindCatalog();
   for (const check of consistency.allChecks()) {
-    engine.register(findingKinds.add(checkJob(check, { findings, logger })));
+    engine.register(
+      findingKinds.add(
+        checkJob(check, { findings, logger, ...(deps.preflight ? { preflight: deps.preflight } : {}) }),
+      ),
+    );
   }
   logger.info({ target: 'oxicloud::consistency', event: 'consistency.registered' }, consistency.describe());
   const migration = createStorageMigrationJob({
@@ -487,10 +495,14 @@ function alertOnRunFinished(
   },
 ): void {
   if (event.status === 'Failed') {
+    const message = event.outcome.kind === 'err' ? event.outcome.message : 'run failed';
+    // A check refused by a precondition (a wrong storage root or key, a changed OxiCloud schema) examined
+    // nothing: no mail, least of all one that reads as data loss; it is logged, shown, and turns the job overdue.
+    if (isRefusedMessage(event.job, message)) return;
     void deps.alerts.jobFailed({
       job: event.job,
       cause: 'handler',
-      message: event.outcome.kind === 'err' ? event.outcome.message : 'run failed',
+      message,
       runId: event.run_id,
       elapsedMs: event.elapsedMs,
       at: new Date(),
@@ -651,6 +663,14 @@ export function composeServer(input: ComposeInput): ComposedServer {
     adapters,
     enabled: writeJobs.enabled,
     schema,
+    ...(database.kind === 'sidecar' && database.newerOxiCloud
+      ? {
+          preflight: schemaPreflight(pool, {
+            latest: database.oxicloudLatest,
+            known: KNOWN_OXICLOUD_MIGRATION,
+          }),
+        }
+      : {}),
     onRunFinished: (event) => {
       metrics.jobs.onRunFinished(event);
       // A Paused run counts as a run (it ran), not as a success.

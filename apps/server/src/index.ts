@@ -28,6 +28,7 @@ export { runningEmbeddedPostgres, startOrReuseEmbeddedPostgres } from './databas
 export { pgHealthProbe } from './database/health-probe.js';
 export type { DatabaseSource, OpenDatabase } from './database/open-database.js';
 export { openDatabase } from './database/open-database.js';
+export type { DatabaseMode } from './database/prepare-database.js';
 export { applyMigrations, ensureFirstAdmin, FIRST_ADMIN_USERNAME } from './database/prepare-database.js';
 export type { DomainUsers, StorageDomainAdapters, UnwiredJob } from './domain/storage-domain-wiring.js';
 export {

@@ -18,6 +18,7 @@ import pg from 'pg';
 import {
   type ComposedServer,
   composeServer,
+  type DatabaseMode,
   ensureFirstAdmin,
   loadConfig,
   tenantConfigsFromEnv,
@@ -311,6 +312,9 @@ export async function composeInProcess(options: {
   /** As {@link serverEnv}'s. */
   domain?: 'oxicloud';
   env?: Record<string, string>;
+  /** `applyMigrations`' mode; beside OxiCloud no first admin is made. @defaultValue the engine's own database */
+  database?: DatabaseMode;
+  logger?: ReturnType<typeof capturingLogger>;
 }): Promise<{ server: ComposedServer; logger: ReturnType<typeof capturingLogger> }> {
   const env = cleanEnv({
     DATABASE_URL: 'postgres://unused.invalid/unused',
@@ -319,10 +323,13 @@ export async function composeInProcess(options: {
     ...QUIET_PERIODIC_JOBS,
     ...options.env,
   });
-  const logger = capturingLogger();
+  const logger = options.logger ?? capturingLogger();
   const config = loadConfig(env);
-  await ensureFirstAdmin(options.pool, logger, undefined, config.storageDomain);
+  if (options.database?.kind !== 'sidecar') {
+    await ensureFirstAdmin(options.pool, logger, undefined, config.storageDomain);
+  }
   const server = composeServer({
+    ...(options.database === undefined ? {} : { database: options.database }),
     config,
     tenants: tenantConfigsFromEnv(env),
     logger,

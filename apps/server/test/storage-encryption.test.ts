@@ -25,7 +25,7 @@ function files(root: string): string[] {
  * OxiCloud's encryption at rest: `oxijobs seed` writes what OxiCloud would
  * (`.blobs/<aa>/<hash>.blob`, nonce ‖ ciphertext ‖ tag), decryptable with
  * node:crypto alone, and a deep `storage_consistency` through the composed
- * server finds the store consistent; with another key every read fails loudly.
+ * server finds the store consistent; with another key the store canary refuses the run (wrong storage root / key), recording nothing.
  */
 describe('OXICLOUD_STORAGE_PATH and OXICLOUD_STORAGE_ENCRYPTION_*', () => {
   let db: TestDatabase;
@@ -117,7 +117,13 @@ describe('OXICLOUD_STORAGE_PATH and OXICLOUD_STORAGE_ENCRYPTION_*', () => {
         force: true,
       });
       expect(outcome.kind).toBe('err');
-      expect(JSON.stringify(outcome)).toContain('does not decrypt');
+      // The store canary refuses the run before any object is reported corrupt.
+      expect(JSON.stringify(outcome)).toContain('storage_consistency: refused: wrong storage root / key');
+      expect(JSON.stringify(outcome)).toMatch(/\d+ do not decrypt \(wrong OXICLOUD_STORAGE_ENCRYPTION_KEY/);
+      const { rows } = await db.pool.query(
+        "SELECT count(*)::int AS n FROM jobs.run_findings f JOIN jobs.recoverable_runs r ON r.id = f.run_id WHERE r.status = 'Failed'",
+      );
+      expect(rows[0].n).toBe(0);
     } finally {
       await wrong.server.stop();
     }

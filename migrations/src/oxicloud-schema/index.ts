@@ -7,5 +7,6 @@
 export { OXICLOUD_SCHEMA } from './description.js';
 export { diffSchema } from './diff-schema.js';
 export { keyColumnsOf, readSchema } from './read-schema.js';
+export { schemaAssumptionProblems } from './schema-assumptions.js';
 export type * from './types.js';
 export { ANY_DEFAULT } from './types.js';

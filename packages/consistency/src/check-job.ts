@@ -31,6 +31,29 @@ export interface CheckJobOptions {
   readonly findings: FindingWriter;
   /** Receives the audit and `oxicloud::consistency` lines. @defaultValue silentLogger */
   readonly logger?: Logger;
+  /**
+   * The host's own precondition, asked at each run's start before the
+   * check's {@link ConsistencyCheck.preflight}: `null` when the check may
+   * run, otherwise the reason it is refused (the run fails with it, nothing
+   * is recorded). The server holds `check.reads` against OxiCloud's schema
+   * here when OxiCloud migrated past what the engine knows.
+   */
+  readonly preflight?: (check: ConsistencyCheck, signal: AbortSignal) => Promise<string | null>;
+}
+
+/** The message of a run refused by a precondition: `<check>: refused: <reason>`. */
+export function refusedMessage(checkName: string, reason: string): string {
+  return `${checkName}: refused: ${reason}`;
+}
+
+/**
+ * Whether a failed run's message says a precondition refused it
+ * ({@link refusedMessage}): the configuration or the schema is not what the
+ * check needs. Nothing was examined; the server mails no failure for it (the
+ * job turning overdue is the alert), the admin API and the log say why.
+ */
+export function isRefusedMessage(checkName: string, message: string): boolean {
+  return message.startsWith(`${checkName}: refused: `);
 }
 
 /** A consistency check as a recoverable job of the engine. */
@@ -66,7 +89,9 @@ export interface CheckJobHandler extends RecoverableJobHandler {
  * engine, standalone `runOrResume`):
  *
  * 1. **Beginning.** Closes the check's `Completed` runs a crash left
- *    unclosed, then remembers the run's grace boundary (`findings.beginRun`).
+ *    unclosed; asks the host's `preflight`, then the check's own: a reason
+ *    from either fails the run (`<check>: refused: <reason>`) before any
+ *    finding; then remembers the run's grace boundary (`findings.beginRun`).
  * 2. **Batches.** Reads the {@link CheckOptions} from the run's stored
  *    params, with the run's options (`store.options`), composes the engine's
  *    `JobStore` with the run's {@link FindingBatch} into a `CheckStore`
@@ -176,6 +201,17 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
       }
       let outcome: RunOutcome;
       try {
+        const refused =
+          (await options.preflight?.(check, signal)) ??
+          (await check.preflight?.(validation.options, store.startedAt, signal)) ??
+          null;
+        if (refused !== null) {
+          logger.error(
+            { ...base, event: 'consistency.refused', reason: refused },
+            refusedMessage(check.name, refused),
+          );
+          return failed(refusedMessage(check.name, refused));
+        }
         await options.findings.beginRun?.({
           runId,
           checkName: check.name,

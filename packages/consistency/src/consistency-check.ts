@@ -134,6 +134,23 @@ export interface ConsistencyCheck {
    */
   estimateTotal?(options: CheckOptions): Promise<number | null>;
   /**
+   * Optional: the tables the check reads, schema-qualified
+   * (`storage.files`). A host holds them against the schema it expects
+   * before each run (`checkJob`'s `preflight`): beside a newer OxiCloud, a
+   * check whose columns or triggers changed is refused, not run.
+   */
+  readonly reads?: readonly string[];
+  /**
+   * Optional: what the check assumes of the world it reads, verified at each
+   * run's start (fresh or resumed), before any batch; `startedAt` is the
+   * run's (grace counts back from it, as everywhere). `null` when it holds;
+   * otherwise the reason the check must not run, and the run fails with it
+   * without recording a finding. `storage_consistency` proves here that the
+   * configured store and key are the ones the rows were written to (a
+   * canary): a wrong root would otherwise be reported as every object lost.
+   */
+  preflight?(options: CheckOptions, startedAt: Date, signal: AbortSignal): Promise<string | null>;
+  /**
    * Runs or resumes the scan. `store.loadCursor()` is `null` on a fresh run.
    * Must checkpoint and poll `store.status()` between batches and return
    * `paused` with the current cursor on `CancelRequested` or when `signal` fires.

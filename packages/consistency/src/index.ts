@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 export type { CheckJobHandler, CheckJobOptions } from './check-job.js';
-export { checkJob } from './check-job.js';
+export { checkJob, isRefusedMessage, refusedMessage } from './check-job.js';
 export type { CheckParamsOptions, CheckParamsValidation } from './check-params.js';
 export {
   checkParamsSchema,

@@ -27,12 +27,26 @@ const SOCKET_CODES = new Set([
 ]);
 
 /**
+ * 55P03 lock_not_available: a statement gave up at its `lock_timeout`
+ * because another session holds or queues for a lock on the table (beside
+ * OxiCloud: its migrations at boot). Like a lost connection it passes: wait
+ * and repeat the batch, or land the run `Paused` at its checkpoint.
+ */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
  * SQLSTATEs of a connection going away: class 08 (connection exception) and
  * 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now
  * (starting up or shutting down).
  */
 function isConnectionSqlState(code: string): boolean {
-  return /^08[0-9A-Z]{3}$/.test(code) || code === '57P01' || code === '57P02' || code === '57P03';
+  return (
+    /^08[0-9A-Z]{3}$/.test(code) ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03' ||
+    code === LOCK_NOT_AVAILABLE
+  );
 }
 
 /** Messages of pg and pg-pool for a connection that is gone (they carry no code). */
@@ -51,6 +65,7 @@ const LOST_MESSAGES = [
  * `true` when `error` (or one of its causes, or an `AggregateError`'s parts)
  * says the connection to the database is lost or cannot be made: socket
  * errors (`ECONNREFUSED`, `ECONNRESET`, …), SQLSTATE class 08 and 57P01–57P03,
+ * 55P03 (a `lock_timeout` that gave up: the wait passes the same way),
  * pg's "Connection terminated …" and pg-pool's "Cannot use a pool after
  * calling end on the pool". A query error (a constraint, a syntax error) is
  * not a connection loss.

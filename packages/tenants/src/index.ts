@@ -229,7 +229,11 @@ export type {
   BlobRangeQuery,
   BlobRangeScan,
 } from './storage-consistency/blob-index-scan.js';
-export type { MimeSniff, StorageConsistencyCheckOptions } from './storage-consistency/index.js';
+export type {
+  MimeSniff,
+  StorageConsistencyCheckOptions,
+  StoreCanaryOptions,
+} from './storage-consistency/index.js';
 export {
   BLOB_HASH_MISMATCH,
   BLOB_MIME_MISMATCH,
@@ -240,7 +244,9 @@ export {
   normaliseMime,
   ORPHAN_BLOB,
   STORAGE_CONSISTENCY_CHECK_NAME,
+  STORE_CANARY_SAMPLE,
   sniffMime,
+  storeCanary,
 } from './storage-consistency/index.js';
 export type {
   BlobBackendName,

@@ -180,6 +180,7 @@ export function indexWithHook(
     rowsByHash: (hashes) => index.rowsByHash(hashes),
     fileImpact: (hashes, max) => index.fileImpact(hashes, max),
     estimateRows: () => index.estimateRows(),
+    sampleRows: (limit, before) => index.sampleRows(limit, before),
   };
 }
 

@@ -34,6 +34,9 @@ function redact(url: string): string {
   }
 }
 
+/** `lock_timeout` of every connection to a database given as `DATABASE_URL` (one the engine may share with OxiCloud). */
+export const EXTERNAL_LOCK_TIMEOUT_MS = 5_000;
+
 /**
  * Opens the database every command uses, in this order: `DATABASE_URL` when
  * set; else the embedded Postgres under the data dir, reusing the server's
@@ -65,6 +68,9 @@ export async function openDatabase(
     max: options.max ?? 10,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    // A database the engine shares (beside OxiCloud): no statement of the engine's waits long for a
+    // lock, so OxiCloud's own migrations at its boot never queue behind a scan (the batch is retried).
+    ...(source === 'DATABASE_URL' ? { lock_timeout: EXTERNAL_LOCK_TIMEOUT_MS } : {}),
   });
   // An idle client losing its connection (Postgres restarted) emits here; without a listener the process dies.
   pool.on('error', (error) => {

@@ -54,6 +54,7 @@ const ROW_JSON = (alias: string) =>
  * file's own hash (which nobody reads) impacts nobody.
  */
 export class OxiBlobIndexScan implements BlobIndexScan {
+  readonly reads = ['storage.blobs', 'storage.chunk_manifests', 'storage.files'] as const;
   readonly #db: Kysely<OxiCloudDatabase>;
 
   constructor(db: Kysely<OxiCloudDatabase>) {
@@ -135,5 +136,26 @@ export class OxiBlobIndexScan implements BlobIndexScan {
 
   async estimateRows(): Promise<number | null> {
     return estimateRowsOf(this.#db, ['storage.blobs']);
+  }
+
+  async sampleRows(limit: number, createdBefore: Date): Promise<BlobIndexRow[]> {
+    if (limit <= 0) return [];
+    // Evenly spaced starting points over the hex hash space: '00', '33', '66', … for 5.
+    const points = Array.from({ length: limit }, (_, i) =>
+      Math.floor((i * 256) / limit)
+        .toString(16)
+        .padStart(2, '0'),
+    );
+    const { rows } = await sql<RowJson>`
+      SELECT DISTINCT ON (b.hash) b.hash, b.size::text AS size, b.ref_count, b.orphaned_at, b.content_type, b.created_at
+        FROM unnest(${points}::text[]) AS p(at)
+        CROSS JOIN LATERAL (
+          SELECT hash, size, ref_count, orphaned_at, content_type, created_at
+            FROM storage.blobs
+           WHERE hash >= p.at AND ref_count > 0 AND created_at <= ${createdBefore}
+           ORDER BY hash
+           LIMIT 1) b
+       ORDER BY b.hash`.execute(this.#db);
+    return rows.map(toRow);
   }
 }

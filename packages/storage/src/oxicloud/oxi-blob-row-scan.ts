@@ -78,7 +78,12 @@ export class OxiBlobRowScan implements BlobRowScan {
     this.#db = db;
     const { checks = {} } = options;
     const logger = options.logger ? { logger: options.logger } : {};
-    this.#checks = [createBlobsConsistencyCheck({ ...checks.blobs_consistency, ...logger, scan: this })];
+    this.#checks = [
+      {
+        ...createBlobsConsistencyCheck({ ...checks.blobs_consistency, ...logger, scan: this }),
+        reads: ['storage.blobs', 'storage.chunk_manifests', 'storage.files'],
+      },
+    ];
   }
 
   subsystem(): string {

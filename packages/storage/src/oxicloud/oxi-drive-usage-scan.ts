@@ -102,7 +102,12 @@ export class OxiDriveUsageScan implements DriveUsageScan {
     this.#db = db;
     const { checks = {} } = options;
     const logger = options.logger ? { logger: options.logger } : {};
-    this.#checks = [createDrivesConsistencyCheck({ ...checks.drives_consistency, ...logger, scan: this })];
+    this.#checks = [
+      {
+        ...createDrivesConsistencyCheck({ ...checks.drives_consistency, ...logger, scan: this }),
+        reads: ['auth.users', 'storage.drives', 'storage.files', 'storage.role_grants'],
+      },
+    ];
   }
 
   subsystem(): string {

@@ -128,7 +128,12 @@ export class OxiFileContentScan implements FileBlobScan {
     this.#segmentRows = options.segmentRows ?? DEFAULT_SEGMENT_ROWS;
     const { checks = {} } = options;
     const logger = options.logger ? { logger: options.logger } : {};
-    this.#checks = [createFilesConsistencyCheck({ ...checks.files_consistency, ...logger, scan: this })];
+    this.#checks = [
+      {
+        ...createFilesConsistencyCheck({ ...checks.files_consistency, ...logger, scan: this }),
+        reads: ['storage.blobs', 'storage.chunk_manifests', 'storage.files', 'storage.folders'],
+      },
+    ];
   }
 
   subsystem(): string {

@@ -100,7 +100,12 @@ export class OxiFolderTreeScan implements FolderTreeScan {
     this.#db = db;
     const { checks = {} } = options;
     const logger = options.logger ? { logger: options.logger } : {};
-    this.#checks = [createFoldersConsistencyCheck({ ...checks.folders_consistency, ...logger, scan: this })];
+    this.#checks = [
+      {
+        ...createFoldersConsistencyCheck({ ...checks.folders_consistency, ...logger, scan: this }),
+        reads: ['storage.drives', 'storage.folders'],
+      },
+    ];
   }
 
   subsystem(): string {

@@ -110,7 +110,23 @@ export class OxiGrantScan implements GrantScan {
     this.#db = db;
     const { checks = {} } = options;
     const logger = options.logger ? { logger: options.logger } : {};
-    this.#checks = [createGrantsConsistencyCheck({ ...checks.grants_consistency, ...logger, scan: this })];
+    this.#checks = [
+      {
+        ...createGrantsConsistencyCheck({ ...checks.grants_consistency, ...logger, scan: this }),
+        reads: [
+          'audio.playlists',
+          'auth.subject_groups',
+          'auth.users',
+          'caldav.calendars',
+          'carddav.address_books',
+          'storage.drives',
+          'storage.files',
+          'storage.folders',
+          'storage.role_grants',
+          'storage.shares',
+        ],
+      },
+    ];
   }
 
   subsystem(): string {

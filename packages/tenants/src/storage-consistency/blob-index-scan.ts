@@ -68,6 +68,8 @@ export interface BlobFileImpact {
  * `@oxicloud/storage/oxicloud` implements it as `OxiBlobIndexScan`.
  */
 export interface BlobIndexScan {
+  /** The tables it reads, schema-qualified: the check's `reads`. */
+  readonly reads?: readonly string[];
   /** Pass 1 of one batch: the interval `(after, upTo]` compared with the listed keys, in SQL. */
   scanRange(query: BlobRangeQuery): Promise<BlobRangeScan>;
   /** Pass 2: the rows that exist right now for these hashes (any order). */
@@ -76,4 +78,11 @@ export interface BlobIndexScan {
   fileImpact(hashes: readonly string[], maxFileIds: number): Promise<BlobFileImpact[]>;
   /** Number of blob rows (approximate is fine), for progress and ETA; `null` when unknown. */
   estimateRows(): Promise<number | null>;
+  /**
+   * The store canary's sample: up to `limit` rows whose objects must be in
+   * the store (`ref_count > 0`, created before `createdBefore`), spread over
+   * the hash space (the first row at or after each of `limit` evenly spaced
+   * points), without duplicates.
+   */
+  sampleRows(limit: number, createdBefore: Date): Promise<BlobIndexRow[]>;
 }

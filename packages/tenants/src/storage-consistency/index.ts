@@ -12,3 +12,5 @@ export {
   ORPHAN_BLOB,
   STORAGE_CONSISTENCY_CHECK_NAME,
 } from './storage-consistency-check.js';
+export type { StoreCanaryOptions } from './store-canary.js';
+export { STORE_CANARY_SAMPLE, storeCanary } from './store-canary.js';

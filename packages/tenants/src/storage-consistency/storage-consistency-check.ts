@@ -38,13 +38,18 @@
  *    rows by `created_at`): an upload whose row lands a moment after its
  *    bytes is neither orphan nor missing. Deep re-hashing only looks at bytes
  *    older than 24 h (a partial upload is never hashed). `force` makes both 0.
- * 5. Batch. N = 1000 keys or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
+ * 5. Before the walk, the store canary (`store-canary.ts`, the check's
+ *    `preflight`): a few rows' objects read back and hashed. When none reads
+ *    back as itself the run fails with "wrong storage root / key" and
+ *    reports nothing: a wrong OXICLOUD_STORAGE_PATH would otherwise be every
+ *    object missing.
+ * 6. Batch. N = 1000 keys or 30 s (`runBatches` of `@oxicloud/recoverable`), checkpoint + status poll
  *    between batches. Pass 2 re-reads the other side before recording:
  *    orphan → re-read the row (landed → drop) and re-head the bytes (collected
  *    → drop); missing → re-head the bytes (landed → drop) and re-read the row
  *    (deleted → drop); hash mismatch → re-head (rewritten → re-hash);
  *    mime mismatch → re-read the recorded type.
- * 6. Closing (findings across runs). A `Completed` run merged the whole
+ * 7. Closing (findings across runs). A `Completed` run merged the whole
  *    listing with every row; an `orphan_blob` or `missing_blob_bytes` it did
  *    not report again, that pass 2 did not drop, and whose last report came
  *    from a run whose grace boundary is not later than this run's is `fixed`
@@ -83,6 +88,7 @@ import type { BlobEntry, BlobStorage } from '../ports/blob-storage.js';
 import type { BlobIndexRow, BlobIndexScan } from './blob-index-scan.js';
 import { mapLimit } from './map-limit.js';
 import { type MimeSniff, mimeContradicts, sniffMime } from './mime-sniff.js';
+import { storeCanary } from './store-canary.js';
 
 /** Job name of the check. */
 export const STORAGE_CONSISTENCY_CHECK_NAME = 'storage_consistency';
@@ -529,6 +535,16 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     },
     concurrentSafe: () => true,
     estimateTotal: () => index.estimateRows(),
+    ...(index.reads === undefined ? {} : { reads: index.reads }),
+    // A wrong root or key is not data loss: prove the store is the rows' before reporting anything.
+    preflight: (runOptions, startedAt, signal) =>
+      storeCanary({
+        blobs,
+        index,
+        hasher,
+        createdBefore: graceBoundary(startedAt, effectiveGraceMs(check, runOptions)),
+        signal,
+      }),
     runResumable(store: CheckStore, runOptions: CheckOptions, signal: AbortSignal): Promise<RunOutcome> {
       const ctx: RunContext = {
         boundary: graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions)),
