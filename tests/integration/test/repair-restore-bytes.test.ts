@@ -214,6 +214,8 @@ describe.each([
   it('finds lost and corrupt bytes, plans restores, applies them as a run with audit rows, and the check finds nothing after', async () => {
     const lost = await copied(2);
     const corrupt = await copied(1);
+    // A sound object beside them: the store canary's proof that this store is the rows' own.
+    await copied(1);
     await source.delete(lost.hash);
     const wrong = randomBytes(corrupt.bytes.length);
     await source.put(corrupt.hash, wrong, wrong.length);

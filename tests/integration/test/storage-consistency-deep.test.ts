@@ -54,7 +54,9 @@ describe('storage_consistency deep mode', () => {
     const p99Ms = histogram.percentile(99) / 1e6;
     expect(run.status).toBe('Completed');
     expect(summary(run.findings)).toEqual([`blob_hash_mismatch DataLoss ${victims[0]}`]);
-    expect(hasher.calls).toBe(20);
+    // Every blob once, and the store canary's first (or, if that one was the victim, second) sample.
+    expect(hasher.calls).toBeGreaterThanOrEqual(21);
+    expect(hasher.calls).toBeLessThanOrEqual(22);
     expect(
       p99Ms,
       `p99 event-loop delay ${p99Ms.toFixed(1)} ms over a ${elapsedMs.toFixed(0)} ms deep run`,

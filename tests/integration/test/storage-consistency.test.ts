@@ -116,12 +116,35 @@ describe('storage_consistency on LocalFsBlobStorage + Postgres', () => {
     });
   });
 
-  it('reports missing bytes after the last listed key and when the backend is empty', async () => {
+  it('reports missing bytes after the last listed key', async () => {
+    // The first key in hash order keeps its bytes: the listing ends there, the rows go on.
+    const [kept, ...lost] = (await cleanBlobs(7)).sort((a, b) => (a.hash < b.hash ? -1 : 1));
+    for (const b of lost) await w.storage.delete(b.hash);
+    const run = await h.run(w.check(), { batch_size: 2 });
+    expect(summary(run.findings)).toEqual(lost.map((b) => `missing_blob_bytes DataLoss ${b.hash}`).sort());
+    expect(summary(run.findings).join()).not.toContain(kept!.hash);
+    expect(run.stats['scanned_count']).toBe(7);
+  });
+
+  it('an empty backend under old rows is a wrong root, not data loss: the store canary refuses the run, recording nothing', async () => {
     const blobs = await cleanBlobs(6);
     for (const b of blobs) await w.storage.delete(b.hash);
     const run = await h.run(w.check(), { batch_size: 2 });
-    expect(summary(run.findings)).toEqual(blobs.map((b) => `missing_blob_bytes DataLoss ${b.hash}`).sort());
-    expect(run.stats['scanned_count']).toBe(6);
+    expect(run.status).toBe('Failed');
+    expect(run.outcome).toMatchObject({
+      kind: 'err',
+      message: expect.stringMatching(
+        /^storage_consistency: refused: wrong storage root \/ key: none of \d objects .* \d absent \(wrong storage root or bucket\?\)/,
+      ),
+    });
+    expect(run.findings).toEqual([]);
+    // One object back where the rows say (the first in hash order, the canary's first sample):
+    // the store is the rows' own, and the rest is real loss.
+    const first = [...blobs].sort((a, b) => (a.hash < b.hash ? -1 : 1))[0]!;
+    await w.storage.put(first.hash, first.bytes, first.bytes.length);
+    const after = await h.run(w.check(), { batch_size: 2 });
+    expect(after.status).toBe('Completed');
+    expect(summary(after.findings)).toHaveLength(5);
   });
 
   it('small batches: orphans and missing interleaved in hash order are all found once', async () => {
