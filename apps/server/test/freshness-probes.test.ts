@@ -1,6 +1,4 @@
-import type { AddressInfo } from 'node:net';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForStatus } from './cli-process.js';
 import {
@@ -13,33 +11,10 @@ import {
   sleep,
   startServer,
 } from './fault-support.js';
+import { type SmtpListener, startSmtpListener } from './smtp-listener.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 const JOB = 'storage_reconcile';
-
-async function startSmtp(): Promise<{ port: number; subjects: string[]; close(): Promise<void> }> {
-  const subjects: string[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        subjects.push(/^Subject: (.*)$/im.exec(raw)?.[1]?.trim() ?? '');
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.server.address() as AddressInfo).port,
-    subjects,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -61,7 +36,7 @@ async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, m
  */
 describe('overdue jobs and readiness, on a real server', () => {
   let db: TestDatabase;
-  let smtp: Awaited<ReturnType<typeof startSmtp>>;
+  let smtp: SmtpListener;
   let proxy: TcpProxy;
   let dir: ReturnType<typeof scratchDir>;
   let server: CliProcess;
@@ -79,7 +54,7 @@ describe('overdue jobs and readiness, on a real server', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase({ domain: 'oxicloud' });
-    smtp = await startSmtp();
+    smtp = await startSmtpListener();
     await db.pool.query(
       `INSERT INTO auth.users (username, email, role) VALUES ('ops', 'ops@example.org', 'admin')`,
     );

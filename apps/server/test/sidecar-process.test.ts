@@ -1,12 +1,18 @@
 import { createSecretKey, randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { generateOxiCloudDataset } from '@oxicloud/dataset';
+import { S3BlobStorage } from '@oxicloud/storage';
 import {
   createOxiCloudDatabase,
   dumpDatabase,
   freePort,
   readOnlyOxiCloudRole,
+  type S3rverProcess,
+  startS3rver,
   type TestDatabase,
 } from '@oxicloud/test-support';
 import { SignJWT } from 'jose';
@@ -14,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBlobStorage } from '../src/compose.js';
 import { type CliProcess, cleanEnv, jsonLines, runCli, startCli, waitForStatus } from './cli-process.js';
 import { scratchDir } from './fault-support.js';
+import { smtpEnv, startSmtpListener } from './smtp-listener.js';
 
 /** `KEY=value` lines, as OxiCloud's `.env` holds them (no quotes, no expansion). */
 function parseEnvFile(text: string): Record<string, string> {
@@ -210,5 +217,165 @@ describe('oxijobs serve beside OxiCloud (sidecar mode)', () => {
       await drop();
     }
     expect(await dumpDatabase(db.pool, { excludeSchemas: ['oxijobs', 'oxijobs_ro'] })).toBe(before);
+  });
+
+  it("a wrong storage root: storage_consistency is refused with the canary's message, records nothing, and no mail goes out", async () => {
+    const smtp = await startSmtpListener();
+    const port = await freePort();
+    const wrongBase = `http://127.0.0.1:${port}`;
+    const wrongRoot = join(dir.path, 'not-the-storage-root');
+    mkdirSync(wrongRoot, { recursive: true });
+    const wrongEnv = {
+      ...env,
+      ...smtpEnv(smtp),
+      OXICLOUD_STORAGE_PATH: wrongRoot,
+      OXIJOBS_SCHEMA: 'oxijobs_wrong_root',
+      OXICLOUD_HTTP_PORT: String(port),
+      OXICLOUD_DATA_DIR: join(dir.path, 'engine-data-wrong-root'),
+    };
+    const wrong = startCli(['serve'], wrongEnv);
+    try {
+      await waitForStatus(`${wrongBase}/readyz`, 200, { process: wrong, timeoutMs: 90_000 });
+      const minted = await runCli(['token', '--user', adminEmail], wrongEnv);
+      expect(minted.code, minted.stderr).toBe(0);
+      const res = await fetch(`${wrongBase}/api/admin/jobs/storage_consistency/trigger?force=true`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${minted.stdout.trim().split('\n').at(-1)!}` },
+      });
+      const { run_id: runId } = (await res.json()) as { run_id: string };
+      // The trigger answers at once; the run ends on its own.
+      let run: { status: string; error_message: string | null; findings: number } | undefined;
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(100)) {
+        const { rows } = await db.pool.query(
+          `SELECT r.status, r.error_message,
+                  (SELECT count(*)::int FROM oxijobs_wrong_root.run_findings f WHERE f.run_id = r.id) AS findings
+             FROM oxijobs_wrong_root.recoverable_runs r WHERE r.id = $1`,
+          [runId],
+        );
+        run = rows[0];
+        if (run?.status === 'Failed' || run?.status === 'Completed') break;
+      }
+      expect(run).toMatchObject({ status: 'Failed', findings: 0 });
+      expect(run?.error_message).toMatch(
+        /^storage_consistency: refused: wrong storage root \/ key: none of \d objects that storage\.blobs lists reads back as itself from the local store: \d absent \(wrong storage root or bucket\?\)/,
+      );
+      // A mail sent after the refusal arrives alone: the refusal mailed nothing (no DataLoss, no failure).
+      const marker = await runCli(['alerts', 'test'], wrongEnv);
+      expect(marker.code, marker.stderr).toBe(0);
+      expect(smtp.subjects).toEqual(['[OxiCloud] Test alert']);
+    } finally {
+      wrong.child.kill('SIGKILL');
+      await smtp.close();
+    }
+    expect(
+      await dumpDatabase(db.pool, { excludeSchemas: ['oxijobs', 'oxijobs_ro', 'oxijobs_wrong_root'] }),
+    ).toBe(before);
+  });
+
+  it('the CLI never sends its token to a server that is not the engine (OxiCloud on its port answers /healthz too)', async () => {
+    const seen: Array<{ url: string; authorization: string | undefined }> = [];
+    const impostor = createServer((req, res) => {
+      seen.push({ url: String(req.url), authorization: req.headers.authorization });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    });
+    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(impostor.address() as AddressInfo).port}`;
+      const result = await runCli(['jobs', 'list', '--url', url, '--token', 'secret-admin-token'], env);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('is not the oxijobs server');
+      expect(seen.map((s) => s.url)).toEqual(['/healthz']);
+      expect(seen.every((s) => s.authorization === undefined)).toBe(true);
+    } finally {
+      await new Promise<void>((resolve) => impostor.close(() => resolve()));
+    }
+  });
+});
+
+/**
+ * The same beside an OxiCloud whose store is S3 (`<aa>/<hash>.blob` at the
+ * bucket root, a real S3-protocol server): started with OxiCloud's S3
+ * settings, a deep `consistency_batch` finds nothing and changes nothing.
+ */
+describe("oxijobs serve beside OxiCloud's S3 store (sidecar mode)", () => {
+  let db: TestDatabase;
+  let dir: { path: string; remove(): void };
+  let s3rver: S3rverProcess;
+  let server: CliProcess | undefined;
+
+  beforeAll(async () => {
+    db = await createOxiCloudDatabase({ max: 4 });
+    dir = scratchDir('sidecar-s3');
+    s3rver = await startS3rver('oxicloud-sidecar');
+  });
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+    await s3rver?.stop();
+    await db?.drop();
+    dir?.remove();
+  });
+
+  it('a full consistency_batch with deep=true finds nothing on clean data, and changes nothing of OxiCloud', async () => {
+    const s3 = {
+      bucket: s3rver.bucket,
+      region: 'us-east-1',
+      endpoint: s3rver.endpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+    };
+    const storageRoot = join(dir.path, 'oxicloud-storage');
+    const blobs = new S3BlobStorage(s3);
+    try {
+      await generateOxiCloudDataset({
+        pool: db.pool,
+        blobs,
+        storageRoot,
+        options: { seed: 53, users: 3, filesPerDrive: 10 },
+      });
+    } finally {
+      blobs.close();
+    }
+    const { rows: admins } = await db.pool.query(
+      "SELECT email FROM auth.users WHERE role = 'admin' AND active ORDER BY email LIMIT 1",
+    );
+    const before = await dumpDatabase(db.pool);
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = cleanEnv({
+      OXICLOUD_DB_CONNECTION_STRING: db.url,
+      OXICLOUD_STORAGE_PATH: storageRoot,
+      OXICLOUD_STORAGE_BACKEND: 's3',
+      OXICLOUD_S3_BUCKET: s3.bucket,
+      OXICLOUD_S3_ENDPOINT_URL: s3.endpoint,
+      OXICLOUD_S3_REGION: s3.region,
+      OXICLOUD_S3_ACCESS_KEY: s3.accessKeyId,
+      OXICLOUD_S3_SECRET_KEY: s3.secretAccessKey,
+      OXICLOUD_S3_FORCE_PATH_STYLE: 'true',
+      OXIJOBS_JWT_SECRET: randomBytes(32).toString('base64'),
+      OXICLOUD_HTTP_PORT: String(port),
+      OXICLOUD_DATA_DIR: join(dir.path, 'engine-data'),
+      OXICLOUD_LOG_FORMAT: 'json',
+      OXICLOUD_METRICS_ADDR: '',
+    });
+    server = startCli(['serve'], env);
+    await waitForStatus(`${base}/readyz`, 200, { process: server, timeoutMs: 90_000 });
+    const minted = await runCli(['token', '--user', String(admins[0]?.['email'])], env);
+    expect(minted.code, minted.stderr).toBe(0);
+    const res = await fetch(`${base}/api/admin/jobs/consistency_batch/trigger?force=true&deep=true`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${minted.stdout.trim().split('\n').at(-1)!}` },
+    });
+    const body = (await res.json()) as {
+      ok: boolean;
+      outcome: { extra: { completed: number; failed: number; checks: string[] } };
+    };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.outcome.extra.failed, JSON.stringify(body)).toBe(0);
+    expect(body.outcome.extra.checks).toContain('storage_consistency');
+    expect(body.outcome.extra.completed).toBe(body.outcome.extra.checks.length);
+    const { rows } = await db.pool.query('SELECT kind FROM oxijobs.run_findings');
+    expect(rows).toEqual([]);
+    expect(await dumpDatabase(db.pool, { excludeSchemas: ['oxijobs'] })).toBe(before);
   });
 });
