@@ -301,7 +301,10 @@ export function registerPeriodicJobs(
       config: tenants.dedupGc,
       logger,
     });
-    if (enabled(dedup.name)) registry.register(dedup, dedup.intervalMs, null, options(dedup.name));
+    // It moves bytes: a node that cannot reach the store leaves its slots to one that can.
+    if (enabled(dedup.name)) {
+      registry.register(dedup, dedup.intervalMs, null, { ...options(dedup.name), ready: storeReady(blobs) });
+    }
   }
   const grants = createGrantCleanupJob({
     repository: adapters.grants,
@@ -315,6 +318,16 @@ export function registerPeriodicJobs(
     logger,
   });
   registry.register(retention, retention.intervalMs, null, options(retention.name));
+}
+
+/** `RegisterOptions.ready` of a job that needs the blob store: `null` while this node reaches it. */
+export function storeReady(blobs: BlobStorage): () => Promise<string | null> {
+  return async () => {
+    const health = await blobs.health();
+    return health.ok
+      ? null
+      : `this node cannot reach the ${health.backend} store: ${health.message ?? 'unhealthy'}`;
+  };
 }
 
 /**

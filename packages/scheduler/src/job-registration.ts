@@ -6,6 +6,15 @@ import type { MisfirePolicy } from './tick-coordinator.js';
 export interface RegisterOptions {
   /** What to do about slots missed while no process was up (with a coordinator). @defaultValue 'skip' */
   readonly misfire?: MisfirePolicy;
+  /**
+   * Whether this process can run the job now (it reaches the blob store the
+   * job needs): `null` when it can, otherwise why not. Asked before each
+   * tick: a process that cannot does not claim the slot (in a cluster
+   * another node takes it) and logs `job.tick_declined`; a trigger is
+   * answered `err` with the reason, nothing run.
+   * @defaultValue always ready
+   */
+  readonly ready?: () => Promise<string | null>;
 }
 
 const JOB_NAME = /^[a-z][a-z0-9_]*$/;
@@ -25,7 +34,11 @@ export function validateRegistration(
   timeoutMs: number | null,
   options: RegisterOptions,
   isRegistered: (name: string) => boolean,
-): { readonly name: string; readonly misfire: MisfirePolicy } {
+): {
+  readonly name: string;
+  readonly misfire: MisfirePolicy;
+  readonly ready: (() => Promise<string | null>) | undefined;
+} {
   const name = handler.name;
   if (typeof name !== 'string' || !JOB_NAME.test(name)) {
     throw new SchedulerError(
@@ -58,7 +71,13 @@ export function validateRegistration(
       `misfire policy of job '${name}' must be 'skip' or 'once', got ${JSON.stringify(misfire)}`,
     );
   }
-  return { name, misfire };
+  if (options.ready !== undefined && typeof options.ready !== 'function') {
+    throw new SchedulerError(
+      'INVALID_READY',
+      `ready of job '${name}' must be a function returning a promise of null (ready) or the reason it is not, got ${typeof options.ready}`,
+    );
+  }
+  return { name, misfire, ready: options.ready };
 }
 
 function isPositiveMs(value: number): boolean {

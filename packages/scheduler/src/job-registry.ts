@@ -44,6 +44,8 @@ interface RegisteredJob {
   readonly intervalMs: number | null;
   readonly timeoutMs: number | null;
   readonly misfire: MisfirePolicy;
+  /** `RegisterOptions.ready`: `null` when this process can run the job now, else why not. */
+  readonly ready: (() => Promise<string | null>) | undefined;
   /** Epoch ms of the next tick; only set for periodic jobs while the loop runs. */
   nextRunAt: number | null;
   last: LastOutcome | null;
@@ -127,7 +129,7 @@ export class JobRegistry {
     timeoutMs: number | null,
     options: RegisterOptions = {},
   ): void {
-    const { name, misfire } = validateRegistration(handler, intervalMs, timeoutMs, options, (n) =>
+    const { name, misfire, ready } = validateRegistration(handler, intervalMs, timeoutMs, options, (n) =>
       this.#jobs.has(n),
     );
     const job: RegisteredJob = {
@@ -135,6 +137,7 @@ export class JobRegistry {
       intervalMs,
       timeoutMs,
       misfire,
+      ready,
       nextRunAt: null,
       last: null,
       current: null,
@@ -180,6 +183,14 @@ export class JobRegistry {
         skipped: ALREADY_RUNNING_SKIP,
         ...(coordinator === undefined ? {} : { node: coordinator.nodeId }),
       });
+    }
+    const notReady = await this.#notReady(job);
+    if (notReady !== null) {
+      this.#logger.warn(
+        { target: SCHEDULER_TARGET, event: 'job.trigger_declined', job: name, reason: notReady },
+        `${name}: not run on this node: ${notReady}`,
+      );
+      return err(`${name} was not run: ${notReady}`);
     }
     if (coordinator === undefined) return this.#dispatch(job, args, 'trigger', null);
     let permit: Awaited<ReturnType<TickCoordinator['acquire']>>;
@@ -258,6 +269,8 @@ export class JobRegistry {
       );
       for (const job of this.#jobs.values()) {
         if (!this.#running || job.misfire !== 'once' || job.intervalMs === null) continue;
+        // A node that cannot run the job leaves the catch-up to one that can.
+        if ((await this.#notReady(job)) !== null) continue;
         const claim = await coordinator.claimCatchUp(job.handler.name, job.intervalMs);
         if (!claim.won) continue;
         this.#logger.info(
@@ -368,10 +381,7 @@ export class JobRegistry {
       );
       return;
     }
-    const run =
-      this.#coordinator === undefined
-        ? this.#dispatch(next, defaultRunArgs, 'tick', null)
-        : this.#claimAndRun(next, this.#coordinator);
+    const run = this.#tick(next);
     // Jobs already due wait behind this run (sequential dispatch); a deadline
     // still in the future (this job's own next tick included) ends the wait.
     const following = this.#pickNext(now);
@@ -393,6 +403,30 @@ export class JobRegistry {
       if (best === undefined || best.nextRunAt === null || job.nextRunAt < best.nextRunAt) best = job;
     }
     return best;
+  }
+
+  /** A due tick: nothing when this process is not ready for the job (in a cluster, the slot is left to another node). */
+  async #tick(job: RegisteredJob): Promise<void> {
+    const notReady = await this.#notReady(job);
+    if (notReady !== null) {
+      this.#logger.warn(
+        { target: SCHEDULER_TARGET, event: 'job.tick_declined', job: job.handler.name, reason: notReady },
+        `${job.handler.name}: tick not taken on this node: ${notReady}`,
+      );
+      return;
+    }
+    if (this.#coordinator === undefined) await this.#dispatch(job, defaultRunArgs, 'tick', null);
+    else await this.#claimAndRun(job, this.#coordinator);
+  }
+
+  /** The job's `ready` answer; a `ready` that throws is its own reason. */
+  async #notReady(job: RegisteredJob): Promise<string | null> {
+    if (job.ready === undefined) return null;
+    try {
+      return await job.ready();
+    } catch (error) {
+      return `its readiness check failed: ${messageOf(error)}`;
+    }
   }
 
   /** A tick in a cluster: claim the slot (one winner), then the run; only the winner of both runs it. */

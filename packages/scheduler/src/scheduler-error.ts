@@ -5,6 +5,7 @@ export type SchedulerErrorCode =
   | 'INVALID_INTERVAL'
   | 'INVALID_TIMEOUT'
   | 'INVALID_MISFIRE'
+  | 'INVALID_READY'
   | 'ALREADY_STARTED';
 
 /**

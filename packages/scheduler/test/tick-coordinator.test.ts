@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   JobRegistry,
   ok,
@@ -85,5 +85,57 @@ describe('JobRegistry with a TickCoordinator', () => {
     ).toThrow(
       new SchedulerError('INVALID_MISFIRE', `misfire policy of job 'x' must be 'skip' or 'once', got "all"`),
     );
+  });
+});
+
+describe('a job this node is not ready for (RegisterOptions.ready)', () => {
+  it('claims no slot and runs nothing while not ready, logging job.tick_declined with the reason; claims and runs once ready', async () => {
+    const fake = fakeCoordinator({ wins: true });
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = { ...silentLogger, warn: (fields: Record<string, unknown>) => void lines.push(fields) };
+    let reason: string | null = 'the local store at /srv/oxicloud is not reachable';
+    let runs = 0;
+    const registry = new JobRegistry({ logger, coordinator: fake.coordinator });
+    registry.register({ name: 'store_job', run: async () => ok(++runs) }, 50, null, {
+      ready: async () => reason,
+    });
+    registry.start();
+    await vi.waitFor(() =>
+      expect(lines.filter((l) => l['event'] === 'job.tick_declined').length).toBeGreaterThanOrEqual(2),
+    );
+    expect(runs).toBe(0);
+    expect(fake.calls.filter((c) => c.startsWith('claim'))).toEqual([]);
+    expect(lines.find((l) => l['event'] === 'job.tick_declined')).toMatchObject({
+      job: 'store_job',
+      reason: 'the local store at /srv/oxicloud is not reachable',
+    });
+    reason = null;
+    await vi.waitFor(() => expect(runs).toBeGreaterThanOrEqual(1));
+    await registry.stop();
+    expect(fake.calls).toContain('claim store_job');
+  });
+
+  it('answers a trigger with err and the reason, running nothing and taking no permit', async () => {
+    const fake = fakeCoordinator({ wins: true });
+    let runs = 0;
+    const registry = new JobRegistry({ logger: silentLogger, coordinator: fake.coordinator });
+    registry.register({ name: 'store_job', run: async () => ok(++runs) }, null, null, {
+      ready: async () => 'no store here',
+    });
+    expect(await registry.trigger('store_job')).toEqual({
+      kind: 'err',
+      message: 'store_job was not run: no store here',
+    });
+    expect(runs).toBe(0);
+    expect(fake.calls).toEqual([]);
+  });
+
+  it('refuses a ready that is not a function at registration, saying what is allowed', () => {
+    const registry = new JobRegistry({ logger: silentLogger });
+    expect(() =>
+      registry.register({ name: 'bad_ready', run: async () => ok(0) }, null, null, {
+        ready: 'yes' as unknown as () => Promise<null>,
+      }),
+    ).toThrow(/ready of job 'bad_ready' must be a function/);
   });
 });
