@@ -167,6 +167,9 @@ export async function migrate(pool: MigrationPool, options: MigrateOptions = {})
   const fail = (error: MigrationError): MigrationResult => ({ applied: [], alreadyApplied, error });
   try {
     await client.query('BEGIN');
+    // Nodes booting together wait here for the one that migrates, however long it takes: the
+    // connection's own lock_timeout (the server sets one on a shared database) is not for this wait.
+    await client.query('SET LOCAL lock_timeout = 0');
     await client.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
     if (domain !== undefined) {
       const recorded = await recordedDomain(client);
