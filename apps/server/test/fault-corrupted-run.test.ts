@@ -104,7 +104,7 @@ describe('a corrupted cursor or params row', () => {
     const cancel = await api<{ status: string }>('POST', `${job}/cancel`);
     expect(cancel.status, JSON.stringify(cancel.json)).toBe(200);
     const paused = await settle(job, started.json.run_id);
-    expect(paused.status).toBe('Paused');
+    expect(paused.status, JSON.stringify(paused)).toBe('Paused');
     const updated = await db.pool.query(
       `UPDATE jobs.recoverable_runs SET ${set}, status = 'Paused' WHERE id = $1`,
       [started.json.run_id],

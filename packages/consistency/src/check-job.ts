@@ -2,6 +2,7 @@ import {
   failed,
   type JobStore,
   NO_RUN_OPTIONS,
+  paused,
   type RecoverableJobHandler,
   type RunOptions,
   type RunOutcome,
@@ -201,10 +202,18 @@ export function checkJob(check: ConsistencyCheck, options: CheckJobOptions): Che
       }
       let outcome: RunOutcome;
       try {
-        const refused =
-          (await options.preflight?.(check, signal)) ??
-          (await check.preflight?.(validation.options, store.startedAt, signal)) ??
-          null;
+        let refused: string | null;
+        try {
+          refused =
+            (await options.preflight?.(check, signal)) ??
+            (await check.preflight?.(validation.options, store.startedAt, signal)) ??
+            null;
+        } catch (error) {
+          if (!signal.aborted) throw error;
+          refused = null;
+        }
+        // Cancelled or shut down while the preconditions were asked: paused where it stood.
+        if (signal.aborted) return paused((await store.loadCursor()) ?? new Uint8Array(0));
         if (refused !== null) {
           logger.error(
             { ...base, event: 'consistency.refused', reason: refused },

@@ -174,6 +174,18 @@ export class JobRegistry {
     const job = this.#jobs.get(name);
     if (job === undefined) return undefined;
     const coordinator = this.#coordinator;
+    // Asked first, and only for a job that has it: from the in-flight check to the dispatch nothing
+    // awaits, so two triggers never both pass it.
+    if (job.ready !== undefined) {
+      const notReady = await this.#notReady(job);
+      if (notReady !== null) {
+        this.#logger.warn(
+          { target: SCHEDULER_TARGET, event: 'job.trigger_declined', job: name, reason: notReady },
+          `${name}: not run on this node: ${notReady}`,
+        );
+        return err(`${name} was not run: ${notReady}`);
+      }
+    }
     if (job.current !== null) {
       this.#logger.debug(
         { target: SCHEDULER_TARGET, event: 'job.trigger_skipped', job: name },
@@ -183,14 +195,6 @@ export class JobRegistry {
         skipped: ALREADY_RUNNING_SKIP,
         ...(coordinator === undefined ? {} : { node: coordinator.nodeId }),
       });
-    }
-    const notReady = await this.#notReady(job);
-    if (notReady !== null) {
-      this.#logger.warn(
-        { target: SCHEDULER_TARGET, event: 'job.trigger_declined', job: name, reason: notReady },
-        `${name}: not run on this node: ${notReady}`,
-      );
-      return err(`${name} was not run: ${notReady}`);
     }
     if (coordinator === undefined) return this.#dispatch(job, args, 'trigger', null);
     let permit: Awaited<ReturnType<TickCoordinator['acquire']>>;
@@ -406,17 +410,24 @@ export class JobRegistry {
   }
 
   /** A due tick: nothing when this process is not ready for the job (in a cluster, the slot is left to another node). */
-  async #tick(job: RegisteredJob): Promise<void> {
-    const notReady = await this.#notReady(job);
-    if (notReady !== null) {
-      this.#logger.warn(
-        { target: SCHEDULER_TARGET, event: 'job.tick_declined', job: job.handler.name, reason: notReady },
-        `${job.handler.name}: tick not taken on this node: ${notReady}`,
-      );
-      return;
-    }
-    if (this.#coordinator === undefined) await this.#dispatch(job, defaultRunArgs, 'tick', null);
-    else await this.#claimAndRun(job, this.#coordinator);
+  #tick(job: RegisteredJob): Promise<unknown> {
+    const go = () =>
+      this.#coordinator === undefined
+        ? this.#dispatch(job, defaultRunArgs, 'tick', null)
+        : this.#claimAndRun(job, this.#coordinator);
+    if (job.ready === undefined) return go();
+    return (async () => {
+      const notReady = await this.#notReady(job);
+      if (notReady !== null) {
+        this.#logger.warn(
+          { target: SCHEDULER_TARGET, event: 'job.tick_declined', job: job.handler.name, reason: notReady },
+          `${job.handler.name}: tick not taken on this node: ${notReady}`,
+        );
+        return;
+      }
+      // The readiness check awaited: the run may have started meanwhile (a trigger).
+      if (job.current === null) await go();
+    })();
   }
 
   /** The job's `ready` answer; a `ready` that throws is its own reason. */
