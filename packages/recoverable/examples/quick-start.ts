@@ -15,7 +15,8 @@ const pool = new pg.Pool({ connectionString: process.env['DATABASE_URL'] });
 await migrate(pool);
 
 // 2. A job that walks its keyspace in batches and checkpoints a cursor after each one.
-const items = Array.from({ length: 40 }, (_, i) => i + 1);
+// Enough batches that the cancel below lands mid-run even on a loaded machine.
+const items = Array.from({ length: 200 }, (_, i) => i + 1);
 const processed: number[] = [];
 const encode = (n: number) => Uint8Array.from([n >> 8, n & 0xff]);
 const decode = (bytes: Uint8Array | null) => (bytes === null ? 0 : ((bytes[0] ?? 0) << 8) | (bytes[1] ?? 0));
