@@ -257,7 +257,7 @@ describe('oxijobs serve beside OxiCloud (sidecar mode)', () => {
       }
       expect(run).toMatchObject({ status: 'Failed', findings: 0 });
       expect(run?.error_message).toMatch(
-        /^storage_consistency: refused: wrong storage root \/ key: none of \d objects that storage\.blobs lists reads back as itself from the local store: \d absent \(wrong storage root or bucket\?\)/,
+        /^storage_consistency: refused: wrong storage root \/ key: none of \d+ objects that storage\.blobs lists reads back as itself from the local store: \d+ absent \(wrong storage root or bucket\?\)/,
       );
       // A mail sent after the refusal arrives alone: the refusal mailed nothing (no DataLoss, no failure).
       const marker = await runCli(['alerts', 'test'], wrongEnv);

@@ -134,7 +134,7 @@ describe('storage_consistency on LocalFsBlobStorage + Postgres', () => {
     expect(run.outcome).toMatchObject({
       kind: 'err',
       message: expect.stringMatching(
-        /^storage_consistency: refused: wrong storage root \/ key: none of \d objects .* \d absent \(wrong storage root or bucket\?\)/,
+        /^storage_consistency: refused: wrong storage root \/ key: none of \d+ objects .* \d+ absent \(wrong storage root or bucket\?\)/,
       ),
     });
     expect(run.findings).toEqual([]);

@@ -146,16 +146,25 @@ export class OxiBlobIndexScan implements BlobIndexScan {
         .toString(16)
         .padStart(2, '0'),
     );
+    // The first row at or after each point, and the first `limit` rows: a small table is sampled whole.
     const { rows } = await sql<RowJson>`
-      SELECT DISTINCT ON (b.hash) b.hash, b.size::text AS size, b.ref_count, b.orphaned_at, b.content_type, b.created_at
-        FROM unnest(${points}::text[]) AS p(at)
-        CROSS JOIN LATERAL (
-          SELECT hash, size, ref_count, orphaned_at, content_type, created_at
-            FROM storage.blobs
-           WHERE hash >= p.at AND ref_count > 0 AND created_at <= ${createdBefore}
-           ORDER BY hash
-           LIMIT 1) b
-       ORDER BY b.hash`.execute(this.#db);
+      SELECT DISTINCT ON (s.hash) s.hash, s.size::text AS size, s.ref_count, s.orphaned_at, s.content_type, s.created_at
+        FROM (
+          SELECT b.* FROM unnest(${points}::text[]) AS p(at)
+            CROSS JOIN LATERAL (
+              SELECT hash, size, ref_count, orphaned_at, content_type, created_at
+                FROM storage.blobs
+               WHERE hash >= p.at AND ref_count > 0 AND created_at <= ${createdBefore}
+               ORDER BY hash
+               LIMIT 1) b
+          UNION ALL
+          (SELECT hash, size, ref_count, orphaned_at, content_type, created_at
+             FROM storage.blobs
+            WHERE ref_count > 0 AND created_at <= ${createdBefore}
+            ORDER BY hash
+            LIMIT ${limit})
+        ) s
+       ORDER BY s.hash`.execute(this.#db);
     return rows.map(toRow);
   }
 }

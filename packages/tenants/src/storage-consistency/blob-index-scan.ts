@@ -79,10 +79,11 @@ export interface BlobIndexScan {
   /** Number of blob rows (approximate is fine), for progress and ETA; `null` when unknown. */
   estimateRows(): Promise<number | null>;
   /**
-   * The store canary's sample: up to `limit` rows whose objects must be in
-   * the store (`ref_count > 0`, created before `createdBefore`), spread over
-   * the hash space (the first row at or after each of `limit` evenly spaced
-   * points), without duplicates.
+   * The store canary's sample, in hash order and without duplicates: rows
+   * whose objects must be in the store (`ref_count > 0`, created before
+   * `createdBefore`), spread over the hash space (the first row at or after
+   * each of `limit` evenly spaced points) and the first `limit` rows, so a
+   * table of up to `limit` such rows is sampled whole (at most `2 × limit`).
    */
   sampleRows(limit: number, createdBefore: Date): Promise<BlobIndexRow[]>;
 }
