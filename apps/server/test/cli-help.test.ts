@@ -57,15 +57,19 @@ describe('a bad command line', () => {
     );
   });
 
-  it('every command exits 2 on an unknown option, and on a bad value', async () => {
-    for (const command of COMMANDS) {
-      const result = await runCli([...command, '--no-such-flag'], env);
-      expect(result.code, `${command.join(' ')}: ${result.stderr}`).toBe(2);
-      // A command with a required option (token --user, repair apply --hash) names the missing one first.
-      expect(result.stderr, command.join(' ')).toMatch(
-        /^oxijobs: (unknown option '--no-such-flag'|required option '--\w+ <\w+>' not specified)/,
-      );
-    }
+  // One test per command: each a CLI process of its own, so a slow machine never adds them up past one timeout.
+  it.each(
+    COMMANDS.map((command): [string, string[]] => [command.join(' '), command]),
+  )('`oxijobs %s` exits 2 on an unknown option', async (_name, command) => {
+    const result = await runCli([...command, '--no-such-flag'], env);
+    expect(result.code, `${command.join(' ')}: ${result.stderr}`).toBe(2);
+    // A command with a required option (token --user, repair apply --hash) names the missing one first.
+    expect(result.stderr, command.join(' ')).toMatch(
+      /^oxijobs: (unknown option '--no-such-flag'|required option '--\w+ <\w+>' not specified)/,
+    );
+  });
+
+  it('a bad value exits 2 with one line that names it', async () => {
     const bad: [string[], string][] = [
       [['users', 'set-email', 'admin', 'not-an-email'], '"not-an-email" is not an e-mail address'],
       [['token', '--user', 'admin', '--expires-in', 'forever'], "argument 'forever' is invalid"],
@@ -92,15 +96,18 @@ describe('a bad command line', () => {
     expect(result.stderr).not.toMatch(/MALFORMED_JSON|json\.hash|not reachable/);
   });
 
-  it('every command documents its exit codes in --help, 2 for a bad command line', async () => {
+  it('the root --help documents the exit codes, 2 for a bad command line', async () => {
     const root = await runCli(['--help'], env);
     expect(root.stdout).toContain('Exit codes: 0 success, 1 the command failed, 2 a bad command line');
-    for (const command of COMMANDS) {
-      const help = await runCli([...command, '--help'], env);
-      expect(help.code).toBe(0);
-      expect(help.stdout, command.join(' ')).toMatch(/Exit codes:\n {2}0 {4}success[^\n]*\n {2}1 {4}\S/);
-      expect(help.stdout, command.join(' ')).toMatch(/\n {2}2 {4}a bad command-line value/);
-    }
+  });
+
+  it.each(
+    COMMANDS.map((command): [string, string[]] => [command.join(' '), command]),
+  )('`oxijobs %s --help` documents its exit codes, 2 for a bad command line', async (_name, command) => {
+    const help = await runCli([...command, '--help'], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout, command.join(' ')).toMatch(/Exit codes:\n {2}0 {4}success[^\n]*\n {2}1 {4}\S/);
+    expect(help.stdout, command.join(' ')).toMatch(/\n {2}2 {4}a bad command-line value/);
   });
 });
 

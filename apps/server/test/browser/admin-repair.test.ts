@@ -173,9 +173,10 @@ describe('the repair panel of /admin/jobs in Chromium against oxijobs serve', ()
 
   it('refuses to plan by an empty filter with a message that says what to set', async () => {
     await page.getByRole('button', { name: 'Plan repair for the filter' }).click();
-    expect(await page.locator('#findings-error').textContent()).toMatch(
-      /Set a check, kind or severity first/,
-    );
+    // The page writes the message once the click is handled: wait for it, not for a clock.
+    await expect
+      .poll(() => page.locator('#findings-error').textContent())
+      .toMatch(/Set a check, kind or severity first/);
     expect(await panel().isVisible()).toBe(false);
   });
 
