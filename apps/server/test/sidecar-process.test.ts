@@ -99,6 +99,36 @@ describe('oxijobs serve beside OxiCloud (sidecar mode)', () => {
     dir?.remove();
   });
 
+  /**
+   * A second engine on the same OxiCloud database, in a schema of its own
+   * (`schema`), with `extra` over the main server's environment: started,
+   * ready, and a token of an OxiCloud admin minted for it.
+   */
+  async function secondServer(
+    schema: string,
+    extra: Record<string, string>,
+  ): Promise<{ base: string; env: Record<string, string>; process: CliProcess; token: string }> {
+    const port = await freePort();
+    const secondEnv = {
+      ...env,
+      ...extra,
+      OXIJOBS_SCHEMA: schema,
+      OXICLOUD_HTTP_PORT: String(port),
+      OXICLOUD_DATA_DIR: join(dir.path, `engine-data-${schema}`),
+    };
+    const started = startCli(['serve'], secondEnv);
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await waitForStatus(`${base}/readyz`, 200, { process: started, timeoutMs: 90_000 });
+      const minted = await runCli(['token', '--user', adminEmail], secondEnv);
+      expect(minted.code, minted.stderr).toBe(0);
+      return { base, env: secondEnv, process: started, token: minted.stdout.trim().split('\n').at(-1)! };
+    } catch (error) {
+      started.child.kill('SIGKILL');
+      throw error;
+    }
+  }
+
   it("boots in sidecar mode: only the engine's schema oxijobs is created, write jobs off, checks on", async () => {
     server = startCli(['serve'], env);
     await waitForStatus(`${base}/readyz`, 200, { process: server, timeoutMs: 90_000 });
@@ -169,27 +199,16 @@ describe('oxijobs serve beside OxiCloud (sidecar mode)', () => {
 
   it("with a read-only role (the README's grants without the write part) the checks run and a repair plan is refused", async () => {
     const { url, drop } = await readOnlyOxiCloudRole(db, 'oxijobs_ro');
-    const port = await freePort();
-    const roBase = `http://127.0.0.1:${port}`;
-    const roEnv = {
-      ...env,
-      OXICLOUD_DB_CONNECTION_STRING: url,
-      OXIJOBS_SCHEMA: 'oxijobs_ro',
-      OXICLOUD_HTTP_PORT: String(port),
-
-      OXICLOUD_DATA_DIR: join(dir.path, 'engine-data-ro'),
-    };
-    const ro = startCli(['serve'], roEnv);
+    let ro: Awaited<ReturnType<typeof secondServer>> | undefined;
     try {
-      await waitForStatus(`${roBase}/readyz`, 200, { process: ro, timeoutMs: 90_000 });
-      const role_line = jsonLines(ro.stdout()).find((l) => l['event'] === 'database.role');
+      ro = await secondServer('oxijobs_ro', { OXICLOUD_DB_CONNECTION_STRING: url });
+      const roBase = ro.base;
+      const role_line = jsonLines(ro.process.stdout()).find((l) => l['event'] === 'database.role');
       expect(String(role_line?.['msg'])).toMatch(
         /is read-only for OxiCloud .*repairs and write jobs are refused/,
       );
-      const minted = await runCli(['token', '--user', adminEmail], roEnv);
-      expect(minted.code, minted.stderr).toBe(0);
       const headers = {
-        authorization: `Bearer ${minted.stdout.trim().split('\n').at(-1)!}`,
+        authorization: `Bearer ${ro.token}`,
         'content-type': 'application/json',
       };
       const batch = await fetch(`${roBase}/api/admin/jobs/consistency_batch/trigger?force=true`, {
@@ -213,7 +232,7 @@ describe('oxijobs serve beside OxiCloud (sidecar mode)', () => {
         /repair is off: the database role ro_\w+ may not write OxiCloud's tables \(lacks auth\.users: UPDATE/,
       );
     } finally {
-      ro.child.kill('SIGKILL');
+      ro?.process.child.kill('SIGKILL');
       await drop();
     }
     expect(await dumpDatabase(db.pool, { excludeSchemas: ['oxijobs', 'oxijobs_ro'] })).toBe(before);
@@ -221,26 +240,18 @@ describe('oxijobs serve beside OxiCloud (sidecar mode)', () => {
 
   it("a wrong storage root: storage_consistency is refused with the canary's message, records nothing, and no mail goes out", async () => {
     const smtp = await startSmtpListener();
-    const port = await freePort();
-    const wrongBase = `http://127.0.0.1:${port}`;
     const wrongRoot = join(dir.path, 'not-the-storage-root');
     mkdirSync(wrongRoot, { recursive: true });
-    const wrongEnv = {
-      ...env,
-      ...smtpEnv(smtp),
-      OXICLOUD_STORAGE_PATH: wrongRoot,
-      OXIJOBS_SCHEMA: 'oxijobs_wrong_root',
-      OXICLOUD_HTTP_PORT: String(port),
-      OXICLOUD_DATA_DIR: join(dir.path, 'engine-data-wrong-root'),
-    };
-    const wrong = startCli(['serve'], wrongEnv);
+    let wrong: Awaited<ReturnType<typeof secondServer>> | undefined;
     try {
-      await waitForStatus(`${wrongBase}/readyz`, 200, { process: wrong, timeoutMs: 90_000 });
-      const minted = await runCli(['token', '--user', adminEmail], wrongEnv);
-      expect(minted.code, minted.stderr).toBe(0);
+      wrong = await secondServer('oxijobs_wrong_root', {
+        ...smtpEnv(smtp),
+        OXICLOUD_STORAGE_PATH: wrongRoot,
+      });
+      const wrongBase = wrong.base;
       const res = await fetch(`${wrongBase}/api/admin/jobs/storage_consistency/trigger?force=true`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${minted.stdout.trim().split('\n').at(-1)!}` },
+        headers: { authorization: `Bearer ${wrong.token}` },
       });
       const { run_id: runId } = (await res.json()) as { run_id: string };
       // The trigger answers at once; the run ends on its own.
@@ -260,11 +271,11 @@ describe('oxijobs serve beside OxiCloud (sidecar mode)', () => {
         /^storage_consistency: refused: wrong storage root \/ key: none of \d+ objects that storage\.blobs lists reads back as itself from the local store: \d+ absent \(wrong storage root or bucket\?\)/,
       );
       // A mail sent after the refusal arrives alone: the refusal mailed nothing (no DataLoss, no failure).
-      const marker = await runCli(['alerts', 'test'], wrongEnv);
+      const marker = await runCli(['alerts', 'test'], wrong.env);
       expect(marker.code, marker.stderr).toBe(0);
       expect(smtp.subjects).toEqual(['[OxiCloud] Test alert']);
     } finally {
-      wrong.child.kill('SIGKILL');
+      wrong?.process.child.kill('SIGKILL');
       await smtp.close();
     }
     expect(
