@@ -60,6 +60,40 @@ export function collectTimings(savedDir) {
   return packages.sort((a, b) => b.wallSeconds - a.wallSeconds);
 }
 
+/**
+ * What failed in the reports found: each failed test (file › its full name,
+ * the first line of its error) and each failed file with no failed test (a
+ * hook or an import that threw). `pnpm test` prints them last, where a log
+ * cut to its tail still shows them.
+ */
+export function collectFailures(savedDir) {
+  const failures = [];
+  for (const dir of workspaceDirs()) {
+    const path = reportPath(dir, savedDir);
+    if (!existsSync(path)) continue;
+    const report = JSON.parse(readFileSync(path, 'utf8'));
+    for (const file of report.testResults ?? []) {
+      const name = file.name.replace(/^.*?\/(?=(packages|apps|tests|migrations)\/)/, '');
+      const failed = (file.assertionResults ?? []).filter((a) => a.status === 'failed');
+      for (const a of failed) {
+        failures.push(`${name} › ${a.fullName ?? a.title}: ${firstLine(a.failureMessages?.[0])}`);
+      }
+      if (failed.length === 0 && file.status === 'failed') {
+        failures.push(`${name} (the file failed outside its tests): ${firstLine(file.message)}`);
+      }
+    }
+  }
+  return failures;
+}
+
+const firstLine = (text) =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI colour codes of vitest's messages
+  String(text ?? 'no message')
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .trim()
+    .split('\n')[0]
+    .slice(0, 300);
+
 const s = (seconds) => seconds.toFixed(1);
 
 /** The package table (and, with `top`, the slowest files) as Markdown or as aligned text. */

@@ -23,7 +23,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { collectTimings, formatTimings, reportPath, workspaceDirs } from './test-timings.mjs';
+import {
+  collectFailures,
+  collectTimings,
+  formatTimings,
+  reportPath,
+  workspaceDirs,
+} from './test-timings.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const runtimeScript = join(root, 'scripts', 'test-container-runtime.sh');
@@ -64,8 +70,9 @@ function totals() {
     const r = JSON.parse(readFileSync(report, 'utf8'));
     t.passed += r.numPassedTests ?? 0;
     t.failed += r.numFailedTests ?? 0;
-    // A file whose beforeAll threw fails no test of its own: count the file too.
-    t.failedFiles += r.numFailedTestSuites ?? 0;
+    // A file whose beforeAll threw fails no test of its own: count the file too (vitest's
+    // numFailedTestSuites counts describe blocks as well, so the files are counted here).
+    t.failedFiles += (r.testResults ?? []).filter((f) => f.status === 'failed').length;
     t.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   }
   return t;
@@ -105,10 +112,12 @@ function run(command, commandArgs, env) {
  * on processes and Postgres, and so do the other suites: side by side they
  * keep both cores busy (measured: pass 2 in 355 s instead of 433 s). The
  * lanes run with `--only`, so neither restores or rebuilds a `dist` the
- * other is reading. With turbo arguments of the caller's own, one turbo run
- * as asked.
+ * other is reading. `othersWidth`: how many packages the other lane runs at
+ * once. With turbo arguments of the caller's own, one turbo run as asked.
  */
-async function turboInLanes(tasks, filters, env) {
+async function turboInLanes(tasks, filters, env, othersWidth = '1') {
+  // `--continue`: a package that fails does not stop the packages after it in its lane (every
+  // report is written, and the closing lines name every failure).
   const turbo = (taskList, extra, width = concurrency) =>
     run('pnpm', ['exec', 'turbo', 'run', ...taskList, `--concurrency=${width}`, ...extra], env);
   if (turboArgs.length > 0) return turbo(tasks, turboArgs);
@@ -121,8 +130,8 @@ async function turboInLanes(tasks, filters, env) {
     filters.length > 0 ? filters.filter((f) => f !== `--filter=${SERVER}`) : ['--filter=!' + SERVER];
   const serverToo = filters.length === 0 || filters.includes(`--filter=${SERVER}`);
   const [serverCode, othersCode] = await Promise.all([
-    serverToo ? turbo(rest, ['--only', `--filter=${SERVER}`], '1') : Promise.resolve(0),
-    others.length > 0 ? turbo(rest, ['--only', ...others], '1') : Promise.resolve(0),
+    serverToo ? turbo(rest, ['--only', '--continue', `--filter=${SERVER}`], '1') : Promise.resolve(0),
+    others.length > 0 ? turbo(rest, ['--only', '--continue', ...others], othersWidth) : Promise.resolve(0),
   ]);
   return serverCode || othersCode;
 }
@@ -138,6 +147,7 @@ const baseEnv = { TURBO_TELEMETRY_DISABLED: '1', ...process.env };
 const hasUrl = Boolean(process.env.TEST_DATABASE_URL);
 const summary = [];
 const tables = [];
+const failures = [];
 let status = 0;
 const all = { passed: 0, failed: 0, skipped: 0, failedFiles: 0 };
 const add = (t) => {
@@ -214,7 +224,9 @@ if (only !== 'containers') {
   add(t);
   const seconds = Math.round((Date.now() - started) / 1000);
   summary.push(`pass 1 (${what}): ${line(t)} in ${seconds} s`);
-  tables.push({ title: `pass 1 (${what}), ${seconds} s`, packages: collectTimings(saveReports(1)) });
+  const saved = saveReports(1);
+  tables.push({ title: `pass 1 (${what}), ${seconds} s`, packages: collectTimings(saved) });
+  failures.push(...collectFailures(saved).map((f) => `pass 1: ${f}`));
 }
 
 if (only !== 'embedded') {
@@ -257,20 +269,25 @@ if (only !== 'embedded') {
           // Type tests touch no database: pass 1 has them (an env var keeps the builds' cache).
           OXICLOUD_TEST_TYPECHECK: '0',
         };
+        // The server's lane is short here (its process files run in pass 1 only: FIRST_PASS_ONLY in
+        // test-plan.ts), so the other lane runs two packages at once.
         const code = await turboInLanes(
           ['build', 'test'],
           names.map((n) => `--filter=${n}`),
           env,
+          '2',
         );
         if (code !== 0) status = status || code;
         const t = totals();
         add(t);
         const seconds = Math.round((Date.now() - started) / 1000);
         summary.push(`pass 2 (Testcontainers Postgres 15): ${line(t)} in ${seconds} s`);
+        const saved = saveReports(2);
         tables.push({
           title: `pass 2 (Testcontainers Postgres 15), ${seconds} s`,
-          packages: collectTimings(saveReports(2)),
+          packages: collectTimings(saved),
         });
+        failures.push(...collectFailures(saved).map((f) => `pass 2: ${f}`));
       } finally {
         stopRuntime();
       }
@@ -283,6 +300,11 @@ process.off('SIGTERM', onSignal);
 // Where the time went (node scripts/test-timings.mjs --dir .test-results/pass-1 --files 20 for the files).
 for (const { title, packages } of tables) {
   console.log(`\ntest timings — ${title}\n${formatTimings(packages)}`);
+}
+if (failures.length > 0) {
+  console.log(`\nwhat failed (${failures.length}; the reports are in .test-results/pass-*):`);
+  for (const failure of failures.slice(0, 30)) console.log(`  ${failure}`);
+  if (failures.length > 30) console.log(`  … and ${failures.length - 30} more`);
 }
 console.log(`\n${summary.join('\n')}`);
 console.log(`${line(all)} in ${Math.round((Date.now() - runStarted) / 1000)} s`);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
+  FIRST_PASS_ONLY,
   filesWhere,
   inSecondPass,
   isQuickFile,
@@ -28,6 +29,17 @@ describe('the test plan', () => {
   it('names only files that exist in SERIAL_FILES, each with its reason', () => {
     for (const [file, reason] of Object.entries(SERIAL_FILES)) {
       expect(existsSync(join(root, file)), file).toBe(true);
+      expect(reason.length, file).toBeGreaterThan(20);
+    }
+  });
+
+  it('names only files that exist in FIRST_PASS_ONLY, each sending SQL to the test Postgres, with its reason', () => {
+    for (const [file, reason] of Object.entries(FIRST_PASS_ONLY)) {
+      expect(existsSync(join(root, file)), file).toBe(true);
+      expect(usesTestPostgres(file, root), `${file} sends no SQL: it needs no place in FIRST_PASS_ONLY`).toBe(
+        true,
+      );
+      expect(inSecondPass(file, root), file).toBe(false);
       expect(reason.length, file).toBeGreaterThan(20);
     }
   });

@@ -29,6 +29,37 @@ export const SERIAL_FILES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Files that send SQL to the test Postgres but run in pass 1 only, with the
+ * reason. Pass 2 is there for the SQL on OxiCloud's Postgres major; these
+ * files assert what a process does (its command line, signals, crashes and
+ * resumes, mail, an HTTP document, a packed tarball) and send the statements
+ * of the packages under them, whose own files run in pass 2. Repo-relative
+ * paths. A server file that asserts SQL of its own (the catalog it reads,
+ * the roles it grants, the rows it refuses) stays in pass 2.
+ */
+const PROCESS_SQL_IS_THE_PACKAGES =
+  'the SQL it sends is the packages’ statements, which their own files run in pass 2';
+export const FIRST_PASS_ONLY: Readonly<Record<string, string>> = {
+  'apps/server/test/cli-help.test.ts': `the command line's parsing, help and exit codes; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/cli-jobs.test.ts': `the CLI's output over the admin API; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/pnpm-start.test.ts': `signals through the pnpm start wrappers; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/serve-process.test.ts': `the server process's configuration, tokens and signals; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/graceful-shutdown.test.ts': `a shutdown on SIGTERM; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/alerts-reach-someone.test.ts': `mail delivery through SMTP; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/openapi-document.test.ts': `the OpenAPI document the server serves; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/fault-admin-fuzz.test.ts': `hostile HTTP input to the process; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/fault-kill-consistency.test.ts': `kill -9 and resume (a killed client's transaction rolls back the same on both majors); ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/fault-kill-dedup-gc.test.ts': `kill -9 and resume; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/fault-kill-repair.test.ts': `kill -9 and resume; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/fault-kill-migration.test.ts': `kill -9 mid-migration; the migrations themselves run in pass 2 (migrations/test); ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/fault-failpoint-checkpoint.test.ts': `a crash at each failpoint and the resume; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+  'apps/server/test/oxicloud-domain-process.test.ts': `the server process on OxiCloud's domain; the checks' SQL is tests/integration's oxicloud-domain-checks, in pass 2`,
+  'apps/server/test/cluster-ticks-process.test.ts': `three server processes and their slots; the lease SQL is @oxicloud/cluster's, in pass 2`,
+  'apps/server/test/fault-multi-node.test.ts': `killed and stopped nodes; the lease SQL is @oxicloud/cluster's, in pass 2`,
+  'tests/tarballs/test/tarballs.test.ts': `the packed packages in a consumer project; ${PROCESS_SQL_IS_THE_PACKAGES}`,
+};
+
+/**
  * Whether a test file sends SQL to the test run's Postgres (the server the
  * test-support global setup starts or points at): its own text creates a
  * test database or reads the server's URL, or a helper module it imports
@@ -72,13 +103,16 @@ function relativeImports(path: string): string[] {
 
 /**
  * A file of the second pass (`OXICLOUD_TEST_SCOPE=postgres`): it sends SQL to
- * the test run's Postgres ({@link usesTestPostgres}) and is not a browser
- * test. What a browser test proves is the page; the server's SQL under it is
- * run by the API and process tests, which pass 2 has.
+ * the test run's Postgres ({@link usesTestPostgres}), is not in
+ * {@link FIRST_PASS_ONLY} and is not a browser test. What a browser test
+ * proves is the page; the server's SQL under it is run by the API tests,
+ * which pass 2 has.
  */
 export function inSecondPass(file: string, root: string): boolean {
   return (
-    usesTestPostgres(file, root) && !/from 'playwright-core'/.test(readFileSync(join(root, file), 'utf8'))
+    !(file in FIRST_PASS_ONLY) &&
+    usesTestPostgres(file, root) &&
+    !/from 'playwright-core'/.test(readFileSync(join(root, file), 'utf8'))
   );
 }
 
