@@ -268,6 +268,8 @@ export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> 
   orphan_blob_on_disk: 'bytesWithoutRows',
   blob_ref_count_drift: 'blobRefCount',
   manifest_ref_count_drift: 'manifestRefCount',
+  manifest_ref_count_high: 'manifestRefCount',
+  unreferenced_manifest: 'manifestRefCount',
   manifest_shape_mismatch: 'manifestShape',
   blob_orphaned_at_unset: 'orphanedAt',
   blob_size_mismatch: 'fileSize',

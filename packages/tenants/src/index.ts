@@ -109,6 +109,21 @@ export {
   grantFindings,
   grantsConsistencyConfigFromEnv,
 } from './grants-consistency/index.js';
+export type { ManifestsConsistencyCheckOptions } from './manifests-consistency/index.js';
+export {
+  createManifestsConsistencyCheck,
+  MANIFEST_REF_COUNT_HIGH,
+  MANIFEST_REF_COUNT_LOW,
+  MANIFEST_SHAPE_MISMATCH,
+  MANIFEST_UNREFERENCED,
+  MANIFESTS_CONSISTENCY_CHECK_NAME,
+  manifestFindings,
+} from './manifests-consistency/index.js';
+export type {
+  ManifestAnomaly,
+  ManifestScan,
+  ManifestScanOptions,
+} from './manifests-consistency/manifest-scan.js';
 export type { BlobHasher, StoredBlobDigest } from './ports/blob-hasher.js';
 export type { BlobQuarantine, QuarantinedEntry, QuarantineListOptions } from './ports/blob-quarantine.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';

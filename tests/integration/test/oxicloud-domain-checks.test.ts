@@ -99,9 +99,9 @@ describe.each(OXI_STORES)('consistency_batch --force --deep on OxiCloud’s doma
     const w = await world(store, OXI_SMALL);
     expectEveryShape(w.report);
     expect(w.report.faults).toEqual([]);
-    // Every check the catalog declares (six, one declaration each in @oxicloud/tenants), each once.
-    expect(new Set(w.checks.map((c) => c.name)).size).toBe(6);
-    expect(w.checks).toHaveLength(6);
+    // Every check the catalog declares (seven, one declaration each in @oxicloud/tenants), each once.
+    expect(new Set(w.checks.map((c) => c.name)).size).toBe(7);
+    expect(w.checks).toHaveLength(7);
 
     const clean = await w.runBatch();
     expect(clean).toMatchObject({ completed: w.checks.length, failed: 0, findings: [] });
@@ -156,13 +156,7 @@ describe.each(OXI_STORES)('consistency_batch --force --deep on OxiCloud’s doma
 describe('the faults no check on OxiCloud’s domain reports', () => {
   it('are the §12 items without a check yet, and the grant inside its cleanup grace', () => {
     const none = OXICLOUD_FAULT_NAMES.filter((f) => OXICLOUD_FAULT_EXPECTATIONS[f].check === null);
-    expect(none).toEqual([
-      'manifest_ref_count_drift',
-      'manifest_shape_mismatch',
-      'drive_without_owner',
-      'orphan_thumbnail',
-      'expired_grants',
-    ]);
+    expect(none).toEqual(['drive_without_owner', 'orphan_thumbnail', 'expired_grants']);
   });
 });
 
@@ -265,6 +259,15 @@ describe('trash_cleanup on the generated data (OxiTrashRepository)', () => {
       )
     ).map((r) => r.hash);
     expect(oneChunk.length).toBeGreaterThan(0);
+    // Every manifest with a file in the old trash: the purge deletes files rows and never the manifest's count.
+    const purgedContent = (
+      await q<{ hash: string }>(
+        `SELECT DISTINCT f.blob_hash AS hash FROM storage.files f
+           JOIN storage.chunk_manifests m ON m.file_hash = f.blob_hash
+          WHERE f.is_trashed AND f.trashed_at < now() - interval '30 days' ORDER BY 1`,
+      )
+    ).map((r) => r.hash);
+    expect(purgedContent.length).toBeGreaterThan(0);
 
     const job = createTrashCleanupJob({
       repository: new OxiTrashRepository(w.kysely, { logger: w.h.logger }),
@@ -287,8 +290,22 @@ describe('trash_cleanup on the generated data (OxiTrashRepository)', () => {
     // The batch afterwards: the usage, tree, grants and store still hold; only that documented drift shows.
     const after = await w.runBatch();
     expect(after).toMatchObject({ completed: w.checks.length, failed: 0 });
+    // …and the manifests that counted the purged files: high while a file still names one, unreferenced once none does.
+    const manifests = await q<{ hash: string; files: string }>(
+      `SELECT m.file_hash AS hash, (SELECT count(*) FROM storage.files f WHERE f.blob_hash = m.file_hash)::text AS files
+         FROM storage.chunk_manifests m
+        WHERE m.ref_count <> (SELECT count(*) FROM storage.files f WHERE f.blob_hash = m.file_hash)`,
+    );
+    expect(manifests.map((m) => m.hash).sort()).toEqual(purgedContent);
     expect(after.findings).toEqual(
-      oneChunk.map((h) => `blobs_consistency ref_count_mismatch Drift ${h}`).sort(),
+      [
+        ...oneChunk.map((h) => `blobs_consistency ref_count_mismatch Drift ${h}`),
+        ...manifests.map((m) =>
+          m.files === '0'
+            ? `manifests_consistency manifest_unreferenced Reclaimable ${m.hash}`
+            : `manifests_consistency manifest_ref_count_high Drift ${m.hash}`,
+        ),
+      ].sort(),
     );
   }, 120_000);
 });

@@ -16,6 +16,8 @@ export const OXICLOUD_FAULT_NAMES = [
   'orphan_blob_on_disk',
   'blob_ref_count_drift',
   'manifest_ref_count_drift',
+  'manifest_ref_count_high',
+  'unreferenced_manifest',
   'manifest_shape_mismatch',
   'blob_orphaned_at_unset',
   'blob_size_mismatch',
@@ -80,6 +82,11 @@ export interface OxiCloudFaultExpectation {
  * - `blob_ref_count_drift`: a legacy blob's or a chunk's `ref_count` + 2. Id: the hash.
  * - `manifest_ref_count_drift`: a manifest used by two files or more counts
  *   one file too few (the dangerous direction). Id: the file hash.
+ * - `manifest_ref_count_high`: a multi-chunk manifest counts one file more
+ *   than name it (what every bulk delete leaves, §5). Id: the file hash.
+ * - `unreferenced_manifest`: a two-chunk manifest no file names (its last
+ *   file deleted by a bulk path, before OxiCloud's GC phase 1), its chunk
+ *   rows counted for it and their bytes stored. Id: the file hash.
  * - `manifest_shape_mismatch`: a multi-chunk manifest's `chunk_count` one
  *   more than its arrays (what `verify_integrity` reports as a length
  *   mismatch; readers go by the arrays, so the bytes still resolve). Id: the file hash.
@@ -141,11 +148,28 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
   },
   manifest_ref_count_drift: {
     invariant: 14,
-    check: null,
+    check: 'manifests_consistency',
     kind: 'manifest_ref_count_low',
     severity: 'DataLoss',
   },
-  manifest_shape_mismatch: { invariant: 13, check: null, kind: 'manifest_shape_mismatch', severity: 'Drift' },
+  manifest_ref_count_high: {
+    invariant: 14,
+    check: 'manifests_consistency',
+    kind: 'manifest_ref_count_high',
+    severity: 'Drift',
+  },
+  unreferenced_manifest: {
+    invariant: 14,
+    check: 'manifests_consistency',
+    kind: 'manifest_unreferenced',
+    severity: 'Reclaimable',
+  },
+  manifest_shape_mismatch: {
+    invariant: 13,
+    check: 'manifests_consistency',
+    kind: 'manifest_shape_mismatch',
+    severity: 'Drift',
+  },
   blob_orphaned_at_unset: {
     invariant: 16,
     check: 'blobs_consistency',

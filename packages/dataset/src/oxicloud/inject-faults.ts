@@ -16,12 +16,14 @@ import {
   blobOrphanedAtUnset,
   blobRefCountDrift,
   manifestRefCountDrift,
+  manifestRefCountHigh,
   manifestShapeMismatch,
   missingBlobRow,
   missingChunkRow,
   missingManifest,
   orphanBlobOnDisk,
   orphanThumbnail,
+  unreferencedManifest,
 } from './fault-injectors/content-faults.js';
 import type {
   FaultContext,
@@ -66,6 +68,8 @@ const INJECTORS: Record<OxiCloudFaultName, Injector> = {
   orphan_blob_on_disk: orphanBlobOnDisk,
   blob_ref_count_drift: blobRefCountDrift,
   manifest_ref_count_drift: manifestRefCountDrift,
+  manifest_ref_count_high: manifestRefCountHigh,
+  unreferenced_manifest: unreferencedManifest,
   manifest_shape_mismatch: manifestShapeMismatch,
   blob_orphaned_at_unset: blobOrphanedAtUnset,
   blob_size_mismatch: blobSizeMismatch,

@@ -36,6 +36,8 @@ export { OxiFolderTreeScan } from './oxi-folder-tree-scan.js';
 export { OxiGrantRepository } from './oxi-grant-repository.js';
 export type { OxiGrantAnomaly, OxiGrantScanOptions } from './oxi-grant-scan.js';
 export { OXICLOUD_INTERNAL_GROUP_ID, OxiGrantScan } from './oxi-grant-scan.js';
+export type { OxiManifestScanOptions } from './oxi-manifest-scan.js';
+export { OxiManifestScan } from './oxi-manifest-scan.js';
 export type { OxiMediaFileRow } from './oxi-media-file-repository.js';
 export { OxiMediaFileRepository } from './oxi-media-file-repository.js';
 export { OxiRepairStore } from './oxi-repair-store.js';

@@ -7,11 +7,13 @@ import { OxiDriveUsageScan, type OxiDriveUsageScanOptions } from './oxi-drive-us
 import { OxiFileContentScan, type OxiFileContentScanOptions } from './oxi-file-content-scan.js';
 import { OxiFolderTreeScan, type OxiFolderTreeScanOptions } from './oxi-folder-tree-scan.js';
 import { OxiGrantScan, type OxiGrantScanOptions } from './oxi-grant-scan.js';
+import { OxiManifestScan, type OxiManifestScanOptions } from './oxi-manifest-scan.js';
 
 /** Each check's own options, by check name: every OxiCloud-domain scan's `checks`, together. */
 export type OxiCloudScanChecks = NonNullable<OxiDriveUsageScanOptions['checks']> &
   NonNullable<OxiFolderTreeScanOptions['checks']> &
   NonNullable<OxiFileContentScanOptions['checks']> &
+  NonNullable<OxiManifestScanOptions['checks']> &
   NonNullable<OxiBlobRowScanOptions['checks']> &
   NonNullable<OxiGrantScanOptions['checks']>;
 
@@ -25,8 +27,8 @@ export interface OxiCloudScansOptions {
 
 /**
  * Every stateful adapter of OxiCloud's tables, in the order the server
- * registers them: drive usage, folder tree, file → content, blob rows,
- * grants. Each contributes its checks (`consistencyChecks()`). The one list
+ * registers them: drive usage, folder tree, file → content, chunk
+ * manifests, blob rows, grants. Each contributes its checks (`consistencyChecks()`). The one list
  * of them: the server registers these (beside its blob backend), and the tests take the
  * same.
  *
@@ -48,6 +50,7 @@ export function oxiCloudScans(
     new OxiDriveUsageScan(db, shared),
     new OxiFolderTreeScan(db, shared),
     new OxiFileContentScan(db, shared),
+    new OxiManifestScan(db, shared),
     new OxiBlobRowScan(db, shared),
     new OxiGrantScan(db, shared),
   ];

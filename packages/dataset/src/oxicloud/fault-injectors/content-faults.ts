@@ -9,6 +9,7 @@ import {
   DAY_MS,
   type FaultContext,
   faultBytes,
+  faultChunkBytes,
   hashes,
   type Injector,
   n,
@@ -243,6 +244,73 @@ export const manifestRefCountDrift: Injector = async (ctx) => {
     label: `manifest ${p.file_hash.slice(0, 12)}… (${p.chunk_hashes.length} chunks)`,
     detail: { storedRefCount: p.ref_count - 1, fileCount: p.ref_count },
   }));
+};
+
+export const manifestRefCountHigh: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'manifest_ref_count_high',
+    'raise multiChunkFileShare or filesPerDrive',
+    async (i) =>
+      (
+        await rows<{ file_hash: string; ref_count: number; chunk_count: number }>(
+          ctx.client,
+          `SELECT m.file_hash, m.ref_count, m.chunk_count FROM storage.chunk_manifests m WHERE ${MANIFEST_FILTER}
+            ORDER BY hashtextextended(m.file_hash, $2::bigint + 29 + $3::bigint) LIMIT 1`,
+          [hashes(ctx), ctx.options.seed, i],
+        )
+      )[0],
+    (p) => ctx.usedHashes.add(p.file_hash),
+  );
+  // What a bulk delete leaves (fact sheet §5): one file row fewer than the count, here without deleting one.
+  for (const p of picks) {
+    await ctx.client.query(
+      'UPDATE storage.chunk_manifests SET ref_count = ref_count + 1 WHERE file_hash = $1',
+      [p.file_hash],
+    );
+  }
+  return picks.map((p) => ({
+    type: 'manifest',
+    id: p.file_hash,
+    label: `manifest ${p.file_hash.slice(0, 12)}… (${p.chunk_count} chunks)`,
+    detail: { storedRefCount: p.ref_count + 1, fileCount: p.ref_count },
+  }));
+};
+
+export const unreferencedManifest: Injector = async (ctx) => {
+  const out: OxiCloudFaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++) {
+    // A two-chunk content whose last file row is gone: its manifest and chunks stay, counted as OxiCloud
+    // counts them (one reference per manifest listing a chunk), bytes in the store.
+    const chunks = [faultChunkBytes(ctx, 5, i), faultBytes(ctx, 6, i)];
+    const chunkHashes = chunks.map((c) => blake3Hex(c));
+    const fileHash = blake3Hex(Buffer.concat(chunks));
+    const modifiedAt = new Date(ctx.now.getTime() - 3 * DAY_MS);
+    for (const [k, bytes] of chunks.entries()) {
+      await ctx.client.query(
+        `INSERT INTO storage.blobs (hash, size, ref_count, content_type, created_at, orphaned_at)
+         VALUES ($1, $2, 1, NULL, now() - interval '3 days', NULL)`,
+        [chunkHashes[k], bytes.length],
+      );
+      ctx.storage.push({ type: 'put', hash: chunkHashes[k] as string, bytes, modifiedAt });
+      ctx.usedHashes.add(chunkHashes[k] as string);
+    }
+    const total = chunks.reduce((sum, c) => sum + c.length, 0);
+    await ctx.client.query(
+      `INSERT INTO storage.chunk_manifests (file_hash, chunk_hashes, chunk_sizes, total_size, chunk_count,
+                                            content_type, ref_count, created_at)
+       VALUES ($1, $2::text[], $3::bigint[], $4, 2, 'application/octet-stream', 1, now() - interval '3 days')`,
+      [fileHash, chunkHashes, chunks.map((c) => c.length), total],
+    );
+    ctx.usedHashes.add(fileHash);
+    out.push({
+      type: 'manifest',
+      id: fileHash,
+      label: `unreferenced manifest ${i + 1} (${total} B)`,
+      detail: { chunkHashes, totalSize: total },
+    });
+  }
+  return out;
 };
 
 export const manifestShapeMismatch: Injector = async (ctx) => {

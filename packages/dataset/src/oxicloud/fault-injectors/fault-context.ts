@@ -82,6 +82,16 @@ export function faultBytes(ctx: FaultContext, salt: number, i: number): Uint8Arr
   return blobBytes(ctx.options.seed, OXI_STREAM.faultBytes, salt * 1000 + i, size, 'other');
 }
 
+/**
+ * Deterministic bytes of one chunk that is not a file's last: FastCDC's
+ * minimum, 64 KiB, plus up to 8 KiB (a last chunk may be any size:
+ * {@link faultBytes}).
+ */
+export function faultChunkBytes(ctx: FaultContext, salt: number, i: number): Uint8Array {
+  const size = new Prng(ctx.options.seed, OXI_STREAM.faultBytes, salt, i).int(65_536, 73_728);
+  return blobBytes(ctx.options.seed, OXI_STREAM.faultBytes, salt * 1000 + i, size, 'other');
+}
+
 /** Keeps `users.storage_used_bytes` of a personal drive's owner in step with a change of that drive's bytes. */
 export async function addToDrive(ctx: FaultContext, driveId: string, delta: number): Promise<void> {
   await ctx.client.query('UPDATE storage.drives SET used_bytes = used_bytes + $2::bigint WHERE id = $1', [
