@@ -125,15 +125,63 @@ async function turboInLanes(tasks, filters, env, othersWidth = '1') {
   if (built !== 0) return built;
   // Every build is done: the server's test setup need not ask turbo again (build-server.ts).
   env = { ...env, OXICLOUD_TEST_BUILT: '1' };
+  // One Postgres for the pass, shared by every package's vitest run (a server start per package was
+  // ~5 s embedded and ~30 s in a container, a dozen times a pass).
+  const shared = env.TEST_DATABASE_URL ? undefined : await startSharedPostgres(env);
+  if (shared?.error) {
+    console.log(`\ntest: the pass's shared Postgres did not start: ${shared.error}`);
+    return 1;
+  }
+  if (shared) env = { ...env, [SHARED_POSTGRES_ENV]: shared.line };
   const rest = tasks.filter((t) => t !== 'build');
   const others =
     filters.length > 0 ? filters.filter((f) => f !== `--filter=${SERVER}`) : ['--filter=!' + SERVER];
   const serverToo = filters.length === 0 || filters.includes(`--filter=${SERVER}`);
-  const [serverCode, othersCode] = await Promise.all([
-    serverToo ? turbo(rest, ['--only', '--continue', `--filter=${SERVER}`], '1') : Promise.resolve(0),
-    others.length > 0 ? turbo(rest, ['--only', '--continue', ...others], othersWidth) : Promise.resolve(0),
-  ]);
-  return serverCode || othersCode;
+  try {
+    const [serverCode, othersCode] = await Promise.all([
+      serverToo ? turbo(rest, ['--only', '--continue', `--filter=${SERVER}`], '1') : Promise.resolve(0),
+      others.length > 0 ? turbo(rest, ['--only', '--continue', ...others], othersWidth) : Promise.resolve(0),
+    ]);
+    return serverCode || othersCode;
+  } finally {
+    await shared?.stop();
+  }
+}
+
+/** The variable the packages' global setup reads the shared server from (packages/test-support/src/shared-postgres.ts). */
+const SHARED_POSTGRES_ENV = 'OXICLOUD_TEST_POSTGRES_SHARED';
+
+/**
+ * Starts packages/test-support's shared-postgres-main.js (built by the pass's build stage) with the pass's
+ * environment: `{ line, stop }` once it printed its JSON line, `{ error }` if it exited first.
+ */
+function startSharedPostgres(env) {
+  return new Promise((resolve) => {
+    const script = join(root, 'packages', 'test-support', 'dist', 'shared-postgres-main.js');
+    const child = spawn(process.execPath, [script], { cwd: root, env, stdio: ['pipe', 'pipe', 'inherit'] });
+    children.add(child);
+    const exited = new Promise((r) => child.on('exit', r));
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const newline = out.indexOf('\n');
+      if (newline === -1) return;
+      const line = out.slice(0, newline);
+      console.log(`test: ${JSON.parse(line).description}`);
+      resolve({
+        line,
+        stop: async () => {
+          child.stdin.end();
+          await exited;
+          children.delete(child);
+        },
+      });
+    });
+    child.on('exit', (code) => {
+      children.delete(child);
+      resolve({ error: `shared-postgres-main.js exited with ${code} (lines above)` });
+    });
+  });
 }
 
 // System packages: chromium for the browser test, docker.io and debootstrap for pass 2.

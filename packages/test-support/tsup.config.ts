@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/global-setup.ts'],
+  entry: ['src/index.ts', 'src/global-setup.ts', 'src/shared-postgres-main.ts'],
   format: ['esm'],
   dts: true,
   sourcemap: true,

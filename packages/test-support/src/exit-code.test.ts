@@ -11,6 +11,8 @@ describe('the global setup', () => {
       env: {
         ...process.env,
         TEST_DATABASE_URL: '',
+        // Its own embedded server, not the one `pnpm test` shares with the pass.
+        OXICLOUD_TEST_POSTGRES_SHARED: '',
         OXICLOUD_TEST_POSTGRES: 'embedded',
         VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true',
       },

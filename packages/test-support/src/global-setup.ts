@@ -1,4 +1,5 @@
 import { startTestPostgres } from './postgres-server.js';
+import { sharedPostgres } from './shared-postgres.js';
 import { ADMIN_URL_ENV, prepareTemplate } from './test-database.js';
 
 /** One server per vitest process, however many projects (the parallel and the serial files) load this setup. */
@@ -12,7 +13,9 @@ type WithShared = typeof globalThis & { [SHARED]?: Shared };
 /**
  * Vitest global setup: starts (or points at) one Postgres server for the
  * whole run, migrates a template database, and says in one line which of the
- * three sources it used. Test files then call `createTestDatabase()`.
+ * three sources it used. Test files then call `createTestDatabase()`. Under
+ * `pnpm test` the server is the pass's shared one (`shared-postgres.ts`),
+ * which the pass stops.
  *
  * A package whose serial files form a second vitest project loads this setup
  * once per project, in one process: the first starts the server, the others
@@ -25,7 +28,9 @@ export default async function setup(): Promise<() => Promise<void>> {
     shared = {
       users: 0,
       ready: (async () => {
-        const server = await startTestPostgres();
+        // `pnpm test` started one server for the whole pass (shared-postgres.ts): use it, never stop it.
+        const pass = sharedPostgres();
+        const server = pass ? { ...pass, stop: async () => undefined } : await startTestPostgres();
         console.log(server.description);
         process.env[ADMIN_URL_ENV] = server.adminUrl;
         await prepareTemplate(server.adminUrl);

@@ -1,7 +1,8 @@
 /**
  * Server settings of every Postgres the harness starts (embedded or in a
  * container), as `postgres` command-line flags: no durability (a test
- * database is thrown away) and room for the connections of parallel files.
+ * database is thrown away) and room for the connections of parallel files
+ * (under `pnpm test`, of every package's files: the pass shares one server).
  */
 export const SERVER_FLAGS: readonly string[] = [
   '-c',
@@ -11,5 +12,5 @@ export const SERVER_FLAGS: readonly string[] = [
   '-c',
   'full_page_writes=off',
   '-c',
-  'max_connections=300',
+  'max_connections=500',
 ];
