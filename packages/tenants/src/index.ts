@@ -33,6 +33,7 @@ export {
   dedupGcConfigFromEnv,
 } from './dedup-gc/index.js';
 export type {
+  DriveShapeAnomaly,
   DriveUsageDrift,
   DriveUsageScan,
   UserUsageDrift,
@@ -40,8 +41,12 @@ export type {
 export type { DrivesConsistencyCheckOptions } from './drives-consistency/index.js';
 export {
   createDrivesConsistencyCheck,
+  DRIVE_ROOT_MISMATCH,
   DRIVE_USED_BYTES_DRIFT,
+  DRIVE_WITHOUT_OWNER,
   DRIVES_CONSISTENCY_CHECK_NAME,
+  driveShapeFindings,
+  PERSONAL_DRIVE_OWNER_MISMATCH,
   USER_USED_BYTES_DRIFT,
 } from './drives-consistency/index.js';
 export type { TenantEnv } from './env.js';

@@ -97,14 +97,29 @@ describe('drives_consistency over a fake port', () => {
     },
     // The envelope was fixed between the passes: Pass 2 drops it.
     reverifyUserUsage: async () => [],
-    estimateRows: async () => 8,
+    scanDriveShape: async (after, limit) => {
+      calls.push(`shapes after ${after} limit ${limit}`);
+      return page(driveIds, after, limit, (k) => (k === driveIds[1] ? [unowned(k)] : []));
+    },
+    reverifyDriveShape: async (ds) => ds.map(unowned),
+    estimateRows: async () => 13,
   };
+  const unowned = (driveId: string) => ({
+    driveId,
+    driveKind: 'shared',
+    ownerGrants: 0,
+    userOwnerGrants: 0,
+    defaultForUser: null,
+    rootFolderId: null,
+    rootProblems: ['root_unset'],
+    ownerProblems: [],
+  });
 
-  it('walks drives then users with a phase-prefixed UUID cursor, checks Drift findings, drops what healed', async () => {
+  it('walks drives, users, then the drives’ shapes with a phase-prefixed UUID cursor; drops what healed', async () => {
     const store = new MemoryStore();
     const check = createDrivesConsistencyCheck({ scan });
     expect(check.graceWindowMs(opts)).toBe(0);
-    expect(await check.estimateTotal?.(opts)).toBe(8);
+    expect(await check.estimateTotal?.(opts)).toBe(13);
     const outcome = await check.runResumable(store, { ...opts, batchSize: 2 }, signal);
     expect(outcome).toEqual({ kind: 'completed' });
     expect(calls).toEqual([
@@ -113,11 +128,14 @@ describe('drives_consistency over a fake port', () => {
       `drives after ${driveIds[3]} limit 2`,
       'users after null limit 2',
       `users after ${userIds[1]} limit 2`,
+      'shapes after null limit 2',
+      `shapes after ${driveIds[1]} limit 2`,
+      `shapes after ${driveIds[3]} limit 2`,
     ]);
     const phases = store.checkpoints.map((c) => decodePhaseCursor(c).phase);
-    expect(phases).toEqual([1, 1, 2, 2, 2]);
+    expect(phases).toEqual([1, 1, 2, 2, 3, 3, 3, 3]);
     expect(uuidCursor.decode(decodePhaseCursor(store.checkpoints[1]!).key)).toBe(driveIds[3]);
-    expect(store.scanned).toBe(8);
+    expect(store.scanned).toBe(13);
     expect([...store.findings.values()]).toEqual([
       {
         kind: 'drive_used_bytes_drift',
@@ -125,6 +143,23 @@ describe('drives_consistency over a fake port', () => {
         resourceId: driveIds[3],
         detail: { recorded: 10, actual: 4, delta: 6, owner_id: userIds[0] },
         magnitude: 6,
+      },
+      {
+        kind: 'drive_without_owner',
+        severity: 'DataLoss',
+        resourceId: driveIds[1],
+        detail: { drive_kind: 'shared', default_for_user: null, root_folder_id: null },
+      },
+      {
+        kind: 'drive_root_mismatch',
+        severity: 'DataLoss',
+        resourceId: driveIds[1],
+        detail: {
+          drive_kind: 'shared',
+          default_for_user: null,
+          root_folder_id: null,
+          problems: ['root_unset'],
+        },
       },
     ]);
   });
@@ -135,7 +170,7 @@ describe('drives_consistency over a fake port', () => {
     store.cursor = encodePhaseCursor(2, uuidCursor.encode(userIds[0]!));
     const check = createDrivesConsistencyCheck({ scan });
     expect((await check.runResumable(store, opts, signal)).kind).toBe('completed');
-    expect(calls).toEqual([`users after ${userIds[0]} limit 1000`]);
+    expect(calls).toEqual([`users after ${userIds[0]} limit 1000`, 'shapes after null limit 1000']);
     store.cursor = encodePhaseCursor(9);
     const failed = await check.runResumable(store, opts, signal);
     expect(failed.kind).toBe('failed');

@@ -225,7 +225,12 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     kind: 'drive_id_parent_mismatch',
     severity: 'DataLoss',
   },
-  drive_without_owner: { invariant: 8, check: null, kind: 'drive_without_owner', severity: 'DataLoss' },
+  drive_without_owner: {
+    invariant: 8,
+    check: 'drives_consistency',
+    kind: 'drive_without_owner',
+    severity: 'DataLoss',
+  },
   dangling_grant: {
     invariant: 20,
     check: 'grants_consistency',

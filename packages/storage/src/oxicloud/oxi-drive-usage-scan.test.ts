@@ -1,6 +1,9 @@
 import {
+  DRIVE_ROOT_MISMATCH,
   DRIVE_USED_BYTES_DRIFT,
+  DRIVE_WITHOUT_OWNER,
   DRIVES_CONSISTENCY_CHECK_NAME,
+  PERSONAL_DRIVE_OWNER_MISMATCH,
   USER_USED_BYTES_DRIFT,
 } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
@@ -106,7 +109,8 @@ describe('OxiDriveUsageScan: drives_consistency with OxiCloud’s formulas', () 
     const run = await runner.run(check, { batch_size: 2 });
     expect(run.status).toBe('Completed');
     expect(run.findings).toEqual([]);
-    expect(run.stats['scanned_count']).toBe(5 + 3);
+    // Drives (usage), users, drives again (shape).
+    expect(run.stats['scanned_count']).toBe(5 + 3 + 5);
   });
 
   it('a drive counting its trashed files → drive_used_bytes_drift, owner from default_for_user', async () => {
@@ -148,8 +152,11 @@ describe('OxiDriveUsageScan: drives_consistency with OxiCloud’s formulas', () 
     // Without the grant the drive is no longer in bob's envelope (OxiCloud's formula): 0.
     await db.pool.query('UPDATE auth.users SET storage_used_bytes = 0 WHERE id = $1', [w.bob]);
     const run = await runner.run(check);
-    expect(summary(run.findings)).toEqual([`${DRIVE_USED_BYTES_DRIFT} Drift ${w.bobs}`]);
-    expect(run.findings[0]?.detail).toMatchObject({ recorded: 8, actual: 7, owner_id: w.bob });
+    expect(summary(run.findings)).toEqual(
+      [`${DRIVE_USED_BYTES_DRIFT} Drift ${w.bobs}`, `${DRIVE_WITHOUT_OWNER} DataLoss ${w.bobs}`].sort(),
+    );
+    const usage = run.findings.find((f) => f.kind === DRIVE_USED_BYTES_DRIFT);
+    expect(usage?.detail).toMatchObject({ recorded: 8, actual: 7, owner_id: w.bob });
   });
 
   it("a shared drive with no owner grant left (orphaned, §8) reports owner_id ''", async () => {
@@ -158,8 +165,14 @@ describe('OxiDriveUsageScan: drives_consistency with OxiCloud’s formulas', () 
     ]);
     await db.pool.query('UPDATE storage.drives SET used_bytes = 0 WHERE id = $1', [w.groupShared]);
     const run = await runner.run(check);
-    expect(summary(run.findings)).toEqual([`${DRIVE_USED_BYTES_DRIFT} Drift ${w.groupShared}`]);
-    expect(run.findings[0]?.detail).toMatchObject({ recorded: 0, actual: 5, owner_id: '' });
+    expect(summary(run.findings)).toEqual(
+      [
+        `${DRIVE_USED_BYTES_DRIFT} Drift ${w.groupShared}`,
+        `${DRIVE_WITHOUT_OWNER} DataLoss ${w.groupShared}`,
+      ].sort(),
+    );
+    const usage = run.findings.find((f) => f.kind === DRIVE_USED_BYTES_DRIFT);
+    expect(usage?.detail).toMatchObject({ recorded: 0, actual: 5, owner_id: '' });
   });
 
   it('an envelope that leaves out the secondary drive, or counts the shared one → user_used_bytes_drift', async () => {
@@ -174,9 +187,63 @@ describe('OxiDriveUsageScan: drives_consistency with OxiCloud’s formulas', () 
     expect(detail(w.bob)).toMatchObject({ recorded: 1007, actual: 7, drive_count: 1 });
   });
 
-  it('an external user who holds an owner grant on a personal drive is never a finding', async () => {
+  it('an external user who holds an owner grant on a personal drive is no usage finding; the second user owner is a shape one', async () => {
     await fx.grant({ type: 'user', id: w.external }, { type: 'drive', id: w.bobs }, { role: 'owner' });
     const run = await runner.run(check);
-    expect(run.findings).toEqual([]);
+    expect(summary(run.findings)).toEqual([`${PERSONAL_DRIVE_OWNER_MISMATCH} Drift ${w.bobs}`]);
+    expect(run.findings[0]?.detail).toMatchObject({ problems: ['user_owner_count'], user_owner_grants: 2 });
+  });
+});
+
+describe('OxiDriveUsageScan: each drive’s shape (§12 items 5 and 8)', () => {
+  const rootOf = async (driveId: string) =>
+    (await db.pool.query('SELECT root_folder_id FROM storage.drives WHERE id = $1', [driveId])).rows[0]
+      .root_folder_id as string;
+  const problems = (run: Awaited<ReturnType<typeof runner.run>>, id: string, kind: string) =>
+    run.findings.find((f) => f.resourceId === id && f.kind === kind)?.detail['problems'];
+
+  it('a root another drive names too, a root that is not one, and no root at all → drive_root_mismatch, each rule named', async () => {
+    // The group's drive points at the shared drive's root (no unique index stops it).
+    await db.pool.query('UPDATE storage.drives SET root_folder_id = $2 WHERE id = $1', [
+      w.groupShared,
+      await rootOf(w.shared),
+    ]);
+    // Bob's drive points at a folder inside it; alice's secondary drive at nothing.
+    const inside = await fx.folder(w.bobs, await rootOf(w.bobs), 'inside');
+    await db.pool.query('UPDATE storage.drives SET root_folder_id = $2 WHERE id = $1', [w.bobs, inside]);
+    await db.pool.query('UPDATE storage.drives SET root_folder_id = NULL WHERE id = $1', [w.secondary]);
+    const run = await runner.run(check);
+    expect(summary(run.findings)).toEqual(
+      [w.groupShared, w.shared, w.bobs, w.secondary]
+        .map((id) => `${DRIVE_ROOT_MISMATCH} DataLoss ${id}`)
+        .sort(),
+    );
+    expect(problems(run, w.groupShared, DRIVE_ROOT_MISMATCH)).toEqual(['root_in_other_drive', 'root_shared']);
+    expect(problems(run, w.shared, DRIVE_ROOT_MISMATCH)).toEqual(['root_shared']);
+    expect(problems(run, w.bobs, DRIVE_ROOT_MISMATCH)).toEqual(['root_has_parent']);
+    expect(problems(run, w.secondary, DRIVE_ROOT_MISMATCH)).toEqual(['root_unset']);
+  });
+
+  it('a default user who is not the drive’s owner → personal_drive_owner_mismatch (default_not_owner)', async () => {
+    await db.pool.query('UPDATE storage.drives SET default_for_user = $2 WHERE id = $1', [
+      w.secondary,
+      w.external,
+    ]);
+    const run = await runner.run(check);
+    expect(summary(run.findings)).toEqual([`${PERSONAL_DRIVE_OWNER_MISMATCH} Drift ${w.secondary}`]);
+    expect(run.findings[0]?.detail).toMatchObject({
+      problems: ['default_not_owner'],
+      default_for_user: w.external,
+    });
+  });
+
+  it('an owner grant that expired leaves the drive without an owner', async () => {
+    await db.pool.query(
+      `UPDATE storage.role_grants SET expires_at = now() - interval '1 day'
+        WHERE resource_id = $1 AND role = 'owner'`,
+      [w.groupShared],
+    );
+    const run = await runner.run(check);
+    expect(summary(run.findings)).toEqual([`${DRIVE_WITHOUT_OWNER} DataLoss ${w.groupShared}`]);
   });
 });

@@ -2,6 +2,7 @@ import type { ConsistencyCheck } from '@oxicloud/consistency';
 import type { Logger } from '@oxicloud/scheduler';
 import {
   createDrivesConsistencyCheck,
+  type DriveShapeAnomaly,
   type DrivesConsistencyCheckOptions,
   type DriveUsageDrift,
   type DriveUsageScan,
@@ -25,6 +26,16 @@ interface UserJson {
   actual: string;
   drives: number;
 }
+interface ShapeJson {
+  id: string;
+  kind: string;
+  default_for_user: string | null;
+  root_folder_id: string | null;
+  owner_grants: number;
+  user_owner_grants: number;
+  root_problems: string[];
+  owner_problems: string[];
+}
 interface PageRow<T> {
   scanned: string;
   last_id: string | null;
@@ -43,6 +54,17 @@ const toUser = (r: UserJson): UserUsageDrift => ({
   recordedBytes: bigintToNumber(r.recorded),
   actualBytes: bigintToNumber(r.actual),
   driveCount: r.drives,
+});
+
+const toShape = (r: ShapeJson): DriveShapeAnomaly => ({
+  driveId: r.id,
+  driveKind: r.kind,
+  ownerGrants: r.owner_grants,
+  userOwnerGrants: r.user_owner_grants,
+  defaultForUser: r.default_for_user,
+  rootFolderId: r.root_folder_id,
+  rootProblems: r.root_problems,
+  ownerProblems: r.owner_problems,
 });
 
 /** Options of {@link OxiDriveUsageScan}. */
@@ -82,6 +104,11 @@ const DRIVE_OWNER = sql`COALESCE(b.default_for_user, (
  *   external users are never anomalies (a CHECK pins them to 0 and
  *   OxiCloud's sweep skips them).
  *
+ * - drive shape (items 5 and 8): the root folder is set, exists, is a root,
+ *   is this drive's and no other drive's; an owner grant in force (no expiry,
+ *   or a later one) exists; a personal drive has exactly one user owner
+ *   grant, and `default_for_user`, when set, is that user.
+ *
  * A drift's `ownerId` comes from grants (there is no owner column):
  * `default_for_user` when set, else the owner grant (a user before a group);
  * `''` for a drive with no owner grant at all. Each page is one statement:
@@ -105,7 +132,7 @@ export class OxiDriveUsageScan implements DriveUsageScan {
     this.#checks = [
       {
         ...createDrivesConsistencyCheck({ ...checks.drives_consistency, ...logger, scan: this }),
-        reads: ['auth.users', 'storage.drives', 'storage.files', 'storage.role_grants'],
+        reads: ['auth.users', 'storage.drives', 'storage.files', 'storage.folders', 'storage.role_grants'],
       },
     ];
   }
@@ -114,7 +141,7 @@ export class OxiDriveUsageScan implements DriveUsageScan {
     return 'used_bytes';
   }
 
-  /** `drives_consistency`: drive `used_bytes` and the user envelope against OxiCloud's sums. */
+  /** `drives_consistency`: drive `used_bytes` and the user envelope against OxiCloud's sums, and each drive's shape. */
   consistencyChecks(): readonly ConsistencyCheck[] {
     return this.#checks;
   }
@@ -161,8 +188,90 @@ export class OxiDriveUsageScan implements DriveUsageScan {
     return page.anomalies.map(toUser);
   }
 
-  estimateRows(): Promise<number | null> {
-    return estimateOxiRows(this.#db, ['storage.drives', 'auth.users']);
+  async estimateRows(): Promise<number | null> {
+    // The drives are walked twice: their usage (phase 1) and their shape (phase 3).
+    const [both, drives] = await Promise.all([
+      estimateOxiRows(this.#db, ['storage.drives', 'auth.users']),
+      estimateOxiRows(this.#db, ['storage.drives']),
+    ]);
+    return both === null || drives === null ? null : both + drives;
+  }
+
+  async scanDriveShape(afterId: string | null, limit: number): Promise<ScanPage<DriveShapeAnomaly>> {
+    const page = await this.#shapePage(
+      sql`SELECT id, kind, default_for_user, root_folder_id FROM storage.drives
+          ${afterId === null ? sql`` : sql`WHERE id > ${afterId}::uuid`}
+          ORDER BY id LIMIT ${limit}`,
+    );
+    return {
+      scanned: bigintToNumber(page.scanned),
+      lastKey: page.last_id,
+      anomalies: page.anomalies.map(toShape),
+    };
+  }
+
+  async reverifyDriveShape(driveIds: readonly string[]): Promise<DriveShapeAnomaly[]> {
+    if (driveIds.length === 0) return [];
+    const page = await this.#shapePage(
+      sql`SELECT id, kind, default_for_user, root_folder_id FROM storage.drives
+           WHERE id = ANY(${[...driveIds]}::uuid[])`,
+    );
+    return page.anomalies.map(toShape);
+  }
+
+  /** Drives of `batch` whose root or owner grants break §12 items 5 and 8. */
+  async #shapePage(batch: RawBuilder<unknown>): Promise<PageRow<ShapeJson>> {
+    const { rows } = await sql<PageRow<ShapeJson>>`
+      WITH batch AS MATERIALIZED (${batch}),
+      owners AS (
+        SELECT g.resource_id AS drive_id, count(*)::int AS n,
+               (count(*) FILTER (WHERE g.subject_type = 'user'))::int AS users,
+               min(g.subject_id::text) FILTER (WHERE g.subject_type = 'user') AS user_owner
+          FROM storage.role_grants g
+         WHERE g.resource_type = 'drive' AND g.role = 'owner'
+           AND g.resource_id IN (SELECT id FROM batch)
+           AND (g.expires_at IS NULL OR g.expires_at > now())
+         GROUP BY g.resource_id
+      ),
+      -- No unique index on root_folder_id: the page's roots that more than one drive names, in one pass.
+      shared_roots AS (
+        SELECT d.root_folder_id FROM storage.drives d
+         WHERE d.root_folder_id IN (SELECT root_folder_id FROM batch)
+         GROUP BY d.root_folder_id HAVING count(*) > 1
+      ),
+      checked AS (
+        SELECT b.id, b.kind, b.default_for_user, b.root_folder_id,
+               COALESCE(o.n, 0) AS owner_grants, COALESCE(o.users, 0) AS user_owner_grants,
+               array_remove(ARRAY[
+                 CASE WHEN b.root_folder_id IS NULL THEN 'root_unset' END,
+                 CASE WHEN b.root_folder_id IS NOT NULL AND r.id IS NULL THEN 'root_missing' END,
+                 CASE WHEN r.parent_id IS NOT NULL THEN 'root_has_parent' END,
+                 CASE WHEN r.id IS NOT NULL AND r.drive_id IS DISTINCT FROM b.id THEN 'root_in_other_drive' END,
+                 CASE WHEN sr.root_folder_id IS NOT NULL THEN 'root_shared' END
+               ], NULL) AS root_problems,
+               array_remove(ARRAY[
+                 CASE WHEN b.kind = 'personal' AND COALESCE(o.n, 0) > 0 AND COALESCE(o.users, 0) <> 1
+                      THEN 'user_owner_count' END,
+                 CASE WHEN b.kind = 'personal' AND b.default_for_user IS NOT NULL AND COALESCE(o.users, 0) = 1
+                       AND o.user_owner <> b.default_for_user::text THEN 'default_not_owner' END
+               ], NULL) AS owner_problems
+          FROM batch b
+          LEFT JOIN owners o ON o.drive_id = b.id
+          LEFT JOIN storage.folders r ON r.id = b.root_folder_id
+          LEFT JOIN shared_roots sr ON sr.root_folder_id = b.root_folder_id
+      )
+      SELECT (SELECT count(*) FROM batch) AS scanned,
+             (SELECT id FROM batch ORDER BY id DESC LIMIT 1) AS last_id,
+             COALESCE((
+               SELECT json_agg(json_build_object(
+                        'id', c.id, 'kind', c.kind, 'default_for_user', c.default_for_user,
+                        'root_folder_id', c.root_folder_id, 'owner_grants', c.owner_grants,
+                        'user_owner_grants', c.user_owner_grants, 'root_problems', c.root_problems,
+                        'owner_problems', c.owner_problems) ORDER BY c.id)
+                 FROM checked c
+                WHERE c.owner_grants = 0 OR cardinality(c.root_problems) > 0 OR cardinality(c.owner_problems) > 0
+             ), '[]'::json) AS anomalies`.execute(this.#db);
+    return rows[0] as PageRow<ShapeJson>;
   }
 
   /** Drives of `batch` whose `used_bytes` differs from `Σ size` of their live files. */

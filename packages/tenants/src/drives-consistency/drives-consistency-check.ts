@@ -3,16 +3,23 @@
  *
  * The five decisions (ConsistencyCheck's "for implementors"):
  *
- * 1. Direction. Forward only, DB aggregate → DB counter: there is no storage
- *    side. Two phases: (1) each drive's `used_bytes` against `SUM(size)` of
- *    its files, trashed included (the storage_reconcile rule); (2) each user's
- *    envelope `auth.users.storage_used_bytes` against `SUM(used_bytes)` of
- *    their drives.
- * 2. Severity. Both kinds are `Drift`: an accounting mismatch, no bytes are
- *    lost and nothing is unreachable; only quota enforcement and the usage
- *    display are off, and storage_reconcile repairs them.
- * 3. Cursor. Phase byte + 16-byte UUID of the last drive (phase 1) or user
- *    (phase 2); both walks are keyset walks on the primary key.
+ * 1. Direction. Forward only, within the DB: there is no storage side.
+ *    Three phases: (1) each drive's `used_bytes` against `SUM(size)` of its
+ *    files (the adapter's rule: live files on OxiCloud's domain); (2) each
+ *    user's envelope `auth.users.storage_used_bytes` against
+ *    `SUM(used_bytes)` of their drives; (3) each drive's shape: its root
+ *    folder and its owner grants (fact sheet §12 items 5 and 8).
+ * 2. Severity. The usage kinds are `Drift`: an accounting mismatch, no bytes
+ *    are lost and nothing is unreachable; only quota enforcement and the
+ *    usage display are off, and storage_reconcile repairs them.
+ *    `drive_without_owner` and `drive_root_mismatch` are `DataLoss`: nobody
+ *    can open a drive no one owns, and a drive whose root is missing, not a
+ *    root, another drive's or shared shows its user no tree or someone
+ *    else's. `personal_drive_owner_mismatch` is `Drift`: the drive is
+ *    reachable, but who it belongs to is ambiguous (two user owners, or a
+ *    default user who is not its owner).
+ * 3. Cursor. Phase byte + 16-byte UUID of the last drive (phases 1, 3) or
+ *    user (phase 2); every walk is a keyset walk on the primary key.
  * 4. Grace. 0 (none): a counter and the sum it should equal are read by one
  *    statement, in one snapshot, so there are no "young rows" to exclude.
  *    Writers that update the counter in a separate transaction are covered by
@@ -42,17 +49,26 @@ import {
   uuidCursor,
 } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
-import type { DriveUsageDrift, DriveUsageScan, UserUsageDrift } from './drive-usage-scan.js';
+import type {
+  DriveShapeAnomaly,
+  DriveUsageDrift,
+  DriveUsageScan,
+  UserUsageDrift,
+} from './drive-usage-scan.js';
 
 /** Job name of the check. */
 export const DRIVES_CONSISTENCY_CHECK_NAME = 'drives_consistency';
 /** Finding kinds of drives_consistency. */
 export const DRIVE_USED_BYTES_DRIFT = 'drive_used_bytes_drift';
 export const USER_USED_BYTES_DRIFT = 'user_used_bytes_drift';
+export const DRIVE_WITHOUT_OWNER = 'drive_without_owner';
+export const DRIVE_ROOT_MISMATCH = 'drive_root_mismatch';
+export const PERSONAL_DRIVE_OWNER_MISMATCH = 'personal_drive_owner_mismatch';
 
 const PHASE_DRIVES = 1;
 const PHASE_USERS = 2;
-const KEY_LENGTHS = { [PHASE_DRIVES]: 16, [PHASE_USERS]: 16 };
+const PHASE_SHAPE = 3;
+const KEY_LENGTHS = { [PHASE_DRIVES]: 16, [PHASE_USERS]: 16, [PHASE_SHAPE]: 16 };
 
 /** Options of {@link createDrivesConsistencyCheck}. */
 export interface DrivesConsistencyCheckOptions {
@@ -63,7 +79,8 @@ export interface DrivesConsistencyCheckOptions {
 
 type DriveItem = { readonly phase: typeof PHASE_DRIVES; readonly drift: DriveUsageDrift };
 type UserItem = { readonly phase: typeof PHASE_USERS; readonly drift: UserUsageDrift };
-type Item = DriveItem | UserItem;
+type ShapeItem = { readonly phase: typeof PHASE_SHAPE; readonly anomaly: DriveShapeAnomaly };
+type Item = DriveItem | UserItem | ShapeItem;
 
 function driveFinding(d: DriveUsageDrift): Inconsistency {
   return {
@@ -93,6 +110,35 @@ function userFinding(u: UserUsageDrift): Inconsistency {
     },
     magnitude: Math.abs(u.recordedBytes - u.actualBytes),
   };
+}
+
+/** The findings a drive of a broken shape stands for: no owner, or its owner problems; and its root. */
+export function driveShapeFindings(a: DriveShapeAnomaly): Inconsistency[] {
+  const out: Inconsistency[] = [];
+  const common = {
+    drive_kind: a.driveKind,
+    default_for_user: a.defaultForUser,
+    root_folder_id: a.rootFolderId,
+  };
+  if (a.ownerGrants === 0) {
+    out.push({ kind: DRIVE_WITHOUT_OWNER, severity: 'DataLoss', resourceId: a.driveId, detail: common });
+  } else if (a.ownerProblems.length > 0) {
+    out.push({
+      kind: PERSONAL_DRIVE_OWNER_MISMATCH,
+      severity: 'Drift',
+      resourceId: a.driveId,
+      detail: { ...common, problems: [...a.ownerProblems], user_owner_grants: a.userOwnerGrants },
+    });
+  }
+  if (a.rootProblems.length > 0) {
+    out.push({
+      kind: DRIVE_ROOT_MISMATCH,
+      severity: 'DataLoss',
+      resourceId: a.driveId,
+      detail: { ...common, problems: [...a.rootProblems] },
+    });
+  }
+  return out;
 }
 
 /**
@@ -126,14 +172,28 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
         done: false,
       };
     }
-    const page = await scan.scanUserUsage(after, limit);
+    if (at.phase === PHASE_USERS) {
+      const page = await scan.scanUserUsage(after, limit);
+      const last = page.lastKey === null || page.scanned < limit;
+      return {
+        scanned: page.scanned,
+        items: page.anomalies.map((drift) => ({ phase: PHASE_USERS, drift })),
+        // The last page of users: the drive shapes next.
+        cursor:
+          last || page.lastKey === null
+            ? encodePhaseCursor(PHASE_SHAPE)
+            : encodePhaseCursor(PHASE_USERS, uuidCursor.encode(page.lastKey)),
+        done: false,
+      };
+    }
+    const page = await scan.scanDriveShape(after, limit);
     return {
       scanned: page.scanned,
-      items: page.anomalies.map((drift) => ({ phase: PHASE_USERS, drift })),
+      items: page.anomalies.map((anomaly) => ({ phase: PHASE_SHAPE, anomaly })),
       cursor:
         page.lastKey === null
-          ? encodePhaseCursor(PHASE_USERS, at.key)
-          : encodePhaseCursor(PHASE_USERS, uuidCursor.encode(page.lastKey)),
+          ? encodePhaseCursor(PHASE_SHAPE, at.key)
+          : encodePhaseCursor(PHASE_SHAPE, uuidCursor.encode(page.lastKey)),
       done: page.lastKey === null || page.scanned < limit,
     };
   }
@@ -145,9 +205,19 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
     const users = items
       .filter((i): i is UserItem => i.phase === PHASE_USERS)
       .map((i) => userFinding(i.drift));
+    const shapes = items
+      .filter((i): i is ShapeItem => i.phase === PHASE_SHAPE)
+      .flatMap((i) => driveShapeFindings(i.anomaly));
     if (drives.length > 0) {
       return twoPass(store, drives, async (cs) =>
         (await scan.reverifyDriveUsage(cs.map((c) => c.resourceId))).map(driveFinding),
+      );
+    }
+    if (shapes.length > 0) {
+      return twoPass(store, shapes, async (cs) =>
+        (await scan.reverifyDriveShape([...new Set(cs.map((c) => c.resourceId))])).flatMap(
+          driveShapeFindings,
+        ),
       );
     }
     return twoPass(store, users, async (cs) =>
@@ -160,7 +230,7 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
     subsystem: scan.subsystem(),
     order: 10,
     countMeaning:
-      'findings this run found: drives and users whose stored used bytes drifted from their files',
+      'findings this run found: drives and users whose stored used bytes drifted from their files, and drives of a broken shape',
     kinds: [
       {
         kind: DRIVE_USED_BYTES_DRIFT,
@@ -176,6 +246,28 @@ export function createDrivesConsistencyCheck(options: DrivesConsistencyCheckOpti
         meaning: "the user's storage_used_bytes differs from the sum of their drives' used_bytes",
         magnitude: 'bytes',
         repair: 'recompute_user_used_bytes: the envelope := the sum of the drives',
+      },
+      {
+        kind: DRIVE_WITHOUT_OWNER,
+        severity: 'DataLoss',
+        meaning: 'no owner grant in force names the drive: nobody can open it (fact sheet §12 item 8)',
+        repair: null,
+      },
+      {
+        kind: DRIVE_ROOT_MISMATCH,
+        severity: 'DataLoss',
+        meaning:
+          "the drive's root folder is unset, missing, not a root, another drive's, or shared with another drive " +
+          '(detail.problems; §12 item 5)',
+        repair: null,
+      },
+      {
+        kind: PERSONAL_DRIVE_OWNER_MISMATCH,
+        severity: 'Drift',
+        meaning:
+          'a personal drive without exactly one user owner grant, or whose default_for_user is not that owner ' +
+          '(detail.problems; §12 item 8)',
+        repair: null,
       },
     ],
     graceWindowMs: () => 0,
