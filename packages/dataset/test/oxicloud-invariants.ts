@@ -245,6 +245,17 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
                  WHEN 'drive' THEN EXISTS (SELECT 1 FROM storage.drives x WHERE x.id = g.resource_id)
                  ELSE true END)`,
     ),
+    // 25. Favorites and recent items naming a file or folder that does not exist.
+    danglingReferences: await ids(
+      pool,
+      `SELECT r.id::text AS id FROM (
+         SELECT id, item_id, item_type FROM auth.user_favorites
+         UNION ALL SELECT -id, item_id, item_type FROM auth.user_recent_files) r
+        WHERE NOT CASE r.item_type
+                WHEN 'file' THEN EXISTS (SELECT 1 FROM storage.files x WHERE x.id::text = r.item_id)
+                WHEN 'folder' THEN EXISTS (SELECT 1 FROM storage.folders x WHERE x.id::text = r.item_id)
+                ELSE false END`,
+    ),
     // Grants expired inside OxiCloud's 15-day cleanup grace, and past it.
     expiredInGrace: await ids(
       pool,
@@ -283,6 +294,9 @@ export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> 
   file_in_other_drive_folder: 'fileDrive',
   drive_without_owner: 'driveShape',
   dangling_grant: 'danglingGrants',
+  dangling_group_grant: 'danglingGrants',
+  dangling_token_grant: 'danglingGrants',
+  dangling_favorite: 'danglingReferences',
   orphan_thumbnail: 'orphanThumbnails',
   expired_grants: 'expiredInGrace',
   lingering_expired_grant: 'expiredPastGrace',

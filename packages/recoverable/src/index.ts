@@ -26,7 +26,7 @@ export {
   throttleMsField,
 } from './batch/batch-params.js';
 export type { CursorCodec } from './batch/cursor-codecs.js';
-export { cursorHex, hashCursor, uuidCursor } from './batch/cursor-codecs.js';
+export { cursorHex, hashCursor, serialCursor, uuidCursor } from './batch/cursor-codecs.js';
 export type { ItemWalk } from './batch/item-batch.js';
 export { BatchTally, itemBatch } from './batch/item-batch.js';
 export type { PhaseCursor } from './batch/phase-cursor.js';

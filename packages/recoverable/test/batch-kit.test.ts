@@ -18,6 +18,7 @@ import {
   type RunTransaction,
   runBatches,
   scanBatch,
+  serialCursor,
   uuidCursor,
 } from '../src/index.js';
 
@@ -357,6 +358,17 @@ describe('cursor codecs and phase cursors', () => {
     expect(() => uuidCursor.decode(new Uint8Array(32))).toThrow(/16 bytes, got 32/);
     expect(() => hashCursor.encode('ABC')).toThrow(RecoverableError);
     expect(() => hashCursor.encode('xyz')).toThrow(/64 lowercase hex/);
+  });
+
+  it('serialCursor: 8 big-endian bytes, byte order = numeric order, only whole numbers up to 2^63 - 1', () => {
+    const keys = ['0', '9', '10', '255', '256', '9007199254740993', '9223372036854775807'];
+    for (const k of keys) expect(serialCursor.decode(serialCursor.encode(k))).toBe(k);
+    const hexes = keys.map((k) => hex(serialCursor.encode(k)) as string);
+    expect([...hexes].sort()).toEqual(hexes);
+    for (const bad of ['-1', '1.5', '01', 'x', '9223372036854775808']) {
+      expect(() => serialCursor.encode(bad), bad).toThrow(/not a serial id/);
+    }
+    expect(() => serialCursor.decode(new Uint8Array(4))).toThrow(/8 bytes, got 4/);
   });
 
   it('prepend a phase byte, and refuse unknown phases, wrong key lengths and empty cursors', () => {

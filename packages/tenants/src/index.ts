@@ -180,6 +180,19 @@ export {
 } from './reextract-audio/index.js';
 export { createReextractImageJob, REEXTRACT_IMAGE_JOB_NAME } from './reextract-image/index.js';
 export type {
+  DanglingReference,
+  ReferenceScan,
+  ReferenceScanOptions,
+  ReferenceSource,
+  ReferencesConsistencyCheckOptions,
+} from './references-consistency/index.js';
+export {
+  createReferencesConsistencyCheck,
+  REFERENCE_SOURCES,
+  REFERENCES_CONSISTENCY_CHECK_NAME,
+  referenceFinding,
+} from './references-consistency/index.js';
+export type {
   ActionLine,
   AppliedLine,
   ApplyOutcome,

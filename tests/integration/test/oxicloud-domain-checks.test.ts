@@ -99,9 +99,14 @@ describe.each(OXI_STORES)('consistency_batch --force --deep on OxiCloud’s doma
     const w = await world(store, OXI_SMALL);
     expectEveryShape(w.report);
     expect(w.report.faults).toEqual([]);
-    // Every check the catalog declares (seven, one declaration each in @oxicloud/tenants), each once.
-    expect(new Set(w.checks.map((c) => c.name)).size).toBe(7);
-    expect(w.checks).toHaveLength(7);
+    // Every check the catalog declares (eight, one declaration each in @oxicloud/tenants), each once.
+    expect(new Set(w.checks.map((c) => c.name)).size).toBe(8);
+    expect(w.checks).toHaveLength(8);
+    // The references check has rows to read: favorites and recent items of live files and folders.
+    const { rows: refs } = await w.db.pool.query<{ n: number }>(
+      'SELECT (SELECT count(*) FROM auth.user_favorites) + (SELECT count(*) FROM auth.user_recent_files) AS n',
+    );
+    expect(Number(refs[0]?.n)).toBeGreaterThan(0);
 
     const clean = await w.runBatch();
     expect(clean).toMatchObject({ completed: w.checks.length, failed: 0, findings: [] });

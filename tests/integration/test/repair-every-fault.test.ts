@@ -58,6 +58,8 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'manifests_consistency manifest_ref_count_high': /no safe repair action for manifests_consistency/,
   'manifests_consistency manifest_unreferenced': /no safe repair action for manifests_consistency/,
   'manifests_consistency manifest_shape_mismatch': /no safe repair action for manifests_consistency/,
+  'drives_consistency drive_without_owner': /no safe repair action for drives_consistency/,
+  'references_consistency dangling_favorite': /no safe repair action for references_consistency/,
 };
 
 describe('repair of an OxiCloud dataset with every fault', () => {

@@ -31,6 +31,9 @@ export const OXICLOUD_FAULT_NAMES = [
   'file_in_other_drive_folder',
   'drive_without_owner',
   'dangling_grant',
+  'dangling_group_grant',
+  'dangling_token_grant',
+  'dangling_favorite',
   'orphan_thumbnail',
   'expired_grants',
   'lingering_expired_grant',
@@ -111,6 +114,12 @@ export interface OxiCloudFaultExpectation {
  *   drive (usage of both drives and envelopes follows). Id: the file id.
  * - `drive_without_owner`: a shared drive's owner grants deleted. Id: the drive id.
  * - `dangling_grant`: a viewer grant on a file id that does not exist. Id: the grant id.
+ * - `dangling_group_grant` / `dangling_token_grant`: a viewer grant on a
+ *   drive's root folder whose group or share (token subject) does not exist.
+ *   Id: the grant id.
+ * - `dangling_favorite`: a user's favorite of a file id no files row has
+ *   (the file was deleted; nothing deletes its favorites). Id: the
+ *   favorite's serial id.
  * - `orphan_thumbnail`: the three thumbnails of a hash that is neither a
  *   manifest nor a blob (needs `storageRoot`). Id: the hash.
  * - `expired_grants`: a grant that expired 2 days ago (inside OxiCloud's
@@ -235,6 +244,24 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     invariant: 20,
     check: 'grants_consistency',
     kind: 'dangling_grant',
+    severity: 'Reclaimable',
+  },
+  dangling_group_grant: {
+    invariant: 20,
+    check: 'grants_consistency',
+    kind: 'dangling_grant',
+    severity: 'Reclaimable',
+  },
+  dangling_token_grant: {
+    invariant: 20,
+    check: 'grants_consistency',
+    kind: 'dangling_grant',
+    severity: 'Reclaimable',
+  },
+  dangling_favorite: {
+    invariant: 25,
+    check: 'references_consistency',
+    kind: 'dangling_favorite',
     severity: 'Reclaimable',
   },
   orphan_thumbnail: { invariant: 19, check: null, kind: 'orphan_thumbnail', severity: 'Reclaimable' },

@@ -9,6 +9,7 @@ import {
   type OxiCloudFaultRecord,
   type OxiCloudStorageAction,
 } from './inject-faults.js';
+import { insertItemReferences } from './item-references-writer.js';
 import {
   type OxiCloudDatasetOptions,
   type ResolvedOxiCloudDatasetOptions,
@@ -162,6 +163,7 @@ export async function generateOxiCloudDataset(
         rowStats = await insertContentRows(client, plan, content.digests, per);
         progress('usage', 0, 1);
         await recomputeUsage(client);
+        await insertItemReferences(client);
         progress('faults', 0, options.faults.length);
         ({ records: faults, storageActions: actions } = await injectOxiCloudFaults({
           client,

@@ -31,7 +31,14 @@ import type {
   OxiCloudFaultResource,
   OxiCloudStorageAction,
 } from './fault-injectors/fault-context.js';
-import { danglingGrant, expiredGrants, lingeringExpiredGrant } from './fault-injectors/grant-faults.js';
+import {
+  danglingGrant,
+  danglingGroupGrant,
+  danglingTokenGrant,
+  expiredGrants,
+  lingeringExpiredGrant,
+} from './fault-injectors/grant-faults.js';
+import { danglingFavorite } from './fault-injectors/reference-faults.js';
 import {
   driveWithoutOwner,
   fileInOtherDriveFolder,
@@ -83,6 +90,9 @@ const INJECTORS: Record<OxiCloudFaultName, Injector> = {
   file_in_other_drive_folder: fileInOtherDriveFolder,
   drive_without_owner: driveWithoutOwner,
   dangling_grant: danglingGrant,
+  dangling_group_grant: danglingGroupGrant,
+  dangling_token_grant: danglingTokenGrant,
+  dangling_favorite: danglingFavorite,
   orphan_thumbnail: orphanThumbnail,
   expired_grants: expiredGrants,
   lingering_expired_grant: lingeringExpiredGrant,

@@ -35,6 +35,23 @@ export const hashCursor: CursorCodec = {
   },
 };
 
+/** Cursor = a non-negative `serial`/`bigserial` id as 8 big-endian bytes (byte order = numeric order). */
+export const serialCursor: CursorCodec = {
+  keyName: 'serial id',
+  encode(key) {
+    if (!/^(0|[1-9]\d{0,18})$/.test(key) || BigInt(key) > 0x7fffffffffffffffn) {
+      throw invalid(`not a serial id: ${JSON.stringify(key)}; expected a whole number from 0 to 2^63 - 1`);
+    }
+    const bytes = new Uint8Array(8);
+    new DataView(bytes.buffer).setBigUint64(0, BigInt(key));
+    return bytes;
+  },
+  decode(bytes) {
+    if (bytes.length !== 8) throw invalid(`a serial-id cursor is 8 bytes, got ${bytes.length}`);
+    return new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0).toString();
+  },
+};
+
 /** Cursor = the 16 bytes of a UUID in canonical order (byte order = Postgres `uuid` order). */
 export const uuidCursor: CursorCodec = {
   keyName: 'id',

@@ -40,6 +40,8 @@ export type { OxiManifestScanOptions } from './oxi-manifest-scan.js';
 export { OxiManifestScan } from './oxi-manifest-scan.js';
 export type { OxiMediaFileRow } from './oxi-media-file-repository.js';
 export { OxiMediaFileRepository } from './oxi-media-file-repository.js';
+export type { OxiReferenceScanOptions } from './oxi-reference-scan.js';
+export { OxiReferenceScan } from './oxi-reference-scan.js';
 export { OxiRepairStore } from './oxi-repair-store.js';
 export type { OxiCloudScanChecks, OxiCloudScansOptions } from './oxi-scans.js';
 export { oxiCloudScans } from './oxi-scans.js';

@@ -8,6 +8,7 @@ import { OxiFileContentScan, type OxiFileContentScanOptions } from './oxi-file-c
 import { OxiFolderTreeScan, type OxiFolderTreeScanOptions } from './oxi-folder-tree-scan.js';
 import { OxiGrantScan, type OxiGrantScanOptions } from './oxi-grant-scan.js';
 import { OxiManifestScan, type OxiManifestScanOptions } from './oxi-manifest-scan.js';
+import { OxiReferenceScan, type OxiReferenceScanOptions } from './oxi-reference-scan.js';
 
 /** Each check's own options, by check name: every OxiCloud-domain scan's `checks`, together. */
 export type OxiCloudScanChecks = NonNullable<OxiDriveUsageScanOptions['checks']> &
@@ -15,7 +16,8 @@ export type OxiCloudScanChecks = NonNullable<OxiDriveUsageScanOptions['checks']>
   NonNullable<OxiFileContentScanOptions['checks']> &
   NonNullable<OxiManifestScanOptions['checks']> &
   NonNullable<OxiBlobRowScanOptions['checks']> &
-  NonNullable<OxiGrantScanOptions['checks']>;
+  NonNullable<OxiGrantScanOptions['checks']> &
+  NonNullable<OxiReferenceScanOptions['checks']>;
 
 /** Options of {@link oxiCloudScans}. */
 export interface OxiCloudScansOptions {
@@ -28,7 +30,7 @@ export interface OxiCloudScansOptions {
 /**
  * Every stateful adapter of OxiCloud's tables, in the order the server
  * registers them: drive usage, folder tree, file → content, chunk
- * manifests, blob rows, grants. Each contributes its checks (`consistencyChecks()`). The one list
+ * manifests, blob rows, grants, item references. Each contributes its checks (`consistencyChecks()`). The one list
  * of them: the server registers these (beside its blob backend), and the tests take the
  * same.
  *
@@ -53,5 +55,6 @@ export function oxiCloudScans(
     new OxiManifestScan(db, shared),
     new OxiBlobRowScan(db, shared),
     new OxiGrantScan(db, shared),
+    new OxiReferenceScan(db, shared),
   ];
 }

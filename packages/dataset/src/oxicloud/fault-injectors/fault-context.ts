@@ -14,8 +14,20 @@ import { OXI_STREAM } from '../plan.js';
 
 /** One resource a fault touched. */
 export interface OxiCloudFaultResource {
-  readonly type: 'user' | 'drive' | 'folder' | 'file' | 'blob' | 'manifest' | 'grant' | 'thumbnail';
-  /** UUID, or a hash for `blob`, `manifest` and `thumbnail`: the id the expected finding carries. */
+  readonly type:
+    | 'user'
+    | 'drive'
+    | 'folder'
+    | 'file'
+    | 'blob'
+    | 'manifest'
+    | 'grant'
+    | 'thumbnail'
+    | 'favorite';
+  /**
+   * UUID, a hash for `blob`, `manifest` and `thumbnail`, the serial id for
+   * `favorite`: the id the expected finding carries.
+   */
   readonly id: string;
   /** A stable label (username, drive, path, file name, content hash): the same for the same seed, unlike ids. */
   readonly label: string;

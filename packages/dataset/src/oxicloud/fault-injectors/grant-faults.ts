@@ -73,3 +73,53 @@ export const lingeringExpiredGrant: Injector = async (ctx) => {
   }
   return out;
 };
+
+/**
+ * A viewer grant on a drive's root folder whose subject is gone: a group
+ * deleted outside the app (no trigger cleans group grants) or a share row
+ * deleted with the triggers off (a token grant without its share).
+ */
+async function insertOrphanSubjectGrant(
+  ctx: FaultContext,
+  fault: OxiCloudFaultName,
+  i: number,
+  subjectType: 'group' | 'token',
+): Promise<OxiCloudFaultResource> {
+  const [g] = await rows<{ id: string; label: string }>(
+    ctx.client,
+    `WITH pick AS (
+       SELECT fo.id AS folder_id, o.id AS owner, d.label
+         FROM oxi_drives d
+         JOIN oxi_folders fo ON fo.drive_no = d.drive_no AND fo.folder_no = 0
+         JOIN oxi_users o ON o.user_no = d.user_no
+        WHERE d.drive_no < 100
+        ORDER BY hashtextextended(d.label, $1::bigint + $2::bigint) LIMIT 1
+     )
+     INSERT INTO storage.role_grants (subject_type, subject_id, resource_type, resource_id, role, granted_by, granted_at)
+     SELECT $3, gen_random_uuid(), 'folder', p.folder_id, 'viewer', p.owner, now() - interval '40 days'
+       FROM pick p
+     RETURNING id, (SELECT label FROM pick) AS label`,
+    [ctx.options.seed, fault.length * 1000 + i, subjectType],
+  );
+  if (!g) notApplicable(fault, n(ctx), i, 'raise users');
+  return {
+    type: 'grant',
+    id: g.id,
+    label: `a ${subjectType} that no longer exists → ${g.label}'s root (${fault} ${i + 1})`,
+    detail: { subjectType },
+  };
+}
+
+export const danglingGroupGrant: Injector = async (ctx) => {
+  const out: OxiCloudFaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++)
+    out.push(await insertOrphanSubjectGrant(ctx, 'dangling_group_grant', i, 'group'));
+  return out;
+};
+
+export const danglingTokenGrant: Injector = async (ctx) => {
+  const out: OxiCloudFaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++)
+    out.push(await insertOrphanSubjectGrant(ctx, 'dangling_token_grant', i, 'token'));
+  return out;
+};

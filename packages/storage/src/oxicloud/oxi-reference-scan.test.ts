@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { REFERENCES_CONSISTENCY_CHECK_NAME } from '@oxicloud/tenants';
+import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
+import { Kysely, PostgresDialect } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { OxiCloudDatabase } from './database.js';
+import { OxiReferenceScan } from './oxi-reference-scan.js';
+import { checkRunner, oxiTreeFixtures, resetDomain, summary } from './tree-fixtures.js';
+
+let db: TestDatabase;
+let runner: ReturnType<typeof checkRunner>;
+let fx: ReturnType<typeof oxiTreeFixtures>;
+let check: ReturnType<OxiReferenceScan['consistencyChecks']>[number];
+
+interface World {
+  alice: string;
+  fileId: string;
+  folderId: string;
+}
+let w: World;
+
+const q = (text: string, values: unknown[] = []) => db.pool.query(text, values);
+const AGO = "now() - interval '2 days'";
+
+/** Alice favors a file and a folder, has both in her recent items, a magic link to the folder, a share of the file. */
+async function seed(): Promise<World> {
+  const alice = await fx.user('alice');
+  const drive = await fx.personalDrive(alice);
+  const folderId = await fx.folder(drive.driveId, drive.rootId, 'docs');
+  const { id: fileId } = await fx.file(drive.driveId, folderId, 'a.txt', 10);
+  await q(
+    `INSERT INTO auth.user_favorites (user_id, item_id, item_type, created_at)
+     VALUES ($1, $2, 'file', ${AGO}), ($1, $3, 'folder', ${AGO})`,
+    [alice, fileId, folderId],
+  );
+  await q(
+    `INSERT INTO auth.user_recent_files (user_id, item_id, item_type, accessed_at)
+     VALUES ($1, $2, 'file', ${AGO}), ($1, $3, 'folder', ${AGO})`,
+    [alice, fileId, folderId],
+  );
+  await magicLink(alice, 'folder', folderId);
+  await magicLink(alice, null, null);
+  await fx.share({ type: 'file', id: fileId }, alice);
+  return { alice, fileId, folderId };
+}
+
+async function magicLink(userId: string, type: string | null, id: string | null): Promise<string> {
+  const { rows } = await q(
+    `INSERT INTO auth.magic_link_tokens (token, user_id, issued_at, expires_at, resource_type, resource_id)
+     VALUES ($1, $2, ${AGO}, now() + interval '1 day', $3, $4) RETURNING id`,
+    [randomUUID(), userId, type, id],
+  );
+  return rows[0].id as string;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase({ domain: 'oxicloud' });
+  const kysely = new Kysely<OxiCloudDatabase>({ dialect: new PostgresDialect({ pool: db.pool }) });
+  runner = checkRunner(db.pool);
+  fx = oxiTreeFixtures(db.pool);
+  check = new OxiReferenceScan(kysely).consistencyChecks()[0]!;
+});
+afterAll(async () => {
+  await runner?.shutdown().catch(() => undefined);
+  await db?.drop();
+});
+beforeEach(async () => {
+  await resetDomain(db.pool);
+  await q('TRUNCATE auth.user_favorites, auth.user_recent_files, auth.magic_link_tokens');
+  w = await seed();
+});
+
+describe('references_consistency on OxiCloud’s domain (OxiReferenceScan)', () => {
+  it('is references_consistency of the item_references subsystem', () => {
+    expect(check.name).toBe(REFERENCES_CONSISTENCY_CHECK_NAME);
+    expect(check.subsystem).toBe('item_references');
+  });
+
+  it('rows naming items that exist (trashed ones too) → 0 findings, every source walked across pages', async () => {
+    await fx.trashFile(w.fileId);
+    const run = await runner.run(check, { batch_size: 1 });
+    expect(run.status).toBe('Completed');
+    expect(run.findings).toEqual([]);
+    // 2 favorites, 2 recent items, 2 magic links, 1 share.
+    expect(run.stats['scanned_count']).toBe(7);
+  });
+
+  it('a deleted file and folder leave a dangling favorite, recent item, magic link and share', async () => {
+    const { rows: favs } = await q("SELECT id::text FROM auth.user_favorites WHERE item_type = 'file'");
+    const { rows: recents } = await q('SELECT id::text, item_type FROM auth.user_recent_files ORDER BY id');
+    const { rows: links } = await q(
+      'SELECT id::text FROM auth.magic_link_tokens WHERE resource_id IS NOT NULL',
+    );
+    // A share row whose grant was never written (creation is two statements, fact sheet §8).
+    const { rows: shares } = await q(
+      `INSERT INTO storage.shares (item_id, item_type, token, created_at, created_by)
+       VALUES ($1, 'file', 'no-grant-token', extract(epoch FROM now())::bigint, $2) RETURNING id::text`,
+      [w.fileId, w.alice],
+    );
+    // Nothing deletes these rows when the item goes (fact sheet §10). The linked share goes with its
+    // grant (the reverse-cascade trigger); the one without a grant stays.
+    await q('DELETE FROM storage.files WHERE id = $1', [w.fileId]);
+    await q('DELETE FROM storage.folders WHERE id = $1', [w.folderId]);
+    const run = await runner.run(check, { batch_size: 2 });
+    expect(summary(run.findings)).toEqual(
+      [
+        `dangling_favorite Reclaimable ${favs[0].id}`,
+        `dangling_favorite Reclaimable ${Number(favs[0].id) + 1}`,
+        ...recents.map((r) => `dangling_recent_item Reclaimable ${r.id}`),
+        `dangling_magic_link Reclaimable ${links[0].id}`,
+        `dangling_share Reclaimable ${shares[0].id}`,
+      ].sort(),
+    );
+    const share = run.findings.find((f) => f.kind === 'dangling_share');
+    expect(share?.detail).toEqual({
+      user_id: w.alice,
+      item_type: 'file',
+      item_id: w.fileId,
+      reason: 'missing',
+    });
+  });
+
+  it('an id that is no uuid and a type OxiCloud does not have are named as such', async () => {
+    await q(
+      `INSERT INTO auth.user_favorites (user_id, item_id, item_type, created_at)
+       VALUES ($1, 'not-a-uuid', 'file', ${AGO}), ($1, $2, 'album', ${AGO})`,
+      [w.alice, w.fileId],
+    );
+    const run = await runner.run(check);
+    const reasons = run.findings.map((f) => [f.kind, f.detail['item_id'], f.detail['reason']]);
+    expect(reasons.sort()).toEqual(
+      [
+        ['dangling_favorite', 'not-a-uuid', 'not_a_uuid'],
+        ['dangling_favorite', w.fileId, 'unknown_type'],
+      ].sort(),
+    );
+  });
+
+  it('a young dangling favorite is left to the grace unless forced; one healed before pass 2 is dropped', async () => {
+    await q(
+      `INSERT INTO auth.user_favorites (user_id, item_id, item_type, created_at) VALUES ($1, $2, 'file', now())`,
+      [w.alice, randomUUID()],
+    );
+    expect((await runner.run(check)).findings).toEqual([]);
+    expect(summary((await runner.run(check, { force: true })).findings)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,192 @@
+import type { ConsistencyCheck } from '@oxicloud/consistency';
+import type { Logger } from '@oxicloud/scheduler';
+import {
+  createReferencesConsistencyCheck,
+  type DanglingReference,
+  type ReferenceScan,
+  type ReferenceScanOptions,
+  type ReferenceSource,
+  type ReferencesConsistencyCheckOptions,
+  type ScanPage,
+} from '@oxicloud/tenants';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { bigintToNumber } from '../postgres/database.js';
+import { estimateRowsOf } from './content-sql.js';
+import type { OxiCloudDatabase } from './database.js';
+
+interface RowJson {
+  id: string;
+  user_id: string | null;
+  item_type: string | null;
+  item_id: string | null;
+  reason: DanglingReference['reason'];
+}
+
+/**
+ * Per source: the page of its rows (`id` as text, `user_id`, `item_type`,
+ * `item_id`, `written_at`), given the key filter; and the key's SQL type.
+ * A magic link without a resource is walked but never dangles.
+ */
+const SOURCES: Readonly<Record<ReferenceSource, { table: string; select: string; keyType: string }>> = {
+  favorites: {
+    table: 'auth.user_favorites',
+    select: 'id, id::text AS key, user_id, item_type, item_id, created_at AS written_at',
+    keyType: 'bigint',
+  },
+  recent_items: {
+    table: 'auth.user_recent_files',
+    select: 'id, id::text AS key, user_id, item_type, item_id, accessed_at AS written_at',
+    keyType: 'bigint',
+  },
+  magic_links: {
+    table: 'auth.magic_link_tokens',
+    select:
+      'id, id::text AS key, user_id, resource_type AS item_type, resource_id::text AS item_id, issued_at AS written_at',
+    keyType: 'uuid',
+  },
+  shares: {
+    // created_at is a bigint of no documented unit: the grace does not apply (pass 2 only).
+    table: 'storage.shares',
+    select:
+      "id, id::text AS key, created_by AS user_id, item_type, item_id, '-infinity'::timestamptz AS written_at",
+    keyType: 'uuid',
+  },
+};
+
+const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+/** Options of {@link OxiReferenceScan}. */
+export interface OxiReferenceScanOptions {
+  /** The checks' batch loops log their retries, lost checkpoints and failures here. */
+  readonly logger?: Logger;
+  /** Each check's own options (grace), by check name: given to that check only. */
+  readonly checks?: {
+    /** `graceWindowMs` on the row's timestamp (default 1 h). */
+    readonly references_consistency?: Omit<ReferencesConsistencyCheckOptions, 'scan' | 'logger'>;
+  };
+}
+
+/**
+ * {@link ReferenceScan} on OxiCloud's domain, and the stateful adapter of
+ * the rows that name an item by id with no foreign key (`subsystem() ===
+ * 'item_references'`): it contributes `references_consistency` (fact sheet
+ * §10, §12 item 25).
+ *
+ * A row dangles when its type is neither `file` nor `folder`
+ * (`unknown_type`; `user_favorites.item_type` has no CHECK), its id is no
+ * uuid (`not_a_uuid`; a 2026-06 migration removed those, a later write may
+ * not), or no `storage.files` / `storage.folders` row has that id
+ * (`missing`, trashed items exist). Each page is one statement: a keyset
+ * page of the source by its primary key, the lookups by primary key, and
+ * back only the dangling rows older than the grace.
+ */
+export class OxiReferenceScan implements ReferenceScan {
+  readonly #db: Kysely<OxiCloudDatabase>;
+  readonly #checks: readonly ConsistencyCheck[];
+
+  constructor(db: Kysely<OxiCloudDatabase>, options: OxiReferenceScanOptions = {}) {
+    this.#db = db;
+    const { checks = {} } = options;
+    const logger = options.logger ? { logger: options.logger } : {};
+    this.#checks = [
+      {
+        ...createReferencesConsistencyCheck({ ...checks.references_consistency, ...logger, scan: this }),
+        reads: [...Object.values(SOURCES).map((s) => s.table), 'storage.files', 'storage.folders'],
+      },
+    ];
+  }
+
+  subsystem(): string {
+    return 'item_references';
+  }
+
+  /** `references_consistency`: favorites, recent items, magic links and shares against the items they name. */
+  consistencyChecks(): readonly ConsistencyCheck[] {
+    return this.#checks;
+  }
+
+  async scanReferences(
+    source: ReferenceSource,
+    afterId: string | null,
+    limit: number,
+    options: ReferenceScanOptions,
+  ): Promise<ScanPage<DanglingReference>> {
+    const s = SOURCES[source];
+    const row = await this.#compare(
+      source,
+      sql`SELECT ${sql.raw(s.select)} FROM ${sql.raw(s.table)}
+          ${afterId === null ? sql`` : sql`WHERE id > ${afterId}::${sql.raw(s.keyType)}`}
+          ORDER BY id LIMIT ${limit}`,
+      options,
+    );
+    return { scanned: bigintToNumber(row.scanned), lastKey: row.last_key, anomalies: row.anomalies };
+  }
+
+  async reverifyReferences(
+    source: ReferenceSource,
+    ids: readonly string[],
+    options: ReferenceScanOptions,
+  ): Promise<DanglingReference[]> {
+    if (ids.length === 0) return [];
+    const s = SOURCES[source];
+    const row = await this.#compare(
+      source,
+      sql`SELECT ${sql.raw(s.select)} FROM ${sql.raw(s.table)}
+           WHERE id = ANY(${[...ids]}::${sql.raw(s.keyType)}[])`,
+      options,
+    );
+    return row.anomalies;
+  }
+
+  estimateRows(): Promise<number | null> {
+    return estimateRowsOf(
+      this.#db,
+      Object.values(SOURCES).map((s) => s.table),
+    );
+  }
+
+  async #compare(
+    source: ReferenceSource,
+    batch: RawBuilder<unknown>,
+    options: ReferenceScanOptions,
+  ): Promise<{ scanned: string; last_key: string | null; anomalies: DanglingReference[] }> {
+    const { rows } = await sql<{ scanned: string; last_key: string | null; anomalies: RowJson[] | null }>`
+      WITH batch AS MATERIALIZED (${batch}),
+      checked AS (
+        SELECT b.key, b.user_id, b.item_type, b.item_id, b.written_at,
+               CASE
+                 WHEN b.item_type IS NULL AND b.item_id IS NULL THEN NULL
+                 WHEN b.item_type IS DISTINCT FROM 'file' AND b.item_type IS DISTINCT FROM 'folder'
+                   THEN 'unknown_type'
+                 WHEN b.item_id IS NULL OR b.item_id !~ ${UUID} THEN 'not_a_uuid'
+                 WHEN b.item_type = 'file'
+                      AND NOT EXISTS (SELECT 1 FROM storage.files f WHERE f.id = b.item_id::uuid) THEN 'missing'
+                 WHEN b.item_type = 'folder'
+                      AND NOT EXISTS (SELECT 1 FROM storage.folders f WHERE f.id = b.item_id::uuid) THEN 'missing'
+               END AS reason
+          FROM batch b
+      )
+      SELECT (SELECT count(*) FROM batch) AS scanned,
+             (SELECT key FROM batch ORDER BY id DESC LIMIT 1) AS last_key,
+             (SELECT json_agg(json_build_object(
+                       'id', c.key, 'user_id', c.user_id, 'item_type', c.item_type, 'item_id', c.item_id,
+                       'reason', c.reason) ORDER BY c.key)
+                FROM checked c
+               WHERE c.reason IS NOT NULL AND c.written_at <= ${options.createdBefore}) AS anomalies`.execute(
+      this.#db,
+    );
+    const row = rows[0];
+    return {
+      scanned: row?.scanned ?? '0',
+      last_key: row?.last_key ?? null,
+      anomalies: (row?.anomalies ?? []).map((r) => ({
+        source,
+        id: r.id,
+        userId: r.user_id,
+        itemType: r.item_type,
+        itemId: r.item_id,
+        reason: r.reason,
+      })),
+    };
+  }
+}
