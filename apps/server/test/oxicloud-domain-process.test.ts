@@ -85,7 +85,7 @@ const TENANTS_ON_OXICLOUD = [
 ];
 
 /** How many checks the catalog declares (one declaration each in `@oxicloud/tenants`); every one is wired on OxiCloud's domain. */
-const CHECK_COUNT = 6;
+const CHECK_COUNT = 8;
 
 /** `oxijobs` as a real process with OXICLOUD_STORAGE_DOMAIN=oxicloud, from an empty database. */
 describe("oxijobs on OxiCloud's storage domain (OXICLOUD_STORAGE_DOMAIN=oxicloud)", () => {
