@@ -15,6 +15,9 @@ export const OXICLOUD_FAULT_NAMES = [
   'blob_bytes_missing',
   'orphan_blob_on_disk',
   'blob_ref_count_drift',
+  'one_chunk_ref_count_drift',
+  'chunk_bytes_overwritten',
+  'truncated_chunk',
   'manifest_ref_count_drift',
   'manifest_ref_count_high',
   'unreferenced_manifest',
@@ -83,6 +86,12 @@ export interface OxiCloudFaultExpectation {
  * - `blob_bytes_missing`: a chunk's bytes gone, its row kept. Id: the chunk hash.
  * - `orphan_blob_on_disk`: bytes in the store with no row. Id: the hash.
  * - `blob_ref_count_drift`: a legacy blob's or a chunk's `ref_count` + 2. Id: the hash.
+ * - `one_chunk_ref_count_drift`: a one-chunk content's chunk row counted one
+ *   file too many (`copy_folder_tree` does +N on it, §5). Id: the hash.
+ * - `chunk_bytes_overwritten` / `truncated_chunk`: other bytes under a
+ *   chunk's key, of its size or of half of it (a crash mid-write left a short
+ *   object that a later identical upload keeps); found by a deep run (the
+ *   batch the tests run is deep). Id: the chunk hash.
  * - `manifest_ref_count_drift`: a manifest used by two files or more counts
  *   one file too few (the dangerous direction). Id: the file hash.
  * - `manifest_ref_count_high`: a multi-chunk manifest counts one file more
@@ -154,6 +163,24 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     check: 'blobs_consistency',
     kind: 'ref_count_mismatch',
     severity: 'Drift',
+  },
+  one_chunk_ref_count_drift: {
+    invariant: 15,
+    check: 'blobs_consistency',
+    kind: 'ref_count_mismatch',
+    severity: 'Drift',
+  },
+  chunk_bytes_overwritten: {
+    invariant: 17,
+    check: 'storage_consistency',
+    kind: 'blob_hash_mismatch',
+    severity: 'DataLoss',
+  },
+  truncated_chunk: {
+    invariant: 17,
+    check: 'storage_consistency',
+    kind: 'blob_hash_mismatch',
+    severity: 'DataLoss',
   },
   manifest_ref_count_drift: {
     invariant: 14,

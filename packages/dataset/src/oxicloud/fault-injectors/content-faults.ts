@@ -4,7 +4,9 @@
  * unreferenced row never marked orphaned, a thumbnail of nothing.
  */
 import { blake3Hex } from '@oxicloud/storage';
+import { blobBytes } from '../../blob-content.js';
 import { rows } from '../../sql-client.js';
+import { OXI_STREAM } from '../plan.js';
 import {
   DAY_MS,
   type FaultContext,
@@ -172,6 +174,88 @@ export const blobBytesMissing: Injector = async (ctx) => {
     id: p.hash,
     label: `chunk ${p.hash.slice(0, 12)}…`,
     detail: { listedBy: p.listing },
+  }));
+};
+
+/**
+ * Other bytes under a chunk's key: of the same size (`chunk_bytes_overwritten`:
+ * bit rot, a bad restore) or shorter (`truncated_chunk`: a crash mid-write
+ * left a short object at its final path, which a later identical upload
+ * keeps). Only a deep run, which re-hashes every object, can tell.
+ */
+function replacedChunk(fault: 'chunk_bytes_overwritten' | 'truncated_chunk', salt: number): Injector {
+  return async (ctx) => {
+    const picks = await pickEach(
+      ctx,
+      fault,
+      'raise multiChunkFileShare',
+      (i) => pickChunk(ctx, salt, i),
+      (p) => {
+        ctx.usedHashes.add(p.hash);
+        for (const h of p.listing) ctx.usedHashes.add(h);
+      },
+    );
+    const out: OxiCloudFaultResource[] = [];
+    for (const [i, p] of picks.entries()) {
+      const [row] = await rows<{ size: string }>(
+        ctx.client,
+        'SELECT size::text FROM storage.blobs WHERE hash = $1',
+        [p.hash],
+      );
+      const size = Number(row?.size ?? 0);
+      const length = fault === 'truncated_chunk' ? Math.max(1, Math.floor(size / 2)) : size;
+      const bytes = blobBytes(ctx.options.seed, OXI_STREAM.faultBytes, salt * 1000 + i, length, 'other');
+      ctx.storage.push({
+        type: 'put',
+        hash: p.hash,
+        bytes,
+        modifiedAt: new Date(ctx.now.getTime() - 3 * DAY_MS),
+      });
+      out.push({
+        type: 'blob',
+        id: p.hash,
+        label: `chunk ${p.hash.slice(0, 12)}… (${size} B → ${length} B of other bytes)`,
+        detail: { size, storedSize: length, listedBy: p.listing },
+      });
+    }
+    return out;
+  };
+}
+
+export const chunkBytesOverwritten: Injector = replacedChunk('chunk_bytes_overwritten', 41);
+export const truncatedChunk: Injector = replacedChunk('truncated_chunk', 43);
+
+/** A one-chunk content's chunk row counted once too often (what `copy_folder_tree` leaves, §5). */
+export const oneChunkRefCountDrift: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'one_chunk_ref_count_drift',
+    'raise filesPerDrive',
+    async (i) =>
+      (
+        await rows<{ hash: string; ref_count: number }>(
+          ctx.client,
+          `SELECT b.hash, b.ref_count FROM storage.blobs b
+             JOIN storage.chunk_manifests m ON m.file_hash = b.hash AND cardinality(m.chunk_hashes) = 1
+            WHERE NOT (b.hash = ANY($1::text[]))
+              AND NOT EXISTS (SELECT 1 FROM storage.chunk_manifests o
+                               WHERE o.chunk_hashes @> ARRAY[b.hash::text] AND o.file_hash <> b.hash)
+              AND EXISTS (SELECT 1 FROM storage.files f JOIN oxi_drives d ON d.id = f.drive_id
+                           WHERE f.blob_hash = b.hash)
+            ORDER BY hashtextextended(b.hash, $2::bigint + 47 + $3::bigint) LIMIT 1`,
+          [hashes(ctx), ctx.options.seed, i],
+        )
+      )[0],
+    (p) => ctx.usedHashes.add(p.hash),
+  );
+  for (const p of picks) {
+    await ctx.client.query('UPDATE storage.blobs SET ref_count = ref_count + 1 WHERE hash = $1', [p.hash]);
+  }
+  return picks.map((p) => ({
+    type: 'blob',
+    id: p.hash,
+    label: `one-chunk content ${p.hash.slice(0, 12)}…`,
+    detail: { storedRefCount: p.ref_count + 1, expectedRefCount: p.ref_count },
   }));
 };
 
