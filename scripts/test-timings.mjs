@@ -87,7 +87,7 @@ export function collectFailures(savedDir) {
 }
 
 const firstLine = (text) =>
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI colour codes of vitest's messages
+  // The ANSI colour codes of vitest's messages go first.
   String(text ?? 'no message')
     .replace(/\u001b\[[0-9;]*m/g, '')
     .trim()

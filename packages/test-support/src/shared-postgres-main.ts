@@ -8,9 +8,11 @@ import { prepareTemplate } from './test-database.js';
 
 async function serve(): Promise<void> {
   const server = await startTestPostgres();
-  let stopping: Promise<void> | undefined;
+  let stopping = false;
   const stop = () => {
-    stopping ??= server.stop().then(
+    if (stopping) return;
+    stopping = true;
+    void server.stop().then(
       () => process.exit(0),
       (err: unknown) => {
         console.error(`shared-postgres: stopping the server failed: ${(err as Error).message}`);
