@@ -86,10 +86,12 @@ export function collectFailures(savedDir) {
   return failures;
 }
 
+/** The ANSI colour codes of vitest's messages (ESC [ … m). */
+const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
 const firstLine = (text) =>
-  // The ANSI colour codes of vitest's messages go first.
   String(text ?? 'no message')
-    .replace(/\u001b\[[0-9;]*m/g, '')
+    .replace(ANSI_COLOUR, '')
     .trim()
     .split('\n')[0]
     .slice(0, 300);
