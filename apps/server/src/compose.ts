@@ -35,6 +35,7 @@ import {
   createBlobHasher,
   EncryptedBlobStorage,
   LocalFsBlobStorage,
+  LocalThumbnailStore,
   S3BlobStorage,
 } from '@oxicloud/storage';
 import type { OxiCloudDatabase } from '@oxicloud/storage/oxicloud';
@@ -207,8 +208,10 @@ export function createBlobBackends(deps: {
       },
     };
   };
+  // OxiCloud's thumbnails live on its local disk under the storage root, whatever the blob backend.
+  const thumbnails = new LocalThumbnailStore(config.backends.localRoot);
   const storageCheck = (self: BlobStorage) => [
-    createStorageConsistencyCheck({ blobs: self, index, hasher: hasherOf(self), logger }),
+    createStorageConsistencyCheck({ blobs: self, index, hasher: hasherOf(self), thumbnails, logger }),
   ];
   const sourceName = config.storage.backend;
   const encryption = config.storageEncryption;

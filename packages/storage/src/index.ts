@@ -23,6 +23,7 @@ export {
 } from './blob/encrypted-blob-storage.js';
 export type { LocalFsBlobStorageOptions } from './blob/local-fs-blob-storage.js';
 export { LocalFsBlobStorage } from './blob/local-fs-blob-storage.js';
+export { LocalThumbnailStore } from './blob/local-thumbnail-store.js';
 export type { S3BlobStorageOptions } from './blob/s3-blob-storage.js';
 export { S3BlobStorage } from './blob/s3-blob-storage.js';
 export type { StorageBackendName } from './blob/s3-config.js';
@@ -40,6 +41,14 @@ export {
   STORAGE_ENCRYPTION_KEY_BYTES,
   storageEncryptionFromEnv,
 } from './blob/storage-encryption-config.js';
+export type { ThumbnailSize } from './blob/thumbnail-layout.js';
+export {
+  THUMBNAIL_EXTENSIONS,
+  THUMBNAIL_SIZES,
+  THUMBNAILS_DIR,
+  thumbnailHashOf,
+  thumbnailPath,
+} from './blob/thumbnail-layout.js';
 export type {
   BlobRefCountBasis,
   ExpectedBlobRefCount,

@@ -266,6 +266,8 @@ export type {
   MimeSniff,
   StorageConsistencyCheckOptions,
   StoreCanaryOptions,
+  ThumbnailEntry,
+  ThumbnailStore,
 } from './storage-consistency/index.js';
 export {
   BLOB_HASH_MISMATCH,
@@ -276,6 +278,7 @@ export {
   mimeContradicts,
   normaliseMime,
   ORPHAN_BLOB,
+  ORPHAN_THUMBNAIL,
   STORAGE_CONSISTENCY_CHECK_NAME,
   STORE_CANARY_SAMPLE,
   sniffMime,

@@ -159,9 +159,9 @@ describe.each(OXI_STORES)('consistency_batch --force --deep on OxiCloud’s doma
 });
 
 describe('the faults no check on OxiCloud’s domain reports', () => {
-  it('are the §12 items without a check yet, and the grant inside its cleanup grace', () => {
+  it('are only the grant inside its cleanup grace: the purge’s work, not a drift', () => {
     const none = OXICLOUD_FAULT_NAMES.filter((f) => OXICLOUD_FAULT_EXPECTATIONS[f].check === null);
-    expect(none).toEqual(['orphan_thumbnail', 'expired_grants']);
+    expect(none).toEqual(['expired_grants']);
   });
 });
 

@@ -14,6 +14,7 @@ import {
   createBlobHasher,
   EncryptedBlobStorage,
   LocalFsBlobStorage,
+  LocalThumbnailStore,
   S3BlobStorage,
 } from '@oxicloud/storage';
 import { OxiBlobIndexScan, type OxiCloudDatabase, oxiCloudScans } from '@oxicloud/storage/oxicloud';
@@ -168,6 +169,7 @@ export async function oxiDomainWorld(input: {
         blobs: store.blobs,
         index: new OxiBlobIndexScan(kysely),
         hasher: createBlobHasher(store.blobs, workers),
+        thumbnails: new LocalThumbnailStore(store.storageRoot),
       }),
       ...oxiCloudScans(kysely).flatMap((a) => a.consistencyChecks()),
     ];

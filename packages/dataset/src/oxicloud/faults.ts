@@ -291,7 +291,12 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     kind: 'dangling_favorite',
     severity: 'Reclaimable',
   },
-  orphan_thumbnail: { invariant: 19, check: null, kind: 'orphan_thumbnail', severity: 'Reclaimable' },
+  orphan_thumbnail: {
+    invariant: 19,
+    check: 'storage_consistency',
+    kind: 'orphan_thumbnail',
+    severity: 'Reclaimable',
+  },
   expired_grants: { invariant: null, check: null, kind: 'expired_grant' },
   lingering_expired_grant: {
     invariant: null,

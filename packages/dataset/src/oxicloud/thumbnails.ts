@@ -2,30 +2,28 @@
  * Thumbnails: OxiCloud keeps them on the server's local disk, outside the
  * blob store, as `<storage root>/.thumbnails/{icon,preview,large}/<file_hash>.webp`
  * (keyed by `files.blob_hash`, never a chunk hash). They are not blobs, so
- * they do not go through `BlobStorage`: this file is the one place that
- * builds their paths.
+ * they do not go through `BlobStorage`; their layout is `@oxicloud/storage`'s
+ * (`thumbnailPath`, `THUMBNAIL_SIZES`), which its `LocalThumbnailStore` lists.
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  THUMBNAIL_SIZES,
+  THUMBNAILS_DIR,
+  type ThumbnailSize,
+  thumbnailHashOf,
+  thumbnailPath,
+} from '@oxicloud/storage';
 import { blobBytes } from '../blob-content.js';
 
-/** OxiCloud's three thumbnail sizes (150, 400 and 800 px). */
-export const THUMBNAIL_SIZES = ['icon', 'preview', 'large'] as const;
+export { THUMBNAIL_SIZES, thumbnailPath };
+
 /** Bytes per generated thumbnail, by size. */
 const THUMBNAIL_BYTES = { icon: 600, preview: 2400, large: 6000 } as const;
 /** Thumbnail files written at once. */
 const THUMBNAIL_CONCURRENCY = 32;
 /** PRNG stream of the thumbnail bytes. */
 const THUMBNAIL_STREAM = 106;
-
-/** The path of one thumbnail under `root` (OxiCloud's storage path). */
-export function thumbnailPath(
-  root: string,
-  size: (typeof THUMBNAIL_SIZES)[number],
-  fileHash: string,
-): string {
-  return join(root, '.thumbnails', size, `${fileHash}.webp`);
-}
 
 /** A small WebP-shaped file: a RIFF/WEBP header, then deterministic bytes. */
 function webpBytes(seed: number, index: number, size: number): Uint8Array {
@@ -43,7 +41,7 @@ export async function writeThumbnails(
   seed: number,
   fileHashes: readonly string[],
 ): Promise<number> {
-  for (const size of THUMBNAIL_SIZES) await mkdir(join(root, '.thumbnails', size), { recursive: true });
+  for (const size of THUMBNAIL_SIZES) await mkdir(join(root, THUMBNAILS_DIR, size), { recursive: true });
   const jobs = fileHashes.flatMap((hash, i) =>
     THUMBNAIL_SIZES.map(
       (size, s) => () =>
@@ -58,13 +56,10 @@ export async function writeThumbnails(
 }
 
 /** The file hashes that have a thumbnail of `size` under `root` (for checks and tests). */
-export async function listThumbnailHashes(
-  root: string,
-  size: (typeof THUMBNAIL_SIZES)[number],
-): Promise<string[]> {
+export async function listThumbnailHashes(root: string, size: ThumbnailSize): Promise<string[]> {
   try {
-    const names = await readdir(join(root, '.thumbnails', size));
-    return names.filter((n) => n.endsWith('.webp')).map((n) => n.slice(0, -'.webp'.length));
+    const names = await readdir(join(root, THUMBNAILS_DIR, size));
+    return names.map(thumbnailHashOf).filter((h): h is string => h !== null);
   } catch (err) {
     if ((err as { code?: string }).code === 'ENOENT') return [];
     throw err;

@@ -167,4 +167,15 @@ export class OxiBlobIndexScan implements BlobIndexScan {
        ORDER BY s.hash`.execute(this.#db);
     return rows.map(toRow);
   }
+
+  /** Of `hashes`, those neither a manifest's `file_hash` nor a blob row: both probes by primary key. */
+  async unknownContentHashes(hashes: readonly string[]): Promise<string[]> {
+    if (hashes.length === 0) return [];
+    const { rows } = await sql<{ hash: string }>`
+      SELECT h.hash FROM unnest(${[...hashes]}::text[]) AS h(hash)
+       WHERE NOT EXISTS (SELECT 1 FROM storage.chunk_manifests m WHERE m.file_hash = h.hash)
+         AND NOT EXISTS (SELECT 1 FROM storage.blobs b WHERE b.hash = h.hash)
+       ORDER BY h.hash`.execute(this.#db);
+    return rows.map((r) => r.hash);
+  }
 }

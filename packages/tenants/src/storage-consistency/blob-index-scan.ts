@@ -86,4 +86,10 @@ export interface BlobIndexScan {
    * table of up to `limit` such rows is sampled whole (at most `2 × limit`).
    */
   sampleRows(limit: number, createdBefore: Date): Promise<BlobIndexRow[]>;
+  /**
+   * Of `hashes`, the ones that name no content: neither a manifest's
+   * `file_hash` nor a `storage.blobs` row (what a thumbnail is keyed by, §12
+   * item 19). Needed by the thumbnails phase only.
+   */
+  unknownContentHashes?(hashes: readonly string[]): Promise<string[]>;
 }

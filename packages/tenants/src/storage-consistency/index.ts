@@ -1,4 +1,4 @@
-/** The storage_consistency tenant: the blob backend merged with `storage.blobs` (orphans, missing bytes, deep re-hash + mime sniff). */
+/** The storage_consistency tenant: the blob backend merged with `storage.blobs` (orphans, missing bytes, deep re-hash + mime sniff), then OxiCloud's thumbnails. */
 
 export type { MimeSniff } from './mime-sniff.js';
 export { mimeContradicts, normaliseMime, sniffMime } from './mime-sniff.js';
@@ -10,7 +10,9 @@ export {
   MISSING_BLOB_BYTES,
   MISSING_BYTES_MAX_FILE_IDS,
   ORPHAN_BLOB,
+  ORPHAN_THUMBNAIL,
   STORAGE_CONSISTENCY_CHECK_NAME,
 } from './storage-consistency-check.js';
 export type { StoreCanaryOptions } from './store-canary.js';
 export { STORE_CANARY_SAMPLE, storeCanary } from './store-canary.js';
+export type { ThumbnailEntry, ThumbnailStore } from './thumbnail-store.js';

@@ -30,10 +30,16 @@
  *    - `blob_mime_mismatch`: `Drift` (the bytes are intact; the recorded
  *      content type is wrong, so clients get the wrong `Content-Type`).
  * 3. Cursor. Phase byte 1 + the 32-byte hash of the last key of the interval
- *    (both sides are done up to and including it). One phase suffices: the
- *    rows after the last listed key are the tail of the same merge (the
- *    interval is open-ended once the listing is exhausted). A batch cut short
- *    by an abort during deep hashing ends at the last fully-checked key.
+ *    (both sides are done up to and including it): the rows after the last
+ *    listed key are the tail of the same merge (the interval is open-ended
+ *    once the listing is exhausted). A batch cut short by an abort during
+ *    deep hashing ends at the last fully-checked key. With a `thumbnails`
+ *    store, phase 2 then walks the thumbnailed content hashes (phase byte 2
+ *    + the last hash): `orphan_thumbnail` (`Reclaimable`, magnitude bytes),
+ *    the thumbnails of a hash that is neither a manifest's `file_hash` nor a
+ *    blob row (fact sheet §12 item 19; job-registry.md folds the former
+ *    thumbnail check in here). Pass 2 re-asks the index and re-reads the
+ *    files; grace on the newest file's modification time.
  * 4. Grace. 1 h from the run's `startedAt` (bytes by their `modifiedAt`,
  *    rows by `created_at`): an upload whose row lands a moment after its
  *    bytes is neither orphan nor missing. Deep re-hashing only looks at bytes
@@ -89,6 +95,7 @@ import type { BlobIndexRow, BlobIndexScan } from './blob-index-scan.js';
 import { mapLimit } from './map-limit.js';
 import { type MimeSniff, mimeContradicts, sniffMime } from './mime-sniff.js';
 import { storeCanary } from './store-canary.js';
+import type { ThumbnailEntry, ThumbnailStore } from './thumbnail-store.js';
 
 /** Job name of the check. */
 export const STORAGE_CONSISTENCY_CHECK_NAME = 'storage_consistency';
@@ -97,11 +104,13 @@ export const ORPHAN_BLOB = 'orphan_blob';
 export const MISSING_BLOB_BYTES = 'missing_blob_bytes';
 export const BLOB_HASH_MISMATCH = 'blob_hash_mismatch';
 export const BLOB_MIME_MISMATCH = 'blob_mime_mismatch';
+export const ORPHAN_THUMBNAIL = 'orphan_thumbnail';
 /** At most this many file ids are listed in a `missing_blob_bytes` finding's detail. */
 export const MISSING_BYTES_MAX_FILE_IDS = 20;
 
 const PHASE_MERGE = 1;
-const KEY_LENGTHS = { [PHASE_MERGE]: 32 };
+const PHASE_THUMBNAILS = 2;
+const KEY_LENGTHS = { [PHASE_MERGE]: 32, [PHASE_THUMBNAILS]: 32 };
 /** Backend HEAD calls in flight during Pass 2. */
 const HEAD_CONCURRENCY = 8;
 
@@ -125,6 +134,12 @@ export interface StorageConsistencyCheckOptions {
    * @defaultValue 8
    */
   readonly hashConcurrency?: number;
+  /**
+   * OxiCloud's thumbnails (its storage root's `.thumbnails`): walked in a
+   * second phase for `orphan_thumbnail`. Needs `index.unknownContentHashes`.
+   * Without it the check has no such phase and no such kind.
+   */
+  readonly thumbnails?: ThumbnailStore;
   readonly logger?: Logger;
 }
 
@@ -142,7 +157,8 @@ type Item =
       readonly entry: BlobEntry;
       readonly sniffed: MimeSniff;
       readonly row: BlobIndexRow;
-    };
+    }
+  | { readonly kind: typeof ORPHAN_THUMBNAIL; readonly thumbnail: ThumbnailEntry };
 
 /** Per-run constants. */
 interface RunContext {
@@ -153,6 +169,8 @@ interface RunContext {
   /** The next page's listing, already asked for (read ahead while this page is checked). */
   listAhead: { readonly after: string; readonly limit: number; readonly listed: Promise<BlobEntry[]> } | null;
 }
+
+type UnknownContent = NonNullable<BlobIndexScan['unknownContentHashes']>;
 
 function isOld(modifiedAt: Date | undefined, boundary: Date): boolean {
   // A backend that does not know the age of its bytes: Pass 2 is the only guard.
@@ -197,9 +215,16 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
  * ```
  */
 export function createStorageConsistencyCheck(options: StorageConsistencyCheckOptions): ConsistencyCheck {
-  const { blobs, index, hasher, logger } = options;
+  const { blobs, index, hasher, logger, thumbnails } = options;
   if (!blobs || !index || !hasher) {
     throw new TenantsError('INVALID_CONFIG', 'createStorageConsistencyCheck needs blobs, index and hasher');
+  }
+  const unknownContent = index.unknownContentHashes?.bind(index);
+  if (thumbnails !== undefined && unknownContent === undefined) {
+    throw new TenantsError(
+      'INVALID_CONFIG',
+      'createStorageConsistencyCheck: a thumbnails store needs an index with unknownContentHashes',
+    );
   }
   const graceMs = positiveInteger('graceWindowMs', options.graceWindowMs, DEFAULT_GRACE_WINDOW_MS, 0);
   const deepGraceMs = positiveInteger(
@@ -260,8 +285,47 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     limit: number,
     ctx: RunContext,
   ): Promise<ScanBatch<Item>> {
-    const at = cursor === null ? { key: new Uint8Array() } : decodePhaseCursor(cursor, KEY_LENGTHS);
+    const at =
+      cursor === null
+        ? { phase: PHASE_MERGE, key: new Uint8Array() }
+        : decodePhaseCursor(cursor, KEY_LENGTHS);
     const after = at.key.length === 0 ? null : hashCursor.decode(at.key);
+    if (at.phase === PHASE_THUMBNAILS) return fetchThumbnails(after, limit, ctx);
+    const batch = await fetchMerge(after, limit, ctx);
+    // The merge is over: the thumbnails next, when there is a store of them.
+    if (batch.done && thumbnails !== undefined) {
+      return { ...batch, cursor: encodePhaseCursor(PHASE_THUMBNAILS), done: false };
+    }
+    return batch;
+  }
+
+  /** Phase 2: a page of thumbnailed hashes; the ones that name no content are orphans. */
+  async function fetchThumbnails(
+    after: string | null,
+    limit: number,
+    ctx: RunContext,
+  ): Promise<ScanBatch<Item>> {
+    const store = thumbnails as ThumbnailStore;
+    const listed = await store.list({ startAfter: after, limit });
+    const unknown = new Set(
+      listed.length === 0 ? [] : await (unknownContent as UnknownContent)(listed.map((t) => t.hash)),
+    );
+    const items: Item[] = listed
+      .filter((t) => unknown.has(t.hash) && isOld(t.modifiedAt, ctx.boundary))
+      .map((thumbnail) => ({ kind: ORPHAN_THUMBNAIL, thumbnail }));
+    const last = listed.at(-1)?.hash ?? null;
+    return {
+      scanned: listed.length,
+      items,
+      cursor:
+        last === null
+          ? encodePhaseCursor(PHASE_THUMBNAILS, after === null ? new Uint8Array() : hashCursor.encode(after))
+          : encodePhaseCursor(PHASE_THUMBNAILS, hashCursor.encode(last)),
+      done: listed.length < limit,
+    };
+  }
+
+  async function fetchMerge(after: string | null, limit: number, ctx: RunContext): Promise<ScanBatch<Item>> {
     const listed = await listPage(after, limit, ctx);
     const upTo = listed.length < limit ? null : (listed[listed.length - 1] as BlobEntry).hash;
     // The next page is listed while this one is checked (and, deep, hashed): the next batch starts
@@ -466,6 +530,28 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     return out;
   }
 
+  async function confirmOrphanThumbnails(
+    items: readonly Extract<Item, { kind: 'orphan_thumbnail' }>[],
+    ctx: RunContext,
+  ): Promise<Inconsistency[]> {
+    // Content that landed meanwhile owns its thumbnails again; thumbnails deleted meanwhile are gone.
+    const unknown = new Set(await (unknownContent as UnknownContent)(items.map((i) => i.thumbnail.hash)));
+    const out: Inconsistency[] = [];
+    for (const item of items) {
+      if (!unknown.has(item.thumbnail.hash)) continue;
+      const now = await (thumbnails as ThumbnailStore).stat(item.thumbnail.hash);
+      if (now === null || !isOld(now.modifiedAt, ctx.boundary)) continue;
+      out.push({
+        kind: ORPHAN_THUMBNAIL,
+        severity: 'Reclaimable',
+        resourceId: now.hash,
+        detail: { files: [...now.files], bytes: now.bytes, modified_at: iso(now.modifiedAt) },
+        magnitude: now.bytes,
+      });
+    }
+    return out;
+  }
+
   async function processBatch(store: CheckStore, items: readonly Item[], ctx: RunContext): Promise<void> {
     const of = <K extends Item['kind']>(kind: K) =>
       items.filter((i): i is Extract<Item, { kind: K }> => i.kind === kind);
@@ -489,6 +575,13 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     );
     await twoPass(store, orphans, (cs) => confirmOrphans(cs.map((c) => c.item)));
     await twoPass(store, mimes, (cs) => confirmMimeMismatches(cs.map((c) => c.item)));
+    const thumbs = candidates(of(ORPHAN_THUMBNAIL), ORPHAN_THUMBNAIL, (i) => i.thumbnail.hash);
+    await twoPass(store, thumbs, (cs) =>
+      confirmOrphanThumbnails(
+        cs.map((c) => c.item),
+        ctx,
+      ),
+    );
   }
 
   const check: ConsistencyCheck = {
@@ -525,6 +618,18 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
         meaning: "deep runs: the bytes' sniffed type contradicts the blob row's content_type",
         repair: null,
       },
+      ...(thumbnails === undefined
+        ? []
+        : [
+            {
+              kind: ORPHAN_THUMBNAIL,
+              severity: 'Reclaimable' as const,
+              meaning:
+                'thumbnails (.thumbnails/{icon,preview,large}) of a hash that is neither a manifest nor a blob row',
+              magnitude: 'bytes' as const,
+              repair: null,
+            },
+          ]),
     ],
     deep: true,
     graceWindowMs: () => graceMs,
