@@ -51,6 +51,7 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'files_consistency missing_blob': /no bytes for this hash .* file\(s\) reference it/,
   'storage_consistency missing_blob_bytes': /no other backend is configured/,
   'storage_consistency blob_hash_mismatch': /no other backend is configured/,
+  'storage_consistency orphan_thumbnail': /no safe repair action for storage_consistency/,
   'blobs_consistency ref_count_mismatch': /is above the .* never lowers a count/,
   'folders_consistency drive_id_parent_mismatch': /differs from its parent .* person's decision/,
   'files_consistency drive_id_parent_mismatch': /differs from its folder .* person's decision/,

@@ -119,13 +119,13 @@ describe('oxijobs findings list|show|accept|false-positive|reopen', () => {
     const unknown = await findingsListCommand(ctx(), { kind: 'nope' }).catch((e) => e);
     expect(unknown).toBeInstanceOf(JobsClientError);
     expect((unknown as JobsClientError).message).toBe(
-      'unknown finding kind "nope"; the jobs declare: drive_used_bytes_drift, user_used_bytes_drift (`oxijobs jobs list --json` shows each job\'s finding_kinds)',
+      'unknown finding kind "nope"; the jobs declare: drive_used_bytes_drift, user_used_bytes_drift, drive_without_owner, drive_root_mismatch, personal_drive_owner_mismatch (`oxijobs jobs list --json` shows each job\'s finding_kinds)',
     );
     const ofCheck = await findingsListCommand(ctx(), { kind: 'nope', check: 'drives_consistency' }).catch(
       (e) => e,
     );
     expect((ofCheck as JobsClientError).message).toBe(
-      'unknown finding kind "nope" for drives_consistency; allowed: drive_used_bytes_drift, user_used_bytes_drift',
+      'unknown finding kind "nope" for drives_consistency; allowed: drive_used_bytes_drift, user_used_bytes_drift, drive_without_owner, drive_root_mismatch, personal_drive_owner_mismatch',
     );
     const declared = ctx();
     expect(await findingsListCommand(declared, { kind: 'drive_used_bytes_drift' })).toBe(0);

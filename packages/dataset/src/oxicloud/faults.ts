@@ -68,6 +68,11 @@ export interface OxiCloudFaultExpectation {
    * that no longer resolves. @defaultValue the record's resource id
    */
   readonly findingId?: 'file_hash';
+  /**
+   * `true` when only a deep run finds it (the check re-reads the bytes):
+   * other bytes under a key. A run without `deep` reports nothing for it.
+   */
+  readonly deepOnly?: true;
 }
 
 /**
@@ -175,12 +180,14 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     check: 'storage_consistency',
     kind: 'blob_hash_mismatch',
     severity: 'DataLoss',
+    deepOnly: true,
   },
   truncated_chunk: {
     invariant: 17,
     check: 'storage_consistency',
     kind: 'blob_hash_mismatch',
     severity: 'DataLoss',
+    deepOnly: true,
   },
   manifest_ref_count_drift: {
     invariant: 14,
