@@ -194,7 +194,9 @@ export async function generateOxiCloudDataset(
     if (input.storageRoot !== undefined) {
       thumbnails = await writeThumbnails(input.storageRoot, options.seed, imageHashes);
       const orphans = actions.flatMap((a) => (a.type === 'thumbnail' ? [a.hash] : []));
-      if (orphans.length > 0) await writeThumbnails(input.storageRoot, options.seed + 1, orphans);
+      // Made days ago, as the fault's other resources are: past a normal (not forced) run's grace.
+      const daysAgo = new Date(Date.now() - 3 * 86_400_000);
+      if (orphans.length > 0) await writeThumbnails(input.storageRoot, options.seed + 1, orphans, daysAgo);
     }
     let done = 0;
     for (const action of actions) {

@@ -5,7 +5,7 @@
  * they do not go through `BlobStorage`; their layout is `@oxicloud/storage`'s
  * (`thumbnailPath`, `THUMBNAIL_SIZES`), which its `LocalThumbnailStore` lists.
  */
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   THUMBNAIL_SIZES,
@@ -35,18 +35,24 @@ function webpBytes(seed: number, index: number, size: number): Uint8Array {
   return bytes;
 }
 
-/** Writes the three thumbnails of each file hash under `root`. Returns how many files were written. */
+/**
+ * Writes the three thumbnails of each file hash under `root`. Returns how
+ * many files were written. With `modifiedAt`, each file gets that time (a
+ * thumbnail made days ago, past a check's grace, as the generator's blobs are).
+ */
 export async function writeThumbnails(
   root: string,
   seed: number,
   fileHashes: readonly string[],
+  modifiedAt?: Date,
 ): Promise<number> {
   for (const size of THUMBNAIL_SIZES) await mkdir(join(root, THUMBNAILS_DIR, size), { recursive: true });
   const jobs = fileHashes.flatMap((hash, i) =>
-    THUMBNAIL_SIZES.map(
-      (size, s) => () =>
-        writeFile(thumbnailPath(root, size, hash), webpBytes(seed, i * 3 + s, THUMBNAIL_BYTES[size])),
-    ),
+    THUMBNAIL_SIZES.map((size, s) => async () => {
+      const path = thumbnailPath(root, size, hash);
+      await writeFile(path, webpBytes(seed, i * 3 + s, THUMBNAIL_BYTES[size]));
+      if (modifiedAt !== undefined) await utimes(path, modifiedAt, modifiedAt);
+    }),
   );
   // A few writes at a time: thousands of small files, one after another, were most of a 14,400-file run.
   for (let at = 0; at < jobs.length; at += THUMBNAIL_CONCURRENCY) {
