@@ -219,12 +219,17 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
   if (!blobs || !index || !hasher) {
     throw new TenantsError('INVALID_CONFIG', 'createStorageConsistencyCheck needs blobs, index and hasher');
   }
-  const unknownContent = index.unknownContentHashes?.bind(index);
-  if (thumbnails !== undefined && unknownContent === undefined) {
-    throw new TenantsError(
-      'INVALID_CONFIG',
-      'createStorageConsistencyCheck: a thumbnails store needs an index with unknownContentHashes',
-    );
+  // The thumbnails phase, resolved once: the store and the index's content lookup, or none.
+  let thumbnailPhase: { store: ThumbnailStore; unknown: UnknownContent } | null = null;
+  if (thumbnails !== undefined) {
+    const unknown = index.unknownContentHashes?.bind(index);
+    if (unknown === undefined) {
+      throw new TenantsError(
+        'INVALID_CONFIG',
+        'createStorageConsistencyCheck: a thumbnails store needs an index with unknownContentHashes',
+      );
+    }
+    thumbnailPhase = { store: thumbnails, unknown };
   }
   const graceMs = positiveInteger('graceWindowMs', options.graceWindowMs, DEFAULT_GRACE_WINDOW_MS, 0);
   const deepGraceMs = positiveInteger(
@@ -293,7 +298,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     if (at.phase === PHASE_THUMBNAILS) return fetchThumbnails(after, limit, ctx);
     const batch = await fetchMerge(after, limit, ctx);
     // The merge is over: the thumbnails next, when there is a store of them.
-    if (batch.done && thumbnails !== undefined) {
+    if (batch.done && thumbnailPhase !== null) {
       return { ...batch, cursor: encodePhaseCursor(PHASE_THUMBNAILS), done: false };
     }
     return batch;
@@ -305,10 +310,12 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     limit: number,
     ctx: RunContext,
   ): Promise<ScanBatch<Item>> {
-    const store = thumbnails as ThumbnailStore;
-    const listed = await store.list({ startAfter: after, limit });
+    // A run paused in this phase and resumed by a server without a thumbnails store: nothing left to walk.
+    if (thumbnailPhase === null)
+      return { scanned: 0, items: [], cursor: encodePhaseCursor(PHASE_THUMBNAILS), done: true };
+    const listed = await thumbnailPhase.store.list({ startAfter: after, limit });
     const unknown = new Set(
-      listed.length === 0 ? [] : await (unknownContent as UnknownContent)(listed.map((t) => t.hash)),
+      listed.length === 0 ? [] : await thumbnailPhase.unknown(listed.map((t) => t.hash)),
     );
     const items: Item[] = listed
       .filter((t) => unknown.has(t.hash) && isOld(t.modifiedAt, ctx.boundary))
@@ -534,12 +541,13 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     items: readonly Extract<Item, { kind: 'orphan_thumbnail' }>[],
     ctx: RunContext,
   ): Promise<Inconsistency[]> {
+    if (thumbnailPhase === null) return [];
     // Content that landed meanwhile owns its thumbnails again; thumbnails deleted meanwhile are gone.
-    const unknown = new Set(await (unknownContent as UnknownContent)(items.map((i) => i.thumbnail.hash)));
+    const unknown = new Set(await thumbnailPhase.unknown(items.map((i) => i.thumbnail.hash)));
     const out: Inconsistency[] = [];
     for (const item of items) {
       if (!unknown.has(item.thumbnail.hash)) continue;
-      const now = await (thumbnails as ThumbnailStore).stat(item.thumbnail.hash);
+      const now = await thumbnailPhase.store.stat(item.thumbnail.hash);
       if (now === null || !isOld(now.modifiedAt, ctx.boundary)) continue;
       out.push({
         kind: ORPHAN_THUMBNAIL,
@@ -618,7 +626,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
         meaning: "deep runs: the bytes' sniffed type contradicts the blob row's content_type",
         repair: null,
       },
-      ...(thumbnails === undefined
+      ...(thumbnailPhase === null
         ? []
         : [
             {
