@@ -330,8 +330,9 @@ describe('oxijobs jobs (against a running server)', () => {
         'trigger',
         'folders_consistency',
         '--params',
-        // Some 25 batches of 0.4 s: the run outlives the three CLI processes started while it goes on.
-        '{"batch_size":25,"throttle_ms":400}',
+        // Some 60 batches of 0.4 s: the run outlives the three CLI processes started while it goes on, also
+        // on a loaded machine (at 25 batches a CI run ended before the cancel came).
+        '{"batch_size":10,"throttle_ms":400}',
         '--follow',
         '--interval',
         '0.2',
@@ -374,7 +375,7 @@ describe('oxijobs jobs (against a running server)', () => {
     // The resume keeps the stored params, and says so: which it uses, which asked for were not applied.
     expect(resumed.stdout).toMatch(
       new RegExp(
-        `^folders_consistency: resumed run ${runId}\nfolders_consistency: the resumed run keeps its stored params \\{[^\n]*"batch_size":25[^\n]*\\}; not applied: \\{"batch_size":50\\}`,
+        `^folders_consistency: resumed run ${runId}\nfolders_consistency: the resumed run keeps its stored params \\{[^\n]*"batch_size":10[^\n]*\\}; not applied: \\{"batch_size":50\\}`,
       ),
     );
     expect(oneLine(resumed.stdout).at(-1)).toMatch(
