@@ -197,6 +197,11 @@ describe('a checkpoint lost in a Postgres crash (checkpoints do not wait for the
 class BarrierFactory implements JobStoreFactory {
   inserts: Array<RunRecord | null> = [];
   #first = true;
+  #inserted!: () => void;
+  /** Settles once this factory's first INSERT has returned (won or refused). */
+  readonly inserted = new Promise<void>((r) => {
+    this.#inserted = r;
+  });
   constructor(
     private readonly inner: PgJobStoreFactory,
     private readonly barrier: { arrive(): Promise<void> },
@@ -211,6 +216,7 @@ class BarrierFactory implements JobStoreFactory {
     }
     const r = await this.inner.insertRunning(jobName, params);
     this.inserts.push(r);
+    this.#inserted();
     return r;
   }
   resumePaused(runId: string) {
@@ -250,12 +256,12 @@ describe('runOrResume', () => {
     const left = new BarrierFactory(new PgJobStoreFactory(kysely()), b);
     const right = new BarrierFactory(new PgJobStoreFactory(kysely()), b);
     const outcomes = Promise.all([runOrResume(job, left), runOrResume(job, right)]);
-    // Exactly one INSERT wins; the loser short-circuits, then the winner's run is let through.
-    const loserDone = await Promise.race([
-      outcomes,
-      new Promise((r) => setTimeout(r, 200)).then(() => 'waiting'),
-    ]);
-    expect(loserDone).toBe('waiting');
+    // Exactly one INSERT wins; the loser short-circuits, then the winner's run is let through. The gate opens only
+    // once both INSERTs have returned: a timer here let a slow connection send the loser's INSERT after the winner
+    // had finished, and then both won.
+    await Promise.all([left.inserted, right.inserted]);
+    const settled = await Promise.race([outcomes.then(() => 'settled'), Promise.resolve('waiting')]);
+    expect(settled).toBe('waiting');
     gate.open();
     const [l, r] = await outcomes;
     const inserts = [...left.inserts, ...right.inserts];
