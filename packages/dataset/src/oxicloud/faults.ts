@@ -22,6 +22,7 @@ export const OXICLOUD_FAULT_NAMES = [
   'manifest_ref_count_high',
   'unreferenced_manifest',
   'manifest_shape_mismatch',
+  'wrong_manifest_total',
   'blob_orphaned_at_unset',
   'blob_size_mismatch',
   'drive_used_bytes_drift',
@@ -31,9 +32,11 @@ export const OXICLOUD_FAULT_NAMES = [
   'live_folder_under_trashed_parent',
   'live_file_under_trashed_folder',
   'folder_under_other_drive',
+  'root_without_drive',
   'file_in_other_drive_folder',
   'drive_without_owner',
   'dangling_grant',
+  'dangling_user_grant',
   'dangling_group_grant',
   'dangling_token_grant',
   'dangling_favorite',
@@ -107,6 +110,9 @@ export interface OxiCloudFaultExpectation {
  * - `manifest_shape_mismatch`: a multi-chunk manifest's `chunk_count` one
  *   more than its arrays (what `verify_integrity` reports as a length
  *   mismatch; readers go by the arrays, so the bytes still resolve). Id: the file hash.
+ * - `wrong_manifest_total`: a multi-chunk manifest's `total_size` 4 KiB
+ *   more than its chunk sizes add up to, its files' `size` with it (usage
+ *   follows), so only the manifest's shape is wrong. Id: the file hash.
  * - `blob_orphaned_at_unset`: an unreferenced blob row (bytes present) with
  *   `ref_count` 0 and no `orphaned_at`. Id: the hash.
  * - `blob_size_mismatch`: a live file's `size` + delta (its drive's
@@ -124,12 +130,16 @@ export interface OxiCloudFaultExpectation {
  *   untrashed alone (usage follows). Id: the file id.
  * - `folder_under_other_drive`: a live leaf folder moved under another
  *   drive's root without its `drive_id` (its files keep its drive). Id: the folder id.
+ * - `root_without_drive`: a personal drive repointed at a new root folder,
+ *   the old root's folders and files moved there, the old root left live
+ *   and empty with no drive pointing at it (§12 item 4). Id: the old root's id.
  * - `file_in_other_drive_folder`: a live file's `drive_id` set to another
  *   drive (usage of both drives and envelopes follows). Id: the file id.
  * - `drive_without_owner`: a shared drive's owner grants deleted. Id: the drive id.
  * - `dangling_grant`: a viewer grant on a file id that does not exist. Id: the grant id.
- * - `dangling_group_grant` / `dangling_token_grant`: a viewer grant on a
- *   drive's root folder whose group or share (token subject) does not exist.
+ * - `dangling_user_grant` / `dangling_group_grant` / `dangling_token_grant`:
+ *   a viewer grant on a drive's root folder whose user, group or share
+ *   (token subject) does not exist.
  *   Id: the grant id.
  * - `dangling_favorite`: a user's favorite of a file id no files row has
  *   (the file was deleted; nothing deletes its favorites). Id: the
@@ -213,6 +223,12 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     kind: 'manifest_shape_mismatch',
     severity: 'Drift',
   },
+  wrong_manifest_total: {
+    invariant: 13,
+    check: 'manifests_consistency',
+    kind: 'manifest_shape_mismatch',
+    severity: 'Drift',
+  },
   blob_orphaned_at_unset: {
     invariant: 16,
     check: 'blobs_consistency',
@@ -262,6 +278,12 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     kind: 'drive_id_parent_mismatch',
     severity: 'DataLoss',
   },
+  root_without_drive: {
+    invariant: 4,
+    check: 'folders_consistency',
+    kind: 'orphan_root',
+    severity: 'DataLoss',
+  },
   file_in_other_drive_folder: {
     invariant: 6,
     check: 'files_consistency',
@@ -275,6 +297,12 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     severity: 'DataLoss',
   },
   dangling_grant: {
+    invariant: 20,
+    check: 'grants_consistency',
+    kind: 'dangling_grant',
+    severity: 'Reclaimable',
+  },
+  dangling_user_grant: {
     invariant: 20,
     check: 'grants_consistency',
     kind: 'dangling_grant',

@@ -27,6 +27,7 @@ import {
   orphanThumbnail,
   truncatedChunk,
   unreferencedManifest,
+  wrongManifestTotal,
 } from './fault-injectors/content-faults.js';
 import type {
   FaultContext,
@@ -38,6 +39,7 @@ import {
   danglingGrant,
   danglingGroupGrant,
   danglingTokenGrant,
+  danglingUserGrant,
   expiredGrants,
   lingeringExpiredGrant,
 } from './fault-injectors/grant-faults.js';
@@ -48,6 +50,7 @@ import {
   folderUnderOtherDrive,
   liveFileUnderTrashedFolder,
   liveFolderUnderTrashedParent,
+  rootWithoutDrive,
   wrongFolderLpath,
   wrongFolderPath,
 } from './fault-injectors/tree-faults.js';
@@ -84,6 +87,7 @@ const INJECTORS: Record<OxiCloudFaultName, Injector> = {
   manifest_ref_count_high: manifestRefCountHigh,
   unreferenced_manifest: unreferencedManifest,
   manifest_shape_mismatch: manifestShapeMismatch,
+  wrong_manifest_total: wrongManifestTotal,
   blob_orphaned_at_unset: blobOrphanedAtUnset,
   blob_size_mismatch: blobSizeMismatch,
   drive_used_bytes_drift: driveUsedBytesDrift,
@@ -93,9 +97,11 @@ const INJECTORS: Record<OxiCloudFaultName, Injector> = {
   live_folder_under_trashed_parent: liveFolderUnderTrashedParent,
   live_file_under_trashed_folder: liveFileUnderTrashedFolder,
   folder_under_other_drive: folderUnderOtherDrive,
+  root_without_drive: rootWithoutDrive,
   file_in_other_drive_folder: fileInOtherDriveFolder,
   drive_without_owner: driveWithoutOwner,
   dangling_grant: danglingGrant,
+  dangling_user_grant: danglingUserGrant,
   dangling_group_grant: danglingGroupGrant,
   dangling_token_grant: danglingTokenGrant,
   dangling_favorite: danglingFavorite,

@@ -8,6 +8,7 @@ import { blobBytes } from '../../blob-content.js';
 import { rows } from '../../sql-client.js';
 import { OXI_STREAM } from '../plan.js';
 import {
+  addToDrive,
   DAY_MS,
   type FaultContext,
   faultBytes,
@@ -424,6 +425,55 @@ export const manifestShapeMismatch: Injector = async (ctx) => {
     id: p.file_hash,
     label: `manifest ${p.file_hash.slice(0, 12)}… (${p.chunk_count} chunks)`,
     detail: { storedChunkCount: p.chunk_count + 1, chunkCount: p.chunk_count },
+  }));
+};
+
+/**
+ * A multi-chunk manifest whose `total_size` is 4 KiB more than its chunks
+ * add up to, and its files' `size` with it (both come from the same upload
+ * count in OxiCloud; usage of the live files' drives follows): only the
+ * manifest's shape is wrong (§12 item 13).
+ */
+export const wrongManifestTotal: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'wrong_manifest_total',
+    'raise multiChunkFileShare or filesPerDrive',
+    async (i) =>
+      (
+        await rows<{ file_hash: string; total_size: string; chunk_count: number }>(
+          ctx.client,
+          `SELECT m.file_hash, m.total_size::text AS total_size, m.chunk_count FROM storage.chunk_manifests m
+            WHERE ${MANIFEST_FILTER}
+            ORDER BY hashtextextended(m.file_hash, $2::bigint + 97 + $3::bigint) LIMIT 1`,
+          [hashes(ctx), ctx.options.seed, i],
+        )
+      )[0],
+    (p) => ctx.usedHashes.add(p.file_hash),
+  );
+  const delta = 4096;
+  for (const p of picks) {
+    await ctx.client.query(
+      'UPDATE storage.chunk_manifests SET total_size = total_size + $2::bigint WHERE file_hash = $1',
+      [p.file_hash, delta],
+    );
+    const updated = await rows<{ drive_id: string; is_trashed: boolean }>(
+      ctx.client,
+      `UPDATE storage.files SET size = size + $2::bigint WHERE blob_hash = $1
+       RETURNING drive_id, is_trashed`,
+      [p.file_hash, delta],
+    );
+    const perDrive = new Map<string, number>();
+    for (const f of updated) {
+      if (!f.is_trashed) perDrive.set(f.drive_id, (perDrive.get(f.drive_id) ?? 0) + delta);
+    }
+    for (const [driveId, bytes] of perDrive) await addToDrive(ctx, driveId, bytes);
+  }
+  return picks.map((p) => ({
+    type: 'manifest',
+    id: p.file_hash,
+    label: `manifest ${p.file_hash.slice(0, 12)}… (${p.chunk_count} chunks, total + ${delta})`,
+    detail: { storedTotalSize: Number(p.total_size) + delta, totalSize: Number(p.total_size) },
   }));
 };
 

@@ -75,15 +75,16 @@ export const lingeringExpiredGrant: Injector = async (ctx) => {
 };
 
 /**
- * A viewer grant on a drive's root folder whose subject is gone: a group
- * deleted outside the app (no trigger cleans group grants) or a share row
- * deleted with the triggers off (a token grant without its share).
+ * A viewer grant on a drive's root folder whose subject is gone: a user or a
+ * share row deleted with the triggers off (or a grant inserted with an id
+ * nobody has: the table has no foreign keys), a group deleted outside the
+ * app (no trigger cleans group grants).
  */
 async function insertOrphanSubjectGrant(
   ctx: FaultContext,
   fault: OxiCloudFaultName,
   i: number,
-  subjectType: 'group' | 'token',
+  subjectType: 'user' | 'group' | 'token',
 ): Promise<OxiCloudFaultResource> {
   const [g] = await rows<{ id: string; label: string }>(
     ctx.client,
@@ -121,5 +122,12 @@ export const danglingTokenGrant: Injector = async (ctx) => {
   const out: OxiCloudFaultResource[] = [];
   for (let i = 0; i < n(ctx); i++)
     out.push(await insertOrphanSubjectGrant(ctx, 'dangling_token_grant', i, 'token'));
+  return out;
+};
+
+export const danglingUserGrant: Injector = async (ctx) => {
+  const out: OxiCloudFaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++)
+    out.push(await insertOrphanSubjectGrant(ctx, 'dangling_user_grant', i, 'user'));
   return out;
 };

@@ -196,3 +196,56 @@ export const driveWithoutOwner: Injector = async (ctx) => {
   }
   return picks.map((p) => ({ type: 'drive', id: p.id, label: p.label, detail: {} }));
 };
+
+/**
+ * A drive repointed at a new root folder, its old root's folders and files
+ * moved there, the old root left live and empty: what a hand-made "reset" of
+ * a drive or a restore does (§12 item 4). OxiCloud's `trg_no_orphan_root_folder`
+ * only checks the rows a statement touched, and the old root is not touched.
+ * The generator writes in one transaction, where the old root's own INSERT
+ * is still a pending check: those pending checks run first (the trigger is
+ * set IMMEDIATE, then DEFERRED again), as they would have at that INSERT's commit.
+ */
+export const rootWithoutDrive: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'root_without_drive',
+    'raise users',
+    (i) => pickDrive(ctx, 73, i, "d.kind = 'personal'"),
+    (p) => ctx.usedDrives.add(p.id),
+  );
+  await ctx.client.query('SET CONSTRAINTS storage.trg_no_orphan_root_folder IMMEDIATE');
+  await ctx.client.query('SET CONSTRAINTS storage.trg_no_orphan_root_folder DEFERRED');
+  const out: OxiCloudFaultResource[] = [];
+  for (const p of picks) {
+    const [root] = await rows<{ id: string; name: string }>(
+      ctx.client,
+      'SELECT fo.id, fo.name FROM storage.drives d JOIN storage.folders fo ON fo.id = d.root_folder_id WHERE d.id = $1',
+      [p.id],
+    );
+    if (!root) throw new Error(`internal: drive ${p.id} has no root folder`);
+    const [fresh] = await rows<{ id: string }>(
+      ctx.client,
+      `INSERT INTO storage.folders (name, parent_id, drive_id, created_at, updated_at)
+       VALUES ($1 || ' (new root)', NULL, $2, now() - interval '3 days', now() - interval '3 days') RETURNING id`,
+      [root.name, p.id],
+    );
+    if (!fresh) throw new Error('internal: folder insert returned nothing');
+    await ctx.client.query('UPDATE storage.drives SET root_folder_id = $2 WHERE id = $1', [p.id, fresh.id]);
+    await ctx.client.query('UPDATE storage.folders SET parent_id = $2 WHERE parent_id = $1', [
+      root.id,
+      fresh.id,
+    ]);
+    await ctx.client.query('UPDATE storage.files SET folder_id = $2 WHERE folder_id = $1', [
+      root.id,
+      fresh.id,
+    ]);
+    out.push({
+      type: 'folder',
+      id: root.id,
+      label: `${p.label}: its old root "${root.name}"`,
+      detail: { driveId: p.id, newRootId: fresh.id },
+    });
+  }
+  return out;
+};
