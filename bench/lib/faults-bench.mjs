@@ -3,7 +3,7 @@
 // `consistency_batch` with force through the server; the children's findings must be exactly the
 // ones the generator's records name (OXICLOUD_FAULT_EXPECTATIONS), no more and no fewer.
 import { join } from 'node:path';
-import { OXICLOUD_FAULT_EXPECTATIONS, OXICLOUD_FAULT_NAMES } from '@oxicloud/dataset';
+import { expectedFaultFindings, OXICLOUD_FAULT_NAMES } from '@oxicloud/dataset';
 import pg from 'pg';
 import { seedDatabase } from './dataset.mjs';
 import { startServer } from './server.mjs';
@@ -11,20 +11,9 @@ import { sleep } from './stats.mjs';
 
 const key = (f) => `${f.job} ${f.kind} ${f.severity} ${f.resourceId}`;
 
-/**
- * The findings one fault record must give: none when no check reports its kind (`check: null`),
- * else one per resource, on the resource's id or (`findingId: 'file_hash'`) the content hash
- * the resource belongs to.
- */
+/** The findings one fault record must give, as the bench compares them (`job` = the check). */
 export function expectedFindings(record) {
-  const e = OXICLOUD_FAULT_EXPECTATIONS[record.fault];
-  if (e.check === null) return [];
-  return record.resources.map((r) => ({
-    job: e.check,
-    kind: e.kind,
-    severity: e.severity,
-    resourceId: e.findingId === 'file_hash' ? String(r.detail?.fileHash) : r.id,
-  }));
+  return expectedFaultFindings(record).map(({ check, ...rest }) => ({ job: check, ...rest }));
 }
 
 /** Drives the faults need: most take one or two drives out of the others' reach, per resource. */

@@ -41,6 +41,7 @@ import {
 import type { OxiCloudDatabase } from '@oxicloud/storage/oxicloud';
 import {
   type BlobHasher,
+  type BlobSequenceHasher,
   type BlobStorage,
   createConsistencyBatchJob,
   createContentGcJob,
@@ -65,6 +66,7 @@ import type pg from 'pg';
 import { usersThroughOutage } from './auth/users-through-outage.js';
 import { clusterView } from './cluster/cluster-view.js';
 import { clusterConfigFromEnv } from './config/cluster-config.js';
+import { queueMonitorConfigFromEnv } from './config/queue-config.js';
 import type { ServerConfig, StorageEncryptionConfig } from './config/server-config.js';
 import type { TenantConfigs } from './config/tenant-configs.js';
 import { pgHealthProbe } from './database/health-probe.js';
@@ -85,6 +87,7 @@ import { PgJobFreshnessStore } from './freshness/job-freshness-store.js';
 import { SERVER_TARGET } from './logger.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { tickSkipTap } from './metrics/tick-skip-tap.js';
+import { QUEUES_TARGET, QueueMonitor } from './queues/queue-monitor.js';
 import { SERVER_VERSION } from './server-version.js';
 
 /** What the composition root is given: everything that touches the outside world is made by the caller. */
@@ -172,8 +175,12 @@ export interface BlobBackends {
   readonly source: BlobStorage;
   /** A backend by name (`local`, `s3`), or `null` when it is not configured (`storage_migration` targets). */
   resolve(name: string): BlobStorage | null;
-  /** Re-hashes the source's stored bytes (the repair of a missing blob row confirms them first). */
-  readonly sourceHasher: BlobHasher;
+  /**
+   * Re-hashes the source's stored bytes (the repair of a missing blob row
+   * confirms them first), one blob or a manifest's chunks in order
+   * (`manifests_consistency`'s deep whole-file pass).
+   */
+  readonly sourceHasher: BlobSequenceHasher;
   close(): Promise<void>;
   /** A hasher of the backend of that name (on the shared hashing pool), or `null` when it is not configured. */
   hasherOf(name: string): BlobHasher | null;
@@ -197,12 +204,17 @@ export function createBlobBackends(deps: {
   const { config, db, logger, onBytesHashed } = deps;
   const hashPool = new Blake3WorkerPool();
   const index = (deps.adapters ?? storageDomainAdapters('oxicloud', db)).blobIndex;
-  const hasherOf = (self: BlobStorage) => {
+  const hasherOf = (self: BlobStorage): BlobSequenceHasher => {
     const hasher = createBlobHasher(self, hashPool);
     if (onBytesHashed === undefined) return hasher;
     return {
       async hashStoredBlob(hash: string, signal?: AbortSignal) {
         const digest = await hasher.hashStoredBlob(hash, signal);
+        onBytesHashed(digest.size);
+        return digest;
+      },
+      async hashStoredSequence(hashes: readonly string[], signal?: AbortSignal) {
+        const digest = await hasher.hashStoredSequence(hashes, signal);
         onBytesHashed(digest.size);
         return digest;
       },
@@ -402,6 +414,8 @@ export function createRecoverableJobs(deps: {
   // The checks' batch loops log their retries, lost checkpoints and failures through the server's logger.
   const checks = {
     grants_consistency: { cleanupGraceMs: tenants.grantCleanup.graceMs, ...tenants.grantsConsistency },
+    // Deep runs hash each multi-chunk file's chunks, in order, from the store the server serves from.
+    manifests_consistency: { hasher: backends.sourceHasher },
   };
   for (const adapter of adapters.scans({ logger, checks })) consistency.register(adapter);
   consistency.register(backends.source);
@@ -713,7 +727,16 @@ export function composeServer(input: ComposeInput): ComposedServer {
     logger,
     checkIntervalMs: freshnessCheckIntervalMsFromEnv(input.env),
   });
-  metrics.attach({ registry, engine, freshness, findings: ledger });
+  // OxiCloud's queues: gauges at each scrape, and a mail when a drainer stops (beside OxiCloud by default).
+  const queueConfig = queueMonitorConfigFromEnv(input.env, { besideOxiCloud: database.kind === 'sidecar' });
+  const queues = new QueueMonitor({
+    reader: adapters.queues,
+    alerts,
+    logger,
+    stallMs: queueConfig.stallMs,
+    checkIntervalMs: queueConfig.checkIntervalMs,
+  });
+  metrics.attach({ registry, engine, freshness, findings: ledger, queues });
   const app = createAdminApp({
     catalog,
     findingKinds,
@@ -787,6 +810,16 @@ export function composeServer(input: ComposeInput): ComposedServer {
         ),
       );
       await freshness.start();
+      logger.info(
+        {
+          target: QUEUES_TARGET,
+          event: 'queues.watching',
+          stall_ms: queueConfig.stallMs,
+          check_interval_ms: queueConfig.checkIntervalMs,
+        },
+        queueConfig.summary,
+      );
+      queues.start();
       // The start line counts both kinds, as GET /api/admin/jobs lists them.
       registry.start({ alsoListed: { recoverable: engine.names().length } });
     },
@@ -802,6 +835,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
           ),
         );
       await freshness.stop();
+      await queues.stop();
       await backends.close();
       closeAlerts();
     },

@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { generateOxiCloudDataset } from '@oxicloud/dataset';
+import { expectedFaultFindings, generateOxiCloudDataset, OXICLOUD_FAULT_NAMES } from '@oxicloud/dataset';
 import { S3BlobStorage } from '@oxicloud/storage';
 import {
   createOxiCloudDatabase,
@@ -389,4 +389,97 @@ describe("oxijobs serve beside OxiCloud's S3 store (sidecar mode)", () => {
     expect(rows).toEqual([]);
     expect(await dumpDatabase(db.pool, { excludeSchemas: ['oxijobs'] })).toBe(before);
   });
+});
+
+/**
+ * Issue 32, "Done when" 3: every generator fault, made in a database
+ * OxiCloud's migrations created (its `_sqlx_migrations`, no engine schema),
+ * beside an encrypted local store, is found by the server in sidecar mode
+ * exactly as the in-process batch finds it (`expectedFaultFindings`, no
+ * missing and no extra), and nothing outside the engine's schema changes.
+ */
+describe('every fault made in an OxiCloud database, found in sidecar mode', () => {
+  let db: TestDatabase;
+  let dir: { path: string; remove(): void };
+  let server: CliProcess | undefined;
+
+  beforeAll(async () => {
+    db = await createOxiCloudDatabase({ max: 4 });
+    dir = scratchDir('sidecar-faults');
+  });
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+    await db?.drop();
+    dir?.remove();
+  });
+
+  it('consistency_batch --force --deep reports exactly the union of the faults’ findings, and changes nothing of OxiCloud', async () => {
+    const storageRoot = join(dir.path, 'oxicloud-storage');
+    const key = randomBytes(32);
+    const blobs = createBlobStorage({ backend: 'local', root: storageRoot }, { key: createSecretKey(key) });
+    const report = await generateOxiCloudDataset({
+      pool: db.pool,
+      blobs,
+      storageRoot,
+      options: {
+        seed: 11,
+        users: 12,
+        sharedDrives: 6,
+        filesPerDrive: 20,
+        multiChunkFileShare: 0.06,
+        multiChunkSize: { min: 1024 * 1024 + 1, max: 1024 * 1024 + 300_000 },
+        sharedChunkShare: 0.4,
+        trashedFolderShare: 0.2,
+        faults: [...OXICLOUD_FAULT_NAMES],
+      },
+    });
+    expect(report.faults.map((f) => f.fault)).toEqual([...OXICLOUD_FAULT_NAMES]);
+    const expected = report.faults
+      .flatMap(expectedFaultFindings)
+      .map((f) => `${f.check} ${f.kind} ${f.severity} ${f.resourceId}`)
+      .sort();
+    const { rows: admins } = await db.pool.query(
+      "SELECT email FROM auth.users WHERE role = 'admin' AND active ORDER BY email LIMIT 1",
+    );
+    const before = await dumpDatabase(db.pool);
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = cleanEnv({
+      OXICLOUD_DB_CONNECTION_STRING: db.url,
+      OXICLOUD_STORAGE_PATH: storageRoot,
+      OXICLOUD_STORAGE_ENCRYPTION_ENABLED: 'true',
+      OXICLOUD_STORAGE_ENCRYPTION_KEY: key.toString('base64'),
+      OXIJOBS_JWT_SECRET: randomBytes(32).toString('base64'),
+      OXICLOUD_HTTP_PORT: String(port),
+      OXICLOUD_DATA_DIR: join(dir.path, 'engine-data'),
+      OXICLOUD_LOG_FORMAT: 'json',
+      OXICLOUD_METRICS_ADDR: '',
+    });
+    server = startCli(['serve'], env);
+    await waitForStatus(`${base}/readyz`, 200, { process: server, timeoutMs: 90_000 });
+    expect(jsonLines(server.stdout()).find((l) => l['event'] === 'database.sidecar')).toBeDefined();
+    const minted = await runCli(['token', '--user', String(admins[0]?.['email'])], env);
+    expect(minted.code, minted.stderr).toBe(0);
+    const res = await fetch(`${base}/api/admin/jobs/consistency_batch/trigger?force=true&deep=true`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${minted.stdout.trim().split('\n').at(-1)!}` },
+    });
+    const body = (await res.json()) as {
+      ok: boolean;
+      outcome: { extra: { completed: number; failed: number; checks: string[] } };
+    };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.outcome.extra.failed, JSON.stringify(body)).toBe(0);
+    expect(body.outcome.extra.completed).toBe(body.outcome.extra.checks.length);
+    const { rows } = await db.pool.query<{ line: string }>(
+      `SELECT r.job_name || ' ' || f.kind || ' ' || f.severity || ' ' || f.resource_id AS line
+         FROM oxijobs.run_findings f JOIN oxijobs.recoverable_runs r ON r.id = f.run_id`,
+    );
+    const found = rows.map((r) => r.line).sort();
+    const missing = expected.filter((l) => !found.includes(l));
+    const extra = found.filter((l) => !expected.includes(l));
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+    expect(found).toEqual(expected);
+    expect(await dumpDatabase(db.pool, { excludeSchemas: ['oxijobs'] })).toBe(before);
+  }, 240_000);
 });

@@ -22,6 +22,7 @@ export type {
   JobAlertsOptions,
   JobFailedEvent,
   JobOverdueEvent,
+  QueueStalledEvent,
 } from './job-alerts.js';
 export { ALERTS_TARGET, DEFAULT_DEDUP_WINDOW_MS, JobAlerts } from './job-alerts.js';
 export type { Env, SmtpConfig, SmtpSecurity } from './smtp-config.js';
@@ -47,4 +48,6 @@ export type { JobFailedData, JobFailureCause } from './templates/job-failed.js';
 export { renderJobFailed } from './templates/job-failed.js';
 export type { JobOverdueData } from './templates/job-overdue.js';
 export { renderJobOverdue } from './templates/job-overdue.js';
+export type { QueueStalledData } from './templates/queue-stalled.js';
+export { renderQueueStalled } from './templates/queue-stalled.js';
 export type { RenderedEmail } from './templates/rendered-email.js';

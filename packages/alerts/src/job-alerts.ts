@@ -12,16 +12,26 @@ import type { JobFailureCause } from './templates/job-failed.js';
 import { renderJobFailed } from './templates/job-failed.js';
 import type { JobOverdueData } from './templates/job-overdue.js';
 import { renderJobOverdue } from './templates/job-overdue.js';
+import type { QueueStalledData } from './templates/queue-stalled.js';
+import { renderQueueStalled } from './templates/queue-stalled.js';
 import type { RenderedEmail } from './templates/rendered-email.js';
 
 /** The log target of every line alerts write. */
 export const ALERTS_TARGET = 'oxicloud::alerts';
 
-/** The kinds of alert; the dedup key is (job name, kind). */
-export type AlertKind = 'job_failed' | 'consistency_findings' | 'job_overdue' | 'finding_changes';
+/** The kinds of alert; the dedup key is (job name, kind), (queue table, kind) for `queue_stalled`. */
+export type AlertKind =
+  | 'job_failed'
+  | 'consistency_findings'
+  | 'job_overdue'
+  | 'finding_changes'
+  | 'queue_stalled';
 
 /** A job with no success within 1.5 × its expected cadence (see `renderJobOverdue`). */
 export type JobOverdueEvent = Omit<JobOverdueData, 'publicBaseUrl'>;
+
+/** One of OxiCloud's queues whose oldest row stopped moving (see `renderQueueStalled`). */
+export type QueueStalledEvent = QueueStalledData;
 
 /** A run that ended in `err` (Part 1 handler / timeout / throw, or a failed Part 2 run). */
 export interface JobFailedEvent {
@@ -214,17 +224,31 @@ export class JobAlerts {
     );
   }
 
+  /**
+   * Mails `[OxiCloud] Queue <table> is not draining` to every admin: one of
+   * OxiCloud's queues kept its oldest row past the threshold (its drainer
+   * stopped). The 6 h dedup applies per queue; "once per stall" is the
+   * caller's. No per-job switch: the queue is no job (the caller's
+   * threshold turns it off).
+   */
+  queueStalled(event: QueueStalledEvent): Promise<AlertResult> {
+    return this.#alert(event.table, 'queue_stalled', () => renderQueueStalled(event), {
+      dedup: true,
+      perJobSwitch: false,
+    });
+  }
+
   async #alert(
     job: string,
     kind: AlertKind,
     render: () => RenderedEmail,
-    options: { readonly dedup: boolean } = { dedup: true },
+    options: { readonly dedup: boolean; readonly perJobSwitch?: boolean } = { dedup: true },
   ): Promise<AlertResult> {
     const sender = this.#sender;
     if (sender === null) return 'no_sender';
     let key: string | undefined;
     try {
-      if (!alertsEnabledFor(this.#env, job)) {
+      if (options.perJobSwitch !== false && !alertsEnabledFor(this.#env, job)) {
         this.#logger.debug(
           { target: ALERTS_TARGET, event: 'alert.disabled', job, kind },
           `alerts for ${job} are off (OXICLOUD_JOB_${job.toUpperCase()}_ALERT_ON_FAIL=false)`,

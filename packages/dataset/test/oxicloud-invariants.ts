@@ -256,6 +256,15 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
                 WHEN 'folder' THEN EXISTS (SELECT 1 FROM storage.folders x WHERE x.id::text = r.item_id)
                 ELSE false END`,
     ),
+    // 21. Every share has exactly one token grant, a viewer on its item.
+    shareGrants: await ids(
+      pool,
+      `SELECT s.id FROM storage.shares s
+        WHERE (SELECT count(*) FROM storage.role_grants g WHERE g.subject_type = 'token' AND g.subject_id = s.id) <> 1
+           OR NOT EXISTS (SELECT 1 FROM storage.role_grants g
+                           WHERE g.subject_type = 'token' AND g.subject_id = s.id AND g.role = 'viewer'
+                             AND g.resource_type = s.item_type AND g.resource_id::text = s.item_id)`,
+    ),
     // Grants expired inside OxiCloud's 15-day cleanup grace, and past it.
     expiredInGrace: await ids(
       pool,
@@ -303,6 +312,7 @@ export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> 
   dangling_group_grant: 'danglingGrants',
   dangling_token_grant: 'danglingGrants',
   dangling_favorite: 'danglingReferences',
+  share_without_grant: 'shareGrants',
   orphan_thumbnail: 'orphanThumbnails',
   expired_grants: 'expiredInGrace',
   lingering_expired_grant: 'expiredPastGrace',

@@ -56,6 +56,7 @@ export const FIRST_PASS_ONLY: Readonly<Record<string, string>> = {
   'apps/server/test/oxicloud-domain-process.test.ts': `the server process on OxiCloud's domain; the checks' SQL is tests/integration's oxicloud-domain-checks, in pass 2`,
   'apps/server/test/cluster-ticks-process.test.ts': `three server processes and their slots; the lease SQL is @oxicloud/cluster's, in pass 2`,
   'apps/server/test/fault-multi-node.test.ts': `killed and stopped nodes; the lease SQL is @oxicloud/cluster's, in pass 2`,
+  'apps/server/test/oxicloud-queues.test.ts': `the queue monitor's mail and gauges in a server process; the queue SQL is @oxicloud/storage's oxi-queue-backlog, in pass 2`,
   'tests/tarballs/test/tarballs.test.ts': `the packed packages in a consumer project; ${PROCESS_SQL_IS_THE_PACKAGES}`,
 };
 

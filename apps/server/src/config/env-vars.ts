@@ -210,6 +210,18 @@ export const ENV_VARS: readonly EnvVarDoc[] = [
     meaning: 'how often overdue jobs are looked for and mailed (job_overdue); 0 = never',
   },
   {
+    name: 'OXIJOBS_QUEUE_STALL_SECONDS',
+    default: "(3600 beside OxiCloud; 0 on a database of the engine's own)",
+    meaning:
+      "how long the oldest row of one of OxiCloud's queues (storage.tree_etag_dirty, storage.search_index_dirty) may stay at its head before the queue is stalled and mailed once (queue_stalled), 0-604800; 0 = no alert (the gauges stay)",
+  },
+  {
+    name: 'OXIJOBS_QUEUE_CHECK_INTERVAL_SECONDS',
+    default: '60',
+    meaning:
+      "how often OxiCloud's queues are read and a stall is mailed, 0-86400; 0 = only at scrapes, never mailed",
+  },
+  {
     name: 'OXICLOUD_NODE_HEARTBEAT_SECONDS',
     default: '5',
     meaning: 'how often this process touches its row in jobs.nodes (database clock), 1-300',

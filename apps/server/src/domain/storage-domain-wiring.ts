@@ -12,6 +12,7 @@ import {
   OxiContentGcRepository,
   OxiGrantRepository,
   OxiMediaFileRepository,
+  OxiQueueBacklogReader,
   OxiRepairStore,
   OxiTrashRepository,
   OxiUsageRepository,
@@ -30,6 +31,7 @@ import type {
   UsageRepository,
 } from '@oxicloud/tenants';
 import type { Kysely } from 'kysely';
+import type { QueueBacklogReader } from '../queues/queue-stall.js';
 
 /** A job the domain does not register, and why (the boot line, the admin API's and CLI's answer). */
 export interface UnwiredJob {
@@ -75,6 +77,8 @@ export interface StorageDomainAdapters {
   readonly contentGc: ContentGcRepository;
   /** `repair`'s store. */
   readonly repairStore: RepairStore;
+  /** OxiCloud's queues (tree ETags, search index), read for the metrics and the stall alert. */
+  readonly queues: QueueBacklogReader;
   /** The jobs this domain does not register, in a fixed order. */
   readonly unwired: readonly UnwiredJob[];
 }
@@ -104,6 +108,7 @@ export function storageDomainAdapters(
     grants: new OxiGrantRepository(oxi),
     contentGc: new OxiContentGcRepository(oxi),
     repairStore: new OxiRepairStore(oxi),
+    queues: new OxiQueueBacklogReader(oxi),
     unwired: UNWIRED_ON_OXICLOUD,
   };
 }

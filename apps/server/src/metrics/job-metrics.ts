@@ -73,7 +73,7 @@ export class JobMetrics {
     });
     this.#hashed = new Counter({
       name: 'oxicloud_run_bytes_hashed_total',
-      help: 'Bytes this process re-hashed (deep storage_consistency)',
+      help: 'Bytes this process re-hashed (deep storage_consistency and manifests_consistency)',
       registers,
     });
     new Gauge({

@@ -5,15 +5,18 @@ import type { FreshnessMonitor } from '../freshness/freshness-monitor.js';
 import { ClusterGauges, type OpenFindings } from './cluster-gauges.js';
 import { JobMetrics } from './job-metrics.js';
 import type { MetricsSource } from './metrics-listener.js';
+import { type QueueFacts, QueueGauges } from './queue-gauges.js';
 
 /**
  * The server's metrics: {@link JobMetrics} (this process) fed by the
- * registry and engine hooks, and {@link ClusterGauges} (the database) read
- * at each scrape. `attach` is called once the jobs are registered.
+ * registry and engine hooks, and {@link ClusterGauges} (the database) and
+ * {@link QueueGauges} (OxiCloud's queues) read at each scrape. `attach` is
+ * called once the jobs are registered.
  */
 export class ServerMetrics implements MetricsSource {
   readonly jobs: JobMetrics;
   #cluster: ClusterGauges | null = null;
+  #queues: QueueGauges | null = null;
   #registry: JobRegistry | null = null;
   #engine: RecoverableEngine | null = null;
   readonly #schema: string;
@@ -52,6 +55,8 @@ export class ServerMetrics implements MetricsSource {
     readonly freshness: FreshnessMonitor;
     /** The findings lifecycle (`PgFindingLedger`): the open findings gauge. */
     readonly findings: OpenFindings;
+    /** OxiCloud's queues (`QueueMonitor`): the queue gauges; none without it. */
+    readonly queues?: QueueFacts;
   }): void {
     this.#registry = deps.registry;
     this.#engine = deps.engine;
@@ -65,11 +70,14 @@ export class ServerMetrics implements MetricsSource {
       jobs: names,
       schema: this.#schema,
     });
+    if (deps.queues !== undefined) {
+      this.#queues = new QueueGauges({ registry: this.jobs.registry, queues: deps.queues });
+    }
   }
 
-  /** The Prometheus text: the cluster gauges read fresh from the database, then every metric. */
+  /** The Prometheus text: the cluster and queue gauges read fresh from the database, then every metric. */
   async render(): Promise<string> {
-    await this.#cluster?.refresh();
+    await Promise.all([this.#cluster?.refresh(), this.#queues?.refresh()]);
     return this.jobs.registry.metrics();
   }
 }

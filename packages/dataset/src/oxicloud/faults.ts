@@ -40,6 +40,7 @@ export const OXICLOUD_FAULT_NAMES = [
   'dangling_group_grant',
   'dangling_token_grant',
   'dangling_favorite',
+  'share_without_grant',
   'orphan_thumbnail',
   'expired_grants',
   'lingering_expired_grant',
@@ -96,10 +97,12 @@ export interface OxiCloudFaultExpectation {
  * - `blob_ref_count_drift`: a legacy blob's or a chunk's `ref_count` + 2. Id: the hash.
  * - `one_chunk_ref_count_drift`: a one-chunk content's chunk row counted one
  *   file too many (`copy_folder_tree` does +N on it, §5). Id: the hash.
- * - `chunk_bytes_overwritten` / `truncated_chunk`: other bytes under a
- *   chunk's key, of its size or of half of it (a crash mid-write left a short
- *   object that a later identical upload keeps); found by a deep run (the
- *   batch the tests run is deep). Id: the chunk hash.
+ * - `chunk_bytes_overwritten`: other bytes of its size under a chunk's key;
+ *   found by a deep run only (the batch the tests run is deep). Id: the chunk hash.
+ * - `truncated_chunk`: other bytes of half its size under a chunk's key (a
+ *   crash mid-write left a short object that a later identical upload
+ *   keeps); found by every run from the object's size, and reported once by
+ *   a deep run (an object of the wrong size is not re-hashed). Id: the chunk hash.
  * - `manifest_ref_count_drift`: a manifest used by two files or more counts
  *   one file too few (the dangerous direction). Id: the file hash.
  * - `manifest_ref_count_high`: a multi-chunk manifest counts one file more
@@ -144,6 +147,9 @@ export interface OxiCloudFaultExpectation {
  * - `dangling_favorite`: a user's favorite of a file id no files row has
  *   (the file was deleted; nothing deletes its favorites). Id: the
  *   favorite's serial id.
+ * - `share_without_grant`: a share link row of a live file with no token
+ *   grant (the second of its two writes never ran, fact sheet §8): the link
+ *   opens nothing. Id: the share's id.
  * - `orphan_thumbnail`: the three thumbnails of a hash that is neither a
  *   manifest nor a blob (needs `storageRoot`). Id: the hash.
  * - `expired_grants`: a grant that expired 2 days ago (inside OxiCloud's
@@ -195,9 +201,8 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
   truncated_chunk: {
     invariant: 17,
     check: 'storage_consistency',
-    kind: 'blob_hash_mismatch',
+    kind: 'blob_object_size_mismatch',
     severity: 'DataLoss',
-    deepOnly: true,
   },
   manifest_ref_count_drift: {
     invariant: 14,
@@ -325,6 +330,12 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     check: 'references_consistency',
     kind: 'dangling_favorite',
     severity: 'Reclaimable',
+  },
+  share_without_grant: {
+    invariant: 21,
+    check: 'references_consistency',
+    kind: 'share_grant_mismatch',
+    severity: 'DataLoss',
   },
   orphan_thumbnail: {
     invariant: 19,

@@ -133,6 +133,16 @@ describe('a clean OxiCloud-shaped dataset', () => {
       c.legacyBlobs,
     );
     expect(await count(f.db, 'SELECT count(*) AS n FROM storage.role_grants')).toBe(c.grants);
+    // Share links: each has its one viewer token grant on its file (§12 item 21).
+    expect(c.shares).toBeGreaterThan(0);
+    expect(
+      await count(
+        f.db,
+        `SELECT count(*) AS n FROM storage.shares s JOIN storage.role_grants g
+            ON g.subject_type = 'token' AND g.subject_id = s.id AND g.role = 'viewer'
+           AND g.resource_type = 'file' AND g.resource_id = s.item_id::uuid`,
+      ),
+    ).toBe(c.shares);
     expect(await count(f.db, 'SELECT COALESCE(sum(size), 0) AS n FROM storage.blobs')).toBe(c.blobBytes);
     expect(
       await count(

@@ -22,7 +22,7 @@ import type {
   OxiCloudDatasetProgress,
   OxiCloudDatasetReport,
 } from './report.js';
-import { writeThumbnails } from './thumbnails.js';
+import { writeFileIdThumbnails, writeThumbnails } from './thumbnails.js';
 import { insertFiles, insertFolders } from './tree-writer.js';
 import {
   createScratchTables,
@@ -136,6 +136,7 @@ export async function generateOxiCloudDataset(
     let actions: OxiCloudStorageAction[] = [];
     let rowStats: Awaited<ReturnType<typeof insertContentRows>>;
     let memberGrants: number;
+    let shares: number;
     try {
       content = await writeContentBytes(plan, input.blobs, options.writeConcurrency, written, (done) =>
         progress('blob_bytes', done, plan.contents.length),
@@ -163,7 +164,7 @@ export async function generateOxiCloudDataset(
         rowStats = await insertContentRows(client, plan, content.digests, per);
         progress('usage', 0, 1);
         await recomputeUsage(client);
-        await insertItemReferences(client);
+        shares = await insertItemReferences(client);
         progress('faults', 0, options.faults.length);
         ({ records: faults, storageActions: actions } = await injectOxiCloudFaults({
           client,
@@ -193,6 +194,14 @@ export async function generateOxiCloudDataset(
     let thumbnails = 0;
     if (input.storageRoot !== undefined) {
       thumbnails = await writeThumbnails(input.storageRoot, options.seed, imageHashes);
+      // A few files keyed by file id, for files that exist: not counted in `thumbnails` (three per image).
+      await writeFileIdThumbnails(
+        input.storageRoot,
+        options.seed,
+        client,
+        imageHashes,
+        new Date(Date.now() - 3 * 86_400_000),
+      );
       const orphans = actions.flatMap((a) => (a.type === 'thumbnail' ? [a.hash] : []));
       // Made days ago, as the fault's other resources are: past a normal (not forced) run's grace.
       const daysAgo = new Date(Date.now() - 3 * 86_400_000);
@@ -214,6 +223,7 @@ export async function generateOxiCloudDataset(
       blobBytes: content.bytes,
       thumbnails,
       memberGrants,
+      shares,
     });
     const report: OxiCloudDatasetReport = {
       options,
@@ -276,6 +286,7 @@ function countDataset(
     blobBytes: number;
     thumbnails: number;
     memberGrants: number;
+    shares: number;
   },
 ): OxiCloudDatasetCounts {
   const filesOf = new Map<number, number>();
@@ -314,7 +325,8 @@ function countDataset(
       .filter((f) => f.trashedAgo === null)
       .reduce((s, f) => s + (plan.contents[f.contentNo]?.size ?? 0), 0),
     thumbnails: stats.thumbnails,
-    grants: plan.drives.reduce((s, d) => s + d.owners.length, 0) + stats.memberGrants,
+    grants: plan.drives.reduce((s, d) => s + d.owners.length, 0) + stats.memberGrants + stats.shares,
+    shares: stats.shares,
     maxFolderDepth: plan.maxDepth,
   };
 }

@@ -35,10 +35,12 @@ export type {
   OxiCloudDatasetPhase,
   OxiCloudDatasetProgress,
   OxiCloudDatasetReport,
+  OxiCloudExpectedFinding,
 } from './report.js';
 export {
   describeOxiCloudDatasetReport,
   describeOxiCloudExpectedFindings,
   describeOxiCloudFaultResources,
+  expectedFaultFindings,
 } from './report.js';
 export { listThumbnailHashes, THUMBNAIL_SIZES, thumbnailPath } from './thumbnails.js';

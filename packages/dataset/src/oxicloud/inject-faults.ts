@@ -43,7 +43,7 @@ import {
   expiredGrants,
   lingeringExpiredGrant,
 } from './fault-injectors/grant-faults.js';
-import { danglingFavorite } from './fault-injectors/reference-faults.js';
+import { danglingFavorite, shareWithoutGrant } from './fault-injectors/reference-faults.js';
 import {
   driveWithoutOwner,
   fileInOtherDriveFolder,
@@ -105,6 +105,7 @@ const INJECTORS: Record<OxiCloudFaultName, Injector> = {
   dangling_group_grant: danglingGroupGrant,
   dangling_token_grant: danglingTokenGrant,
   dangling_favorite: danglingFavorite,
+  share_without_grant: shareWithoutGrant,
   orphan_thumbnail: orphanThumbnail,
   expired_grants: expiredGrants,
   lingering_expired_grant: lingeringExpiredGrant,

@@ -2,6 +2,8 @@
  * The report of an OxiCloud-shaped dataset: counts per kind, the faults,
  * the time per phase, and a one-paragraph summary for the CLI.
  */
+import type { Severity } from '@oxicloud/consistency/severity';
+import type { OxiCloudFaultExpectation } from './faults.js';
 import type { OxiCloudFaultRecord } from './inject-faults.js';
 import type { ResolvedOxiCloudDatasetOptions } from './options.js';
 
@@ -46,8 +48,10 @@ export interface OxiCloudDatasetCounts {
   readonly liveFileBytes: number;
   /** Thumbnail files written (three per image content; 0 without `storageRoot`). */
   readonly thumbnails: number;
-  /** Grants: drive owner grants and the externals' grants. */
+  /** Grants: drive owner grants, the externals' grants and the share links' token grants. */
   readonly grants: number;
+  /** Share links (`storage.shares`), each with its one viewer token grant on a live file. */
+  readonly shares: number;
   /** Depth of the deepest folder (root folders are 0). */
   readonly maxFolderDepth: number;
 }
@@ -117,7 +121,7 @@ export function describeOxiCloudDatasetReport(report: OxiCloudDatasetReport): st
     `${c.legacyFiles} legacy; ${c.dedupFiles} deduplicated; ${c.trashedFiles} trashed, ${c.oldTrashedFiles} over 30 days; ` +
     `${formatBytes(c.fileBytes)}), ${c.manifests} manifests, ${c.chunkBlobs} chunk blobs (${c.sharedChunks} shared) and ` +
     `${c.legacyBlobs} legacy blobs (${formatBytes(c.blobBytes)} in the store), ${c.thumbnails} thumbnails, ` +
-    `${c.grants} grants. ${faults}`
+    `${c.grants} grants, ${c.shares} share links. ${faults}`
   );
 }
 
@@ -132,15 +136,42 @@ export function describeOxiCloudFaultResources(report: OxiCloudDatasetReport): s
   return lines.join('\n');
 }
 
+/** One finding a fault must give: the check that records it, its kind and severity, and its resource id. */
+export interface OxiCloudExpectedFinding {
+  readonly check: string;
+  readonly kind: string;
+  readonly severity: Severity | undefined;
+  readonly resourceId: string;
+}
+
+/**
+ * The findings one fault record must give (`consistency_batch` with force
+ * and deep): none when no check reports it (`check: null`), else one per
+ * resource, on the resource's id or, for `findingId: 'file_hash'`, on the
+ * content hash the resource belongs to.
+ */
+export function expectedFaultFindings(record: OxiCloudFaultRecord): OxiCloudExpectedFinding[] {
+  const e: OxiCloudFaultExpectation = record.expect;
+  if (e.check === null) return [];
+  const check = e.check;
+  return record.resources.map((r) => ({
+    check,
+    kind: e.kind,
+    severity: e.severity,
+    resourceId: e.findingId === 'file_hash' ? String(r.detail?.['fileHash']) : r.id,
+  }));
+}
+
 /** What `consistency_batch` (force, deep) must report for the injected faults, one line each (printed by seed). */
 export function describeOxiCloudExpectedFindings(report: OxiCloudDatasetReport): string {
   const lines = ['Expected findings:'];
   for (const f of report.faults) {
     const { check, kind, severity, invariant } = f.expect;
+    const ids = check === null ? f.resourceIds : expectedFaultFindings(f).map((x) => x.resourceId);
     lines.push(
       check === null
-        ? `  ${f.fault}: no check reports it (${kind}${invariant === null ? '' : `, §12.${invariant}`}) on ${f.resourceIds.join(', ')}`
-        : `  ${f.fault}: ${check} reports ${kind} (${severity ?? '-'}, §12.${invariant ?? '-'}) on ${f.resourceIds.join(', ')}`,
+        ? `  ${f.fault}: no check reports it (${kind}${invariant === null ? '' : `, §12.${invariant}`}) on ${ids.join(', ')}`
+        : `  ${f.fault}: ${check} reports ${kind} (${severity ?? '-'}, §12.${invariant ?? '-'}) on ${ids.join(', ')}`,
     );
   }
   return lines.join('\n');

@@ -120,6 +120,50 @@ describe('references_consistency on OxiCloud’s domain (OxiReferenceScan)', () 
     });
   });
 
+  it('a share of a file that exists without its one viewer grant on it → share_grant_mismatch (DataLoss), by reason', async () => {
+    const {
+      rows: [docs],
+    } = await q('SELECT drive_id FROM storage.folders WHERE id = $1', [w.folderId]);
+    const { id: other } = await fx.file(docs.drive_id, w.folderId, 'b.txt', 10);
+    // No grant at all (the second write never ran).
+    const {
+      rows: [bare],
+    } = await q(
+      `INSERT INTO storage.shares (item_id, item_type, token, created_at, created_by)
+       VALUES ($1, 'file', 'no-grant-token', extract(epoch FROM now())::bigint, $2) RETURNING id::text`,
+      [w.fileId, w.alice],
+    );
+    // A grant that is not a viewer (the link edits), and one on another file than the share names.
+    const editor = await fx.share({ type: 'file', id: w.fileId }, w.alice);
+    await q("UPDATE storage.role_grants SET role = 'editor' WHERE id = $1", [editor.grantId]);
+    const elsewhere = await fx.share({ type: 'file', id: w.fileId }, w.alice);
+    await q('UPDATE storage.role_grants SET resource_id = $2 WHERE id = $1', [elsewhere.grantId, other]);
+    // Two grants (a second viewer grant on the folder as well).
+    const twice = await fx.share({ type: 'file', id: w.fileId }, w.alice);
+    await fx.grant(
+      { type: 'token', id: twice.shareId },
+      { type: 'folder', id: w.folderId },
+      { role: 'viewer' },
+    );
+    // A share whose grant has expired still has it (the purge's): no finding.
+    await fx.share({ type: 'file', id: w.fileId }, w.alice, { expires: "now() - interval '1 day'" });
+
+    const run = await runner.run(check, { batch_size: 2 });
+    expect(summary(run.findings)).toEqual(
+      [bare.id, editor.shareId, elsewhere.shareId, twice.shareId]
+        .map((id) => `share_grant_mismatch DataLoss ${id}`)
+        .sort(),
+    );
+    const reasons = Object.fromEntries(run.findings.map((f) => [f.resourceId, f.detail['reason']]));
+    expect(reasons).toEqual({
+      [bare.id]: 'no_token_grant',
+      [editor.shareId]: 'token_grant_mismatch',
+      [elsewhere.shareId]: 'token_grant_mismatch',
+      [twice.shareId]: 'token_grant_mismatch',
+    });
+    expect(check.kinds?.find((k) => k.kind === 'share_grant_mismatch')?.severity).toBe('DataLoss');
+  });
+
   it('an id that is no uuid and a type OxiCloud does not have are named as such', async () => {
     await q(
       `INSERT INTO auth.user_favorites (user_id, item_id, item_type, created_at)

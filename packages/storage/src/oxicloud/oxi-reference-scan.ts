@@ -76,7 +76,10 @@ export interface OxiReferenceScanOptions {
  * (`unknown_type`; `user_favorites.item_type` has no CHECK), its id is no
  * uuid (`not_a_uuid`; a 2026-06 migration removed those, a later write may
  * not), or no `storage.files` / `storage.folders` row has that id
- * (`missing`, trashed items exist). Each page is one statement: a keyset
+ * (`missing`, trashed items exist). A share whose item exists must have
+ * exactly one token grant, a viewer on that item (§8, §12 item 21): else
+ * `no_token_grant` or `token_grant_mismatch`, reported as
+ * `share_grant_mismatch`. Each page is one statement: a keyset
  * page of the source by its primary key, the lookups by primary key, and
  * back only the dangling rows older than the grace.
  */
@@ -91,7 +94,12 @@ export class OxiReferenceScan implements ReferenceScan {
     this.#checks = [
       {
         ...createReferencesConsistencyCheck({ ...checks.references_consistency, ...logger, scan: this }),
-        reads: [...Object.values(SOURCES).map((s) => s.table), 'storage.files', 'storage.folders'],
+        reads: [
+          ...Object.values(SOURCES).map((s) => s.table),
+          'storage.files',
+          'storage.folders',
+          'storage.role_grants',
+        ],
       },
     ];
   }
@@ -163,6 +171,17 @@ export class OxiReferenceScan implements ReferenceScan {
                       AND NOT EXISTS (SELECT 1 FROM storage.files f WHERE f.id = b.item_id::uuid) THEN 'missing'
                  WHEN b.item_type = 'folder'
                       AND NOT EXISTS (SELECT 1 FROM storage.folders f WHERE f.id = b.item_id::uuid) THEN 'missing'
+                 ${
+                   source === 'shares'
+                     ? sql`ELSE (SELECT CASE WHEN count(*) = 0 THEN 'no_token_grant'
+                                             WHEN count(*) > 1 OR bool_or(g.role <> 'viewer'
+                                                  OR g.resource_type <> b.item_type
+                                                  OR g.resource_id <> b.item_id::uuid) THEN 'token_grant_mismatch'
+                                        END
+                                   FROM storage.role_grants g
+                                  WHERE g.subject_type = 'token' AND g.subject_id = b.id)`
+                     : sql``
+                 }
                END AS reason
           FROM batch b
       )

@@ -184,7 +184,7 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
         kind: ORPHAN_ROOT,
         severity: 'DataLoss',
         meaning:
-          "the folder's parent chain never reaches a top-level folder of its drive (a cycle, or a detour through another drive)",
+          "a live top-level folder no drive points at as its root, or a folder whose parent chain never reaches its drive's root (a cycle, or a detour through another drive)",
         repair: null,
       },
     ],

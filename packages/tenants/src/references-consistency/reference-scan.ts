@@ -21,9 +21,23 @@ export interface DanglingReference {
   readonly userId: string | null;
   readonly itemType: string | null;
   readonly itemId: string | null;
-  /** `missing` (no such file or folder), `not_a_uuid` or `unknown_type`. */
-  readonly reason: 'missing' | 'not_a_uuid' | 'unknown_type';
+  /**
+   * `missing` (no such file or folder), `not_a_uuid` or `unknown_type`; for
+   * a share whose item exists, `no_token_grant` (no grant has the share as
+   * its token subject) or `token_grant_mismatch` (more than one, or its one
+   * grant is not a viewer on the share's item): see {@link SHARE_GRANT_REASONS}.
+   */
+  readonly reason: 'missing' | 'not_a_uuid' | 'unknown_type' | ShareGrantReason;
 }
+
+/**
+ * The reasons a share's item exists but its link does not work as shared
+ * (fact sheet §8, §12 item 21: every share has exactly one token grant, a
+ * viewer on `(item_type, item_id)`): reported as `share_grant_mismatch`.
+ */
+export const SHARE_GRANT_REASONS = ['no_token_grant', 'token_grant_mismatch'] as const;
+/** One of {@link SHARE_GRANT_REASONS}. */
+export type ShareGrantReason = (typeof SHARE_GRANT_REASONS)[number];
 
 /** The grace boundary of a reference scan (from the run's `startedAt`). */
 export interface ReferenceScanOptions {

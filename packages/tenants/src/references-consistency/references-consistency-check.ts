@@ -61,6 +61,7 @@ import {
   type ReferenceScan,
   type ReferenceScanOptions,
   type ReferenceSource,
+  SHARE_GRANT_REASONS,
 } from './reference-scan.js';
 
 /** Job name of the check. */
@@ -106,11 +107,15 @@ export interface ReferencesConsistencyCheckOptions {
   readonly logger?: Logger;
 }
 
-/** The finding a dangling row stands for; its resource id is the row's key. */
+/** A share whose item exists but whose token grant is missing or not a viewer on it (§12 item 21). */
+export const SHARE_GRANT_MISMATCH = 'share_grant_mismatch';
+
+/** The finding a dangling row (or a share without its one viewer grant) stands for; its resource id is the row's key. */
 export function referenceFinding(r: DanglingReference): Inconsistency {
+  const shareGrant = (SHARE_GRANT_REASONS as readonly string[]).includes(r.reason);
   return {
-    kind: SOURCE[r.source].kind,
-    severity: 'Reclaimable',
+    kind: shareGrant ? SHARE_GRANT_MISMATCH : SOURCE[r.source].kind,
+    severity: shareGrant ? 'DataLoss' : 'Reclaimable',
     resourceId: r.id,
     detail: { user_id: r.userId, item_type: r.itemType, item_id: r.itemId, reason: r.reason },
   };
@@ -157,13 +162,22 @@ export function createReferencesConsistencyCheck(
     subsystem: scan.subsystem(),
     order: 38,
     countMeaning:
-      'findings this run found: favorites, recent items, magic links and shares that name a file or folder that is gone',
-    kinds: REFERENCE_SOURCES.map((s) => ({
-      kind: SOURCE[s].kind,
-      severity: 'Reclaimable' as const,
-      meaning: SOURCE[s].meaning,
-      repair: null,
-    })),
+      'findings this run found: favorites, recent items, magic links and shares that name a file or folder that is gone, and shares without their one viewer grant',
+    kinds: [
+      ...REFERENCE_SOURCES.map((s) => ({
+        kind: SOURCE[s].kind,
+        severity: 'Reclaimable' as const,
+        meaning: SOURCE[s].meaning,
+        repair: null,
+      })),
+      {
+        kind: SHARE_GRANT_MISMATCH,
+        severity: 'DataLoss' as const,
+        meaning:
+          'a share link whose item exists has no token grant (the link opens nothing), or not exactly one viewer grant on its item (the link gives what was not shared)',
+        repair: null,
+      },
+    ],
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
     estimateTotal: () => scan.estimateRows(),

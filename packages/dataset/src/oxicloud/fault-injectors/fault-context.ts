@@ -23,7 +23,8 @@ export interface OxiCloudFaultResource {
     | 'manifest'
     | 'grant'
     | 'thumbnail'
-    | 'favorite';
+    | 'favorite'
+    | 'share';
   /**
    * UUID, a hash for `blob`, `manifest` and `thumbnail`, the serial id for
    * `favorite`: the id the expected finding carries.

@@ -1,6 +1,8 @@
 /**
  * The reference faults: a favorite left behind by a file deleted since
- * (OxiCloud deletes no favorite with its item, fact sheet §10).
+ * (OxiCloud deletes no favorite with its item, fact sheet §10); a share link
+ * whose grant was never written (fact sheet §8: the share row and its grant
+ * are two statements).
  */
 import { rows } from '../../sql-client.js';
 import { type Injector, n, notApplicable, type OxiCloudFaultResource } from './fault-context.js';
@@ -30,6 +32,37 @@ export const danglingFavorite: Injector = async (ctx) => {
       id: f.id,
       label: `${f.username}'s favorite of a deleted file (${i + 1})`,
       detail: { itemId: f.file_id },
+    });
+  }
+  return out;
+};
+
+export const shareWithoutGrant: Injector = async (ctx) => {
+  const out: OxiCloudFaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++) {
+    const [s] = await rows<{ id: string; username: string; file_id: string }>(
+      ctx.client,
+      `WITH pick AS (
+         SELECT u.id AS user_id, u.username, f.id AS file_id, f.name
+           FROM oxi_users u
+           JOIN storage.drives d ON d.default_for_user = u.id
+           JOIN oxi_drives od ON od.id = d.id
+           JOIN storage.files f ON f.drive_id = d.id AND NOT f.is_trashed
+          WHERE u.user_no < 100
+          ORDER BY hashtextextended(u.username || ':' || f.name, $1::bigint + 11 + $2::bigint) LIMIT 1
+       )
+       INSERT INTO storage.shares (item_id, item_name, item_type, token, created_at, created_by)
+       SELECT p.file_id::text, p.name, 'file', gen_random_uuid()::text,
+              extract(epoch FROM now() - interval '2 days')::bigint, p.user_id FROM pick p
+       RETURNING id::text, (SELECT username FROM pick) AS username, item_id AS file_id`,
+      [ctx.options.seed, i],
+    );
+    if (!s) notApplicable('share_without_grant', n(ctx), i, 'raise users or filesPerDrive');
+    out.push({
+      type: 'share',
+      id: s.id,
+      label: `${s.username}'s share link with no grant (${i + 1})`,
+      detail: { itemId: s.file_id },
     });
   }
   return out;
