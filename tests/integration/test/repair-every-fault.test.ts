@@ -51,6 +51,7 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'files_consistency missing_blob': /no bytes for this hash .* file\(s\) reference it/,
   'storage_consistency missing_blob_bytes': /no other backend is configured/,
   'storage_consistency blob_hash_mismatch': /no other backend is configured/,
+  'storage_consistency blob_object_size_mismatch': /no safe repair action for storage_consistency/,
   'storage_consistency orphan_thumbnail': /no safe repair action for storage_consistency/,
   'blobs_consistency ref_count_mismatch': /is above the .* never lowers a count/,
   'folders_consistency drive_id_parent_mismatch': /differs from its parent .* person's decision/,
@@ -62,6 +63,8 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'manifests_consistency manifest_shape_mismatch': /no safe repair action for manifests_consistency/,
   'drives_consistency drive_without_owner': /no safe repair action for drives_consistency/,
   'references_consistency dangling_favorite': /no safe repair action for references_consistency/,
+  'references_consistency share_grant_mismatch': /no safe repair action for references_consistency/,
+  'folders_consistency orphan_root': /a live top-level folder .* that no drive names as its root .* a person’s decision/,
 };
 
 describe('repair of an OxiCloud dataset with every fault', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConsistencyCheck } from '@oxicloud/consistency';
@@ -153,13 +153,16 @@ export async function putBlob(
   return { hash, bytes, fileIds: fileIds.sort() };
 }
 
-/** Overwrites a local blob's bytes in place (corruption), keeping the key, with the given mtime. */
+/**
+ * Overwrites a local blob's bytes in place with other bytes of the same size
+ * (bit rot: only a deep re-hash tells), keeping the key, with the given mtime.
+ */
 export async function corruptLocalBlob(
   storage: LocalFsBlobStorage,
   hash: string,
   mtime: Date,
 ): Promise<Buffer> {
-  const other = randomBytes(300);
+  const other = randomBytes((await stat(storage.pathOf(hash))).size);
   await writeFile(storage.pathOf(hash), other);
   await utimes(storage.pathOf(hash), mtime, mtime);
   return other;

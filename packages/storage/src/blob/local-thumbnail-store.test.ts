@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalThumbnailStore } from './local-thumbnail-store.js';
-import { thumbnailPath } from './thumbnail-layout.js';
+import { externalThumbnailPath, thumbnailPath, transcodedImagePath } from './thumbnail-layout.js';
 
 let root: string;
 beforeEach(async () => {
@@ -62,6 +62,70 @@ describe('LocalThumbnailStore: OxiCloud’s .thumbnails, by content hash', () =>
   it('a storage root without .thumbnails has no thumbnails', async () => {
     expect(
       await new LocalThumbnailStore(join(root, 'missing')).list({ startAfter: null, limit: 10 }),
+    ).toEqual([]);
+  });
+});
+
+describe('LocalThumbnailStore: OxiCloud’s files keyed by file id', () => {
+  const id = (n: number) => `0190a000-0000-7000-8000-${String(n).padStart(12, '0')}`;
+  async function write(path: string, bytes: number) {
+    await mkdir(join(path, '..'), { recursive: true });
+    await writeFile(path, Buffer.alloc(bytes));
+    return path;
+  }
+
+  it('merges ext- thumbnails of the three sizes and .transcoded/webp (and .skip) by file id, in id order, paged; other names are not theirs', async () => {
+    await write(externalThumbnailPath(root, 'icon', id(2)), 10);
+    await write(externalThumbnailPath(root, 'large', id(2)), 30);
+    await write(transcodedImagePath(root, id(2)), 50);
+    await write(transcodedImagePath(root, id(2), true), 0);
+    await write(transcodedImagePath(root, id(1), true), 0);
+    await write(externalThumbnailPath(root, 'preview', id(3)), 7);
+    // A hash thumbnail, a temp file, an upper-case id and a name that is not a UUID: not keyed by a file id.
+    await put('icon', hash('a'), 5);
+    await write(join(root, '.thumbnails', 'icon', 'oxithumb-123.jpg'), 1);
+    await write(join(root, '.thumbnails', 'icon', `ext-${id(4).toUpperCase()}.jpg`), 1);
+    await write(join(root, '.transcoded', 'webp', 'notes.webp'), 1);
+    const store = new LocalThumbnailStore(root);
+    const first = await store.listByFileId({ startAfter: null, limit: 2 });
+    expect(
+      first.map((e) => [e.fileId, e.externalThumbnails?.bytes ?? null, e.transcoded?.bytes ?? null]),
+    ).toEqual([
+      [id(1), null, 0],
+      [id(2), 40, 50],
+    ]);
+    expect(first[1]?.externalThumbnails?.files).toEqual([
+      join('.thumbnails', 'icon', `ext-${id(2)}.jpg`),
+      join('.thumbnails', 'large', `ext-${id(2)}.jpg`),
+    ]);
+    expect(first[1]?.transcoded?.files).toEqual([
+      join('.transcoded', 'webp', `${id(2)}.webp`),
+      join('.transcoded', 'webp', `${id(2)}.webp.skip`),
+    ]);
+    const rest = await store.listByFileId({ startAfter: id(2), limit: 2 });
+    expect(rest.map((e) => [e.fileId, e.externalThumbnails?.files.length, e.transcoded])).toEqual([
+      [id(3), 1, null],
+    ]);
+    // The hash walk is not disturbed by them.
+    expect((await store.list({ startAfter: null, limit: 10 })).map((e) => e.hash)).toEqual([hash('a')]);
+  });
+
+  it('stats one file id now (newest time of each family), null when nothing is left; no folders, no entries', async () => {
+    const old = await write(externalThumbnailPath(root, 'icon', id(5)), 3);
+    await utimes(old, new Date('2020-01-01'), new Date('2020-01-01'));
+    const store = new LocalThumbnailStore(root);
+    expect(await store.statByFileId(id(5))).toEqual({
+      fileId: id(5),
+      externalThumbnails: {
+        files: [join('.thumbnails', 'icon', `ext-${id(5)}.jpg`)],
+        bytes: 3,
+        modifiedAt: new Date('2020-01-01'),
+      },
+      transcoded: null,
+    });
+    expect(await store.statByFileId(id(6))).toBeNull();
+    expect(
+      await new LocalThumbnailStore(join(root, 'missing')).listByFileId({ startAfter: null, limit: 5 }),
     ).toEqual([]);
   });
 });

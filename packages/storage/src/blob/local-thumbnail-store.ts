@@ -1,12 +1,43 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ThumbnailEntry, ThumbnailStore } from '@oxicloud/tenants';
+import type { DerivedFiles, FileDerivativesEntry, ThumbnailEntry, ThumbnailStore } from '@oxicloud/tenants';
 import {
+  externalThumbnailFileIdOf,
   THUMBNAIL_EXTENSIONS,
   THUMBNAIL_SIZES,
   THUMBNAILS_DIR,
+  TRANSCODED_DIR,
+  TRANSCODED_FORMAT,
   thumbnailHashOf,
+  transcodedFileIdOf,
 } from './thumbnail-layout.js';
+
+/** Paths (relative to the root) of one file id's derived files, by family. */
+interface FileIdFiles {
+  readonly external: string[];
+  readonly transcoded: string[];
+}
+
+/** The first position in the sorted `keys` after `startAfter` (binary search). */
+function firstAfter(keys: readonly string[], startAfter: string | null): number {
+  let at = 0;
+  if (startAfter === null) return at;
+  let hi = keys.length;
+  while (at < hi) {
+    const mid = (at + hi) >>> 1;
+    if ((keys[mid] as string) <= startAfter) at = mid + 1;
+    else hi = mid;
+  }
+  return at;
+}
+
+/** The names in `dir`; none when it is missing. */
+async function namesIn(dir: string): Promise<string[]> {
+  return readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return [] as string[];
+    throw error;
+  });
+}
 
 /**
  * {@link ThumbnailStore} over OxiCloud's storage root on local disk: the
@@ -17,11 +48,18 @@ import {
  * costs three `readdir`s and a `stat` per listed file, not three per page.
  * A thumbnail written after the walk began is seen by the next walk. No
  * thumbnail folder means no thumbnails.
+ *
+ * The file-id keyed files (`listByFileId`: `ext-<file_id>.jpg` in the three
+ * size folders, `.transcoded/webp/<file_id>.webp` and its `.skip` marker)
+ * are walked the same way, with a listing of their own: four `readdir`s
+ * per walk and a `stat` per listed file.
  */
 export class LocalThumbnailStore implements ThumbnailStore {
   readonly #root: string;
   /** The walk's listing: each thumbnailed hash, sorted, with its files as the folders named them. */
   #walk: { hashes: string[]; files: Map<string, string[]> } | null = null;
+  /** The file-id walk's listing: each file id, sorted, with its files as the folders named them. */
+  #fileIdWalk: { ids: string[]; files: Map<string, FileIdFiles> } | null = null;
 
   /** @param root OxiCloud's storage root (`OXICLOUD_STORAGE_PATH`), the folder that holds `.thumbnails`. */
   constructor(root: string) {
@@ -34,16 +72,7 @@ export class LocalThumbnailStore implements ThumbnailStore {
   }): Promise<ThumbnailEntry[]> {
     if (options.startAfter === null || this.#walk === null) this.#walk = await this.#listing();
     const { hashes, files } = this.#walk;
-    let at = 0;
-    if (options.startAfter !== null) {
-      // The first hash after startAfter (binary search over the sorted listing).
-      let hi = hashes.length;
-      while (at < hi) {
-        const mid = (at + hi) >>> 1;
-        if ((hashes[mid] as string) <= options.startAfter) at = mid + 1;
-        else hi = mid;
-      }
-    }
+    const at = firstAfter(hashes, options.startAfter);
     const out: ThumbnailEntry[] = [];
     for (const hash of hashes.slice(at, at + options.limit)) {
       // Only the files the listing found are read (a stat each), not every size and extension.
@@ -62,8 +91,49 @@ export class LocalThumbnailStore implements ThumbnailStore {
     );
   }
 
+  async listByFileId(options: {
+    readonly startAfter: string | null;
+    readonly limit: number;
+  }): Promise<FileDerivativesEntry[]> {
+    if (options.startAfter === null || this.#fileIdWalk === null)
+      this.#fileIdWalk = await this.#fileIdListing();
+    const { ids, files } = this.#fileIdWalk;
+    const at = firstAfter(ids, options.startAfter);
+    const out: FileDerivativesEntry[] = [];
+    for (const fileId of ids.slice(at, at + options.limit)) {
+      const entry = await this.#fileIdEntry(fileId, files.get(fileId) ?? { external: [], transcoded: [] });
+      if (entry !== null) out.push(entry);
+    }
+    return out;
+  }
+
+  statByFileId(fileId: string): Promise<FileDerivativesEntry | null> {
+    return this.#fileIdEntry(fileId, {
+      external: THUMBNAIL_SIZES.map((size) => join(THUMBNAILS_DIR, size, `ext-${fileId}.jpg`)),
+      transcoded: [
+        join(TRANSCODED_DIR, TRANSCODED_FORMAT, `${fileId}.${TRANSCODED_FORMAT}`),
+        join(TRANSCODED_DIR, TRANSCODED_FORMAT, `${fileId}.${TRANSCODED_FORMAT}.skip`),
+      ],
+    });
+  }
+
+  /** The derived files of `fileId` among `candidates` that are files now, by family. */
+  async #fileIdEntry(fileId: string, candidates: FileIdFiles): Promise<FileDerivativesEntry | null> {
+    const externalThumbnails = await this.#files(candidates.external);
+    const transcoded = await this.#files(candidates.transcoded);
+    return externalThumbnails === null && transcoded === null
+      ? null
+      : { fileId, externalThumbnails, transcoded };
+  }
+
   /** The thumbnails of `hash` among `candidates` (paths relative to the root) that are files now. */
   async #entry(hash: string, candidates: readonly string[]): Promise<ThumbnailEntry | null> {
+    const found = await this.#files(candidates);
+    return found === null ? null : { hash, ...found };
+  }
+
+  /** Those of `candidates` (paths relative to the root) that are files now; `null` when none is. */
+  async #files(candidates: readonly string[]): Promise<DerivedFiles | null> {
     const files: string[] = [];
     let bytes = 0;
     let newest = 0;
@@ -77,19 +147,14 @@ export class LocalThumbnailStore implements ThumbnailStore {
       bytes += info.size;
       newest = Math.max(newest, info.mtimeMs);
     }
-    return files.length === 0 ? null : { hash, files, bytes, modifiedAt: new Date(newest) };
+    return files.length === 0 ? null : { files, bytes, modifiedAt: new Date(newest) };
   }
 
   /** Every thumbnailed hash of the three size folders, sorted, with its files in size then extension order. */
   async #listing(): Promise<{ hashes: string[]; files: Map<string, string[]> }> {
     const files = new Map<string, string[]>();
     for (const size of THUMBNAIL_SIZES) {
-      const names = await readdir(join(this.#root, THUMBNAILS_DIR, size)).catch(
-        (error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return [] as string[];
-          throw error;
-        },
-      );
+      const names = await namesIn(join(this.#root, THUMBNAILS_DIR, size));
       const here = new Set(names);
       for (const name of names) {
         const hash = thumbnailHashOf(name);
@@ -104,5 +169,31 @@ export class LocalThumbnailStore implements ThumbnailStore {
       }
     }
     return { hashes: [...files.keys()].sort(), files };
+  }
+
+  /** Every file id of the three size folders' `ext-` thumbnails and of `.transcoded/webp`, sorted, with its files. */
+  async #fileIdListing(): Promise<{ ids: string[]; files: Map<string, FileIdFiles> }> {
+    const files = new Map<string, FileIdFiles>();
+    const of = (fileId: string): FileIdFiles => {
+      let entry = files.get(fileId);
+      if (entry === undefined) {
+        entry = { external: [], transcoded: [] };
+        files.set(fileId, entry);
+      }
+      return entry;
+    };
+    for (const size of THUMBNAIL_SIZES) {
+      for (const name of await namesIn(join(this.#root, THUMBNAILS_DIR, size))) {
+        const fileId = externalThumbnailFileIdOf(name);
+        if (fileId !== null) of(fileId).external.push(join(THUMBNAILS_DIR, size, name));
+      }
+    }
+    const transcoded = join(TRANSCODED_DIR, TRANSCODED_FORMAT);
+    // Sorted, so the image comes before its marker (`<id>.webp` < `<id>.webp.skip`), as statByFileId lists them.
+    for (const name of (await namesIn(join(this.#root, transcoded))).sort()) {
+      const fileId = transcodedFileIdOf(name);
+      if (fileId !== null) of(fileId).transcoded.push(join(transcoded, name));
+    }
+    return { ids: [...files.keys()].sort(), files };
   }
 }

@@ -7,6 +7,7 @@ import type {
 } from '@oxicloud/tenants';
 import { type Kysely, sql } from 'kysely';
 import { bigintToNumber } from '../postgres/database.js';
+import { StorageError } from '../storage-error.js';
 import { estimateRowsOf } from './content-sql.js';
 import type { OxiCloudDatabase } from './database.js';
 
@@ -43,7 +44,9 @@ const ROW_JSON = (alias: string) =>
  * alone, in hash order over the primary key:
  * a row whose key is not listed has lost its bytes (`missing_blob_bytes`),
  * a listed key without a row is orphan bytes (`orphan_blob`: OxiCloud never
- * reclaims them, §12 item 18).
+ * reclaims them, §12 item 18), a listed key whose row records another size
+ * than the listing implies is a truncated or grown object
+ * (`blob_object_size_mismatch`, §12 item 17).
  *
  * `fileImpact` counts the files that READ the object, not only those
  * naming it: the files of every manifest listing the hash as a chunk (one
@@ -62,12 +65,19 @@ export class OxiBlobIndexScan implements BlobIndexScan {
   }
 
   async scanRange(query: BlobRangeQuery): Promise<BlobRangeScan> {
-    const { after, upTo, limit, listedHashes } = query;
+    const { after, upTo, limit, listedHashes, listedSizes } = query;
+    if (listedSizes.length !== listedHashes.length) {
+      throw new StorageError(
+        'INVALID_ARGUMENT',
+        `OxiBlobIndexScan.scanRange: listedSizes must have one size per listed hash (${listedHashes.length}), got ${listedSizes.length}`,
+      );
+    }
     const { rows } = await sql<{
       rows_scanned: number;
       cut_at: string | null;
       not_listed: RowJson[];
       without_row: string[];
+      size_mismatches: RowJson[];
     }>`
       WITH r AS MATERIALIZED (
         SELECT b.hash, b.size, b.ref_count, b.orphaned_at, b.content_type, b.created_at
@@ -78,22 +88,29 @@ export class OxiBlobIndexScan implements BlobIndexScan {
          LIMIT ${limit}
       ),
       s AS (SELECT count(*)::int AS n, max(hash) AS last FROM r),
-      l AS MATERIALIZED (SELECT unnest(${[...listedHashes]}::text[]) AS hash),
+      l AS MATERIALIZED (
+        SELECT * FROM unnest(${[...listedHashes]}::text[], ${listedSizes.map(String)}::bigint[]) AS l(hash, size)
+      ),
       lc AS (SELECT l.hash FROM l, s WHERE s.n < ${limit} OR l.hash <= s.last)
       SELECT s.n AS rows_scanned,
              CASE WHEN s.n >= ${limit} THEN s.last END AS cut_at,
              COALESCE((SELECT json_agg(${ROW_JSON('r')} ORDER BY r.hash)
                          FROM r WHERE NOT EXISTS (SELECT 1 FROM l WHERE l.hash = r.hash)), '[]'::json) AS not_listed,
              COALESCE((SELECT json_agg(lc.hash ORDER BY lc.hash)
-                         FROM lc WHERE NOT EXISTS (SELECT 1 FROM r WHERE r.hash = lc.hash)), '[]'::json) AS without_row
+                         FROM lc WHERE NOT EXISTS (SELECT 1 FROM r WHERE r.hash = lc.hash)), '[]'::json) AS without_row,
+             COALESCE((SELECT json_agg(${ROW_JSON('r')} ORDER BY r.hash)
+                         FROM r JOIN l ON l.hash = r.hash WHERE l.size <> r.size), '[]'::json) AS size_mismatches
         FROM s`.execute(this.#db);
     const row = rows[0];
-    if (!row) return { rowsScanned: 0, cutAt: null, rowsNotListed: [], listedWithoutRow: [] };
+    if (!row) {
+      return { rowsScanned: 0, cutAt: null, rowsNotListed: [], listedWithoutRow: [], sizeMismatches: [] };
+    }
     return {
       rowsScanned: Number(row.rows_scanned),
       cutAt: row.cut_at,
       rowsNotListed: row.not_listed.map(toRow),
       listedWithoutRow: row.without_row,
+      sizeMismatches: row.size_mismatches.map(toRow),
     };
   }
 
@@ -177,5 +194,18 @@ export class OxiBlobIndexScan implements BlobIndexScan {
          AND NOT EXISTS (SELECT 1 FROM storage.blobs b WHERE b.hash = h.hash)
        ORDER BY h.hash`.execute(this.#db);
     return rows.map((r) => r.hash);
+  }
+
+  /**
+   * Of `fileIds`, those no `storage.files` row has (trashed rows count: a
+   * trashed file exists): one probe by primary key each, in one query.
+   */
+  async unknownFileIds(fileIds: readonly string[]): Promise<string[]> {
+    if (fileIds.length === 0) return [];
+    const { rows } = await sql<{ id: string }>`
+      SELECT f.id::text AS id FROM unnest(${[...fileIds]}::uuid[]) AS f(id)
+       WHERE NOT EXISTS (SELECT 1 FROM storage.files x WHERE x.id = f.id)
+       ORDER BY f.id`.execute(this.#db);
+    return rows.map((r) => r.id);
   }
 }

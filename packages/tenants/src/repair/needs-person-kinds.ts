@@ -41,6 +41,17 @@ function reasonFor(finding: RepairFinding): { type: string; reason: string; affe
         ],
       };
     case ORPHAN_ROOT:
+      if (d['parent_id'] === null || d['parent_id'] === undefined) {
+        return {
+          type: 'folder',
+          reason:
+            `a live top-level folder (drive ${text(d['drive_id'])}, path ${text(d['path'])}) that no drive names as its root ` +
+            '(its drive points at another root: a drive repointed by hand, or a restore): OxiCloud rejects any later update ' +
+            'of it at commit (trg_no_orphan_root_folder). Whether its folders and files belong under the drive’s root or ' +
+            'the drive should point back at it is a person’s decision',
+          affected: [{ folder_id: finding.resourceId, drive_id: d['drive_id'] ?? null, parent_id: null }],
+        };
+      }
       return {
         type: 'folder',
         reason:

@@ -21,6 +21,13 @@ export interface BlobRangeQuery {
   readonly limit: number;
   /** The keys the backend listed in the interval, ascending. */
   readonly listedHashes: readonly string[];
+  /**
+   * Aligned with `listedHashes`: the `storage.blobs.size` each listed object
+   * implies, i.e. its stored size less what the store adds to every object
+   * (28 bytes of nonce and tag when it encrypts; fact sheet §12 item 17).
+   * Negative for an encrypted object shorter than those 28 bytes.
+   */
+  readonly listedSizes: readonly number[];
 }
 
 /** What one interval of the merge walk found; anomalies only, never every row. */
@@ -44,6 +51,12 @@ export interface BlobRangeScan {
    * `blobs_consistency`'s `orphaned_at_mismatch`, not an orphan here.)
    */
   readonly listedWithoutRow: readonly string[];
+  /**
+   * Rows in the interval (up to `cutAt`) whose key the backend listed with
+   * another size than the row's (`listedSizes`): a truncated or grown
+   * object. Young rows included (the check applies its grace).
+   */
+  readonly sizeMismatches: readonly BlobIndexRow[];
 }
 
 /** A blob row with the files that point at its hash (Pass 2 of `missing_blob_bytes`). */
@@ -92,4 +105,11 @@ export interface BlobIndexScan {
    * item 19). Needed by the thumbnails phase only.
    */
   unknownContentHashes?(hashes: readonly string[]): Promise<string[]>;
+  /**
+   * Of `fileIds` (lowercase UUIDs), the ones no `storage.files` row has,
+   * trashed rows included (a trashed file still exists): what OxiCloud's
+   * file-id keyed thumbnails and transcoded images name (§12 item 19). One
+   * query per call. Needed by the thumbnails phases only.
+   */
+  unknownFileIds?(fileIds: readonly string[]): Promise<string[]>;
 }

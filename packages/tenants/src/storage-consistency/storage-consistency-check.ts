@@ -16,9 +16,15 @@
  *      disagree, which the blob-row check owns, so this check skips it.
  *    - forward (row → bytes): a row whose key the backend did not list has
  *      lost its bytes.
+ *    - both: a listed key whose row records another size than the object
+ *      has (its stored size less 28 bytes of nonce and tag when the store
+ *      encrypts, fact sheet §12 item 17) is a truncated (or grown) object:
+ *      compared in SQL from the sizes the listing gave, no extra read.
  *    `?deep=true` also re-hashes every listed blob (worker threads that read
  *    the file themselves; 4 blobs in flight for 2 workers, so neither waits
- *    for the event loop) and sniffs its mime type from the first bytes.
+ *    for the event loop) and sniffs its mime type from the first bytes;
+ *    an object whose size is already wrong is not hashed (it is reported
+ *    once, as `blob_object_size_mismatch`).
  * 2. Severity.
  *    - `orphan_blob`: `Reclaimable` (disk waste, no user impact).
  *    - `missing_blob_bytes`: `DataLoss` (every GET of every file pointing at
@@ -26,6 +32,10 @@
  *      20 file ids; recorded biggest impact first within a batch. A row that
  *      nothing references (`ref_count = 0` and no file) is not data loss and
  *      is left to dedup GC.
+ *    - `blob_object_size_mismatch`: `DataLoss` (readers get short or long
+ *      bytes, or, encrypted, a failed decrypt); detail carries the row's
+ *      size, the stored and the expected stored size, whether the store
+ *      encrypts, the backend and the row's `ref_count`.
  *    - `blob_hash_mismatch`: `DataLoss` (the bytes are not what was uploaded).
  *    - `blob_mime_mismatch`: `Drift` (the bytes are intact; the recorded
  *      content type is wrong, so clients get the wrong `Content-Type`).
@@ -39,7 +49,14 @@
  *    the thumbnails of a hash that is neither a manifest's `file_hash` nor a
  *    blob row (fact sheet §12 item 19; job-registry.md folds the former
  *    thumbnail check in here). Pass 2 re-asks the index and re-reads the
- *    files; grace on the newest file's modification time.
+ *    files; grace on the newest file's modification time. Phase 3 walks
+ *    the file ids that name derived files (phase byte 3 + the 16 bytes of
+ *    the last file id): `orphan_file_thumbnail`
+ *    (`.thumbnails/{icon,preview,large}/ext-<file_id>.jpg`) and
+ *    `orphan_transcoded_image` (`.transcoded/webp/<file_id>.webp` and its
+ *    `.skip` marker), both `Reclaimable`, magnitude bytes, for a file id no
+ *    `storage.files` row has (a trashed file still has its row); one index
+ *    query per page, the same Pass 2 and grace.
  * 4. Grace. 1 h from the run's `startedAt` (bytes by their `modifiedAt`,
  *    rows by `created_at`): an upload whose row lands a moment after its
  *    bytes is neither orphan nor missing. Deep re-hashing only looks at bytes
@@ -53,18 +70,20 @@
  *    between batches. Pass 2 re-reads the other side before recording:
  *    orphan → re-read the row (landed → drop) and re-head the bytes (collected
  *    → drop); missing → re-head the bytes (landed → drop) and re-read the row
- *    (deleted → drop); hash mismatch → re-head (rewritten → re-hash);
- *    mime mismatch → re-read the recorded type.
+ *    (deleted → drop); size mismatch → re-read the row and re-head the bytes
+ *    (either gone, young or now of the right size → drop); hash mismatch →
+ *    re-head (rewritten → re-hash); mime mismatch → re-read the recorded type.
  * 7. Closing (findings across runs). A `Completed` run merged the whole
- *    listing with every row; an `orphan_blob` or `missing_blob_bytes` it did
- *    not report again, that pass 2 did not drop, and whose last report came
+ *    listing with every row; an `orphan_blob`, `missing_blob_bytes` or
+ *    `blob_object_size_mismatch` it did not report again, that pass 2 did not drop, and whose last report came
  *    from a run whose grace boundary is not later than this run's is `fixed`
  *    (bytes collected, or a row deleted, fix theirs). `blob_hash_mismatch` and
  *    `blob_mime_mismatch` are examined by deep runs only (`kindGraceMs`): a
  *    normal run never fixes them, a deep run judges them against its 24 h
  *    boundary. Magnitude: `orphan_blob` its size in bytes,
- *    `missing_blob_bytes` the number of files referencing it; the mismatches
- *    have none.
+ *    `missing_blob_bytes` the number of files referencing it,
+ *    `blob_object_size_mismatch` how many bytes the object is off by; the
+ *    hash and mime mismatches have none.
  */
 import {
   type CheckOptions,
@@ -86,6 +105,7 @@ import {
   runBatches,
   type ScanBatch,
   scanBatch,
+  uuidCursor,
 } from '@oxicloud/recoverable';
 import type { Logger } from '@oxicloud/scheduler';
 import { TenantsError } from '../errors.js';
@@ -95,7 +115,12 @@ import type { BlobIndexRow, BlobIndexScan } from './blob-index-scan.js';
 import { mapLimit } from './map-limit.js';
 import { type MimeSniff, mimeContradicts, sniffMime } from './mime-sniff.js';
 import { storeCanary } from './store-canary.js';
-import type { ThumbnailEntry, ThumbnailStore } from './thumbnail-store.js';
+import type {
+  DerivedFiles,
+  FileDerivativesEntry,
+  ThumbnailEntry,
+  ThumbnailStore,
+} from './thumbnail-store.js';
 
 /** Job name of the check. */
 export const STORAGE_CONSISTENCY_CHECK_NAME = 'storage_consistency';
@@ -105,12 +130,22 @@ export const MISSING_BLOB_BYTES = 'missing_blob_bytes';
 export const BLOB_HASH_MISMATCH = 'blob_hash_mismatch';
 export const BLOB_MIME_MISMATCH = 'blob_mime_mismatch';
 export const ORPHAN_THUMBNAIL = 'orphan_thumbnail';
+export const BLOB_OBJECT_SIZE_MISMATCH = 'blob_object_size_mismatch';
+export const ORPHAN_FILE_THUMBNAIL = 'orphan_file_thumbnail';
+export const ORPHAN_TRANSCODED_IMAGE = 'orphan_transcoded_image';
+/**
+ * What an encrypting store adds to every object: OxiCloud's AES-256-GCM
+ * layout `nonce (12) ‖ ciphertext ‖ tag (16)` (fact sheet §7), so the
+ * stored size is `storage.blobs.size + 28`.
+ */
+export const ENCRYPTED_OBJECT_OVERHEAD_BYTES = 28;
 /** At most this many file ids are listed in a `missing_blob_bytes` finding's detail. */
 export const MISSING_BYTES_MAX_FILE_IDS = 20;
 
 const PHASE_MERGE = 1;
 const PHASE_THUMBNAILS = 2;
-const KEY_LENGTHS = { [PHASE_MERGE]: 32, [PHASE_THUMBNAILS]: 32 };
+const PHASE_FILE_IDS = 3;
+const KEY_LENGTHS = { [PHASE_MERGE]: 32, [PHASE_THUMBNAILS]: 32, [PHASE_FILE_IDS]: 16 };
 /** Backend HEAD calls in flight during Pass 2. */
 const HEAD_CONCURRENCY = 8;
 
@@ -135,9 +170,11 @@ export interface StorageConsistencyCheckOptions {
    */
   readonly hashConcurrency?: number;
   /**
-   * OxiCloud's thumbnails (its storage root's `.thumbnails`): walked in a
-   * second phase for `orphan_thumbnail`. Needs `index.unknownContentHashes`.
-   * Without it the check has no such phase and no such kind.
+   * OxiCloud's thumbnails (its storage root's `.thumbnails` and
+   * `.transcoded`): walked in a second phase for `orphan_thumbnail` (needs
+   * `index.unknownContentHashes`) and a third for `orphan_file_thumbnail`
+   * and `orphan_transcoded_image` (needs `index.unknownFileIds`). Without it
+   * the check has no such phases and no such kinds.
    */
   readonly thumbnails?: ThumbnailStore;
   readonly logger?: Logger;
@@ -158,7 +195,16 @@ type Item =
       readonly sniffed: MimeSniff;
       readonly row: BlobIndexRow;
     }
-  | { readonly kind: typeof ORPHAN_THUMBNAIL; readonly thumbnail: ThumbnailEntry };
+  | { readonly kind: typeof BLOB_OBJECT_SIZE_MISMATCH; readonly entry: BlobEntry; readonly row: BlobIndexRow }
+  | { readonly kind: typeof ORPHAN_THUMBNAIL; readonly thumbnail: ThumbnailEntry }
+  | {
+      readonly kind: typeof ORPHAN_FILE_THUMBNAIL | typeof ORPHAN_TRANSCODED_IMAGE;
+      readonly fileId: string;
+      readonly derived: DerivedFiles;
+    };
+
+/** An orphan of phase 3: one family of a file id's derived files. */
+type FileDerivativeItem = Extract<Item, { readonly fileId: string }>;
 
 /** Per-run constants. */
 interface RunContext {
@@ -171,6 +217,22 @@ interface RunContext {
 }
 
 type UnknownContent = NonNullable<BlobIndexScan['unknownContentHashes']>;
+type UnknownFileIds = NonNullable<BlobIndexScan['unknownFileIds']>;
+
+/** An object's stored size, whether its store encrypts, and the `storage.blobs.size` that size implies. */
+interface StoredSize {
+  readonly stored: number;
+  readonly encrypted: boolean;
+  /** `stored` less the encryption overhead; negative for an encrypted object shorter than it. */
+  readonly rowSize: number;
+}
+
+function storedSizeOf(entry: BlobEntry): StoredSize {
+  // An encrypting store reports `storedSize` on every entry (`EncryptedBlobStorage`); a plain one never does.
+  const encrypted = entry.storedSize !== undefined;
+  const stored = entry.storedSize ?? entry.size;
+  return { stored, encrypted, rowSize: stored - (encrypted ? ENCRYPTED_OBJECT_OVERHEAD_BYTES : 0) };
+}
 
 function isOld(modifiedAt: Date | undefined, boundary: Date): boolean {
   // A backend that does not know the age of its bytes: Pass 2 is the only guard.
@@ -201,8 +263,12 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
 /**
  * The `storage_consistency` check: the blob backend walked in hash order and
  * merged with `storage.blobs`. Findings (resource = blob hash):
- * `orphan_blob` (`Reclaimable`), `missing_blob_bytes` (`DataLoss`), and in
- * deep mode `blob_hash_mismatch` (`DataLoss`) and `blob_mime_mismatch` (`Drift`).
+ * `orphan_blob` (`Reclaimable`), `missing_blob_bytes` (`DataLoss`),
+ * `blob_object_size_mismatch` (`DataLoss`), and in deep mode
+ * `blob_hash_mismatch` (`DataLoss`) and `blob_mime_mismatch` (`Drift`). With
+ * a `thumbnails` store: `orphan_thumbnail` (resource = content hash),
+ * `orphan_file_thumbnail` and `orphan_transcoded_image` (resource = file
+ * id), all `Reclaimable`.
  *
  * @example
  * ```ts
@@ -219,17 +285,22 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
   if (!blobs || !index || !hasher) {
     throw new TenantsError('INVALID_CONFIG', 'createStorageConsistencyCheck needs blobs, index and hasher');
   }
-  // The thumbnails phase, resolved once: the store and the index's content lookup, or none.
-  let thumbnailPhase: { store: ThumbnailStore; unknown: UnknownContent } | null = null;
+  // The thumbnails phases, resolved once: the store and the index's content and file lookups, or none.
+  let thumbnailPhase: {
+    store: ThumbnailStore;
+    unknown: UnknownContent;
+    unknownFiles: UnknownFileIds;
+  } | null = null;
   if (thumbnails !== undefined) {
     const unknown = index.unknownContentHashes?.bind(index);
-    if (unknown === undefined) {
+    const unknownFiles = index.unknownFileIds?.bind(index);
+    if (unknown === undefined || unknownFiles === undefined) {
       throw new TenantsError(
         'INVALID_CONFIG',
-        'createStorageConsistencyCheck: a thumbnails store needs an index with unknownContentHashes',
+        'createStorageConsistencyCheck: a thumbnails store needs an index with unknownContentHashes and unknownFileIds',
       );
     }
-    thumbnailPhase = { store: thumbnails, unknown };
+    thumbnailPhase = { store: thumbnails, unknown, unknownFiles };
   }
   const graceMs = positiveInteger('graceWindowMs', options.graceWindowMs, DEFAULT_GRACE_WINDOW_MS, 0);
   const deepGraceMs = positiveInteger(
@@ -244,11 +315,13 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
   async function deepCheck(
     entries: readonly BlobEntry[],
     rows: ReadonlyMap<string, BlobIndexRow>,
+    wrongSize: ReadonlySet<string>,
     ctx: RunContext,
   ): Promise<{ items: Item[]; firstUndone: number | null }> {
+    // An object of the wrong size is not hashed: it is reported once, as blob_object_size_mismatch.
     const targets = entries
       .map((entry, position) => ({ entry, position }))
-      .filter(({ entry }) => isOld(entry.modifiedAt, ctx.deepBoundary));
+      .filter(({ entry }) => isOld(entry.modifiedAt, ctx.deepBoundary) && !wrongSize.has(entry.hash));
     const results = await mapLimit(targets, hashConcurrency, async ({ entry }) => {
       if (ctx.signal.aborted) return { done: false as const };
       try {
@@ -294,6 +367,9 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
       cursor === null
         ? { phase: PHASE_MERGE, key: new Uint8Array() }
         : decodePhaseCursor(cursor, KEY_LENGTHS);
+    if (at.phase === PHASE_FILE_IDS) {
+      return fetchFileIds(at.key.length === 0 ? null : uuidCursor.decode(at.key), limit, ctx);
+    }
     const after = at.key.length === 0 ? null : hashCursor.decode(at.key);
     if (at.phase === PHASE_THUMBNAILS) return fetchThumbnails(after, limit, ctx);
     const batch = await fetchMerge(after, limit, ctx);
@@ -321,6 +397,10 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
       .filter((t) => unknown.has(t.hash) && isOld(t.modifiedAt, ctx.boundary))
       .map((thumbnail) => ({ kind: ORPHAN_THUMBNAIL, thumbnail }));
     const last = listed.at(-1)?.hash ?? null;
+    if (listed.length < limit) {
+      // The hashes are done: the file ids next.
+      return { scanned: listed.length, items, cursor: encodePhaseCursor(PHASE_FILE_IDS), done: false };
+    }
     return {
       scanned: listed.length,
       items,
@@ -328,6 +408,41 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
         last === null
           ? encodePhaseCursor(PHASE_THUMBNAILS, after === null ? new Uint8Array() : hashCursor.encode(after))
           : encodePhaseCursor(PHASE_THUMBNAILS, hashCursor.encode(last)),
+      done: false,
+    };
+  }
+
+  /** The orphan items of one file id's derived files, each family past the grace. */
+  function fileIdItems(entry: FileDerivativesEntry, boundary: Date): FileDerivativeItem[] {
+    const items: FileDerivativeItem[] = [];
+    const { fileId, externalThumbnails, transcoded } = entry;
+    if (externalThumbnails !== null && isOld(externalThumbnails.modifiedAt, boundary)) {
+      items.push({ kind: ORPHAN_FILE_THUMBNAIL, fileId, derived: externalThumbnails });
+    }
+    if (transcoded !== null && isOld(transcoded.modifiedAt, boundary)) {
+      items.push({ kind: ORPHAN_TRANSCODED_IMAGE, fileId, derived: transcoded });
+    }
+    return items;
+  }
+
+  /** Phase 3: a page of file ids with derived files; the ones no files row has are orphans. */
+  async function fetchFileIds(
+    after: string | null,
+    limit: number,
+    ctx: RunContext,
+  ): Promise<ScanBatch<Item>> {
+    const at = (fileId: string | null) =>
+      encodePhaseCursor(PHASE_FILE_IDS, fileId === null ? new Uint8Array() : uuidCursor.encode(fileId));
+    if (thumbnailPhase === null) return { scanned: 0, items: [], cursor: at(after), done: true };
+    const listed = await thumbnailPhase.store.listByFileId({ startAfter: after, limit });
+    const unknown = new Set(
+      listed.length === 0 ? [] : await thumbnailPhase.unknownFiles(listed.map((e) => e.fileId)),
+    );
+    const items = listed.filter((e) => unknown.has(e.fileId)).flatMap((e) => fileIdItems(e, ctx.boundary));
+    return {
+      scanned: listed.length,
+      items,
+      cursor: at(listed.at(-1)?.fileId ?? after),
       done: listed.length < limit,
     };
   }
@@ -349,7 +464,9 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
       upTo,
       limit,
       listedHashes: listed.map((e) => e.hash),
+      listedSizes: listed.map((e) => storedSizeOf(e).rowSize),
     });
+    const wrongSize = new Map(range.sizeMismatches.map((row) => [row.hash, row]));
     // The interval this batch covers: (after, bound]; null = to the end.
     let bound: string | null = range.cutAt ?? upTo;
     let covered = bound === null ? listed : listed.filter((e) => e.hash <= (bound as string));
@@ -357,7 +474,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     const deepItems: Item[] = [];
     if (ctx.deep && covered.length > 0) {
       const rows = new Map((await index.rowsByHash(covered.map((e) => e.hash))).map((r) => [r.hash, r]));
-      const deep = await deepCheck(covered, rows, ctx);
+      const deep = await deepCheck(covered, rows, new Set(wrongSize.keys()), ctx);
       deepItems.push(...deep.items);
       if (deep.firstUndone !== null) {
         // Aborted mid-batch: end the batch at the last fully checked key.
@@ -375,6 +492,17 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
       const entry = byHash.get(hash);
       if (entry && within(hash) && isOld(entry.modifiedAt, ctx.boundary)) {
         items.push({ kind: ORPHAN_BLOB, entry });
+      }
+    }
+    for (const [hash, row] of wrongSize) {
+      const entry = byHash.get(hash);
+      if (
+        entry &&
+        within(hash) &&
+        isOld(row.createdAt, ctx.boundary) &&
+        isOld(entry.modifiedAt, ctx.boundary)
+      ) {
+        items.push({ kind: BLOB_OBJECT_SIZE_MISMATCH, entry, row });
       }
     }
     const notListed = range.rowsNotListed.filter((row) => within(row.hash));
@@ -475,6 +603,42 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
       }));
   }
 
+  async function confirmSizeMismatches(
+    items: readonly Extract<Item, { kind: 'blob_object_size_mismatch' }>[],
+    ctx: RunContext,
+  ): Promise<Inconsistency[]> {
+    const hashes = items.map((i) => i.entry.hash);
+    const rows = new Map((await index.rowsByHash(hashes)).map((r) => [r.hash, r]));
+    const heads = await headAll(hashes);
+    const out: Inconsistency[] = [];
+    for (const item of items) {
+      const row = rows.get(item.entry.hash);
+      const head = heads.get(item.entry.hash);
+      // Row deleted (not this kind), bytes gone (missing_blob_bytes), or either young again: no finding now.
+      if (!row || !head || !isOld(row.createdAt, ctx.boundary) || !isOld(head.modifiedAt, ctx.boundary))
+        continue;
+      const size = storedSizeOf(head);
+      if (size.rowSize === row.size) continue; // rewritten meanwhile, now of the row's size
+      const expected = row.size + (size.encrypted ? ENCRYPTED_OBJECT_OVERHEAD_BYTES : 0);
+      out.push({
+        kind: BLOB_OBJECT_SIZE_MISMATCH,
+        severity: 'DataLoss',
+        resourceId: row.hash,
+        detail: {
+          row_size: row.size,
+          stored_size: size.stored,
+          expected_stored_size: expected,
+          encrypted: size.encrypted,
+          backend: blobs.backend,
+          ref_count: row.refCount,
+          modified_at: iso(head.modifiedAt),
+        },
+        magnitude: Math.abs(size.stored - expected),
+      });
+    }
+    return out;
+  }
+
   async function confirmHashMismatches(
     items: readonly Extract<Item, { kind: 'blob_hash_mismatch' }>[],
     ctx: RunContext,
@@ -560,6 +724,35 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     return out;
   }
 
+  async function confirmOrphanFileDerivatives(
+    items: readonly FileDerivativeItem[],
+    ctx: RunContext,
+  ): Promise<Inconsistency[]> {
+    if (thumbnailPhase === null) return [];
+    const { store, unknownFiles } = thumbnailPhase;
+    // A file row that landed meanwhile owns them again; files deleted meanwhile are gone.
+    const unknown = new Set(await unknownFiles([...new Set(items.map((i) => i.fileId))]));
+    const out: Inconsistency[] = [];
+    const now = new Map<string, FileDerivativesEntry | null>();
+    for (const item of items) {
+      if (!unknown.has(item.fileId)) continue;
+      if (!now.has(item.fileId)) now.set(item.fileId, await store.statByFileId(item.fileId));
+      const entry = now.get(item.fileId);
+      if (entry === null || entry === undefined) continue;
+      const confirmed = fileIdItems(entry, ctx.boundary).find((i) => i.kind === item.kind);
+      if (confirmed === undefined) continue;
+      const { files, bytes, modifiedAt } = confirmed.derived;
+      out.push({
+        kind: item.kind,
+        severity: 'Reclaimable',
+        resourceId: item.fileId,
+        detail: { files: [...files], bytes, modified_at: iso(modifiedAt) },
+        magnitude: bytes,
+      });
+    }
+    return out;
+  }
+
   async function processBatch(store: CheckStore, items: readonly Item[], ctx: RunContext): Promise<void> {
     const of = <K extends Item['kind']>(kind: K) =>
       items.filter((i): i is Extract<Item, { kind: K }> => i.kind === kind);
@@ -567,10 +760,17 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
       list.map((item) => ({ kind, resourceId: key(item), item }));
     const orphans = candidates(of(ORPHAN_BLOB), ORPHAN_BLOB, (i) => i.entry.hash);
     const missing = candidates(of(MISSING_BLOB_BYTES), MISSING_BLOB_BYTES, (i) => i.row.hash);
+    const sizes = candidates(of(BLOB_OBJECT_SIZE_MISMATCH), BLOB_OBJECT_SIZE_MISMATCH, (i) => i.entry.hash);
     const hashes = candidates(of(BLOB_HASH_MISMATCH), BLOB_HASH_MISMATCH, (i) => i.entry.hash);
     const mimes = candidates(of(BLOB_MIME_MISMATCH), BLOB_MIME_MISMATCH, (i) => i.entry.hash);
     await twoPass(store, missing, (cs) =>
       confirmMissing(
+        cs.map((c) => c.item),
+        ctx,
+      ),
+    );
+    await twoPass(store, sizes, (cs) =>
+      confirmSizeMismatches(
         cs.map((c) => c.item),
         ctx,
       ),
@@ -590,6 +790,18 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
         ctx,
       ),
     );
+    const derived = items
+      .filter(
+        (i): i is FileDerivativeItem =>
+          i.kind === ORPHAN_FILE_THUMBNAIL || i.kind === ORPHAN_TRANSCODED_IMAGE,
+      )
+      .map((item) => ({ kind: item.kind, resourceId: item.fileId, item }));
+    await twoPass(store, derived, (cs) =>
+      confirmOrphanFileDerivatives(
+        cs.map((c) => c.item),
+        ctx,
+      ),
+    );
   }
 
   const check: ConsistencyCheck = {
@@ -597,7 +809,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
     subsystem: blobs.subsystem(),
     order: 40,
     countMeaning:
-      'findings this run found: blobs missing their bytes, orphaned bytes, and (deep) hash or mime mismatches',
+      'findings this run found: blobs missing their bytes, orphaned bytes, objects of the wrong size, (deep) hash or mime mismatches, and orphaned thumbnails',
     kinds: [
       {
         kind: ORPHAN_BLOB,
@@ -613,6 +825,15 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
         meaning: 'a storage.blobs row whose bytes are not on the backend',
         magnitude: 'count',
         repair: 'restore_bytes_from_<other backend>: its copy, BLAKE3-verified; no copy: a person decides',
+      },
+      {
+        kind: BLOB_OBJECT_SIZE_MISMATCH,
+        severity: 'DataLoss',
+        meaning:
+          "the stored object's size is not the blob row's size (+28 bytes when the store encrypts): truncated or grown bytes, read back wrong or failing to decrypt",
+        magnitude: 'bytes',
+        // No action restores it yet (restore_bytes_from_<backend> takes missing and hash-mismatched bytes): a person decides.
+        repair: null,
       },
       {
         kind: BLOB_HASH_MISMATCH,
@@ -634,6 +855,22 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
               severity: 'Reclaimable' as const,
               meaning:
                 'thumbnails (.thumbnails/{icon,preview,large}) of a hash that is neither a manifest nor a blob row',
+              magnitude: 'bytes' as const,
+              repair: null,
+            },
+            {
+              kind: ORPHAN_FILE_THUMBNAIL,
+              severity: 'Reclaimable' as const,
+              meaning:
+                'client-supplied thumbnails (.thumbnails/{icon,preview,large}/ext-<file_id>.jpg) of a file id no storage.files row has',
+              magnitude: 'bytes' as const,
+              repair: null,
+            },
+            {
+              kind: ORPHAN_TRANSCODED_IMAGE,
+              severity: 'Reclaimable' as const,
+              meaning:
+                'a transcoded image (.transcoded/webp/<file_id>.webp, or its .skip marker) of a file id no storage.files row has',
               magnitude: 'bytes' as const,
               repair: null,
             },
