@@ -4,6 +4,9 @@
  * OxiCloud-shaped generator: each check returns the ids that break it
  * (empty = the invariant holds).
  */
+
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import {
   expectedBlobRefCounts,
   hashFileContent,
@@ -14,6 +17,35 @@ import type { BlobEntry, BlobStorage } from '@oxicloud/tenants';
 import type pg from 'pg';
 import type { OxiCloudFaultName } from '../src/oxicloud/faults.js';
 import { listThumbnailHashes, THUMBNAIL_SIZES } from '../src/oxicloud/thumbnails.js';
+
+/** The file ids of the `ext-<id>.jpg` thumbnails (any size) or of the `.transcoded/webp/<id>.webp(.skip)` files under `root`. */
+async function fileIdsIn(root: string, family: 'ext' | 'transcoded'): Promise<string[]> {
+  const uuid = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+  const out = new Set<string>();
+  const dirs =
+    family === 'ext'
+      ? THUMBNAIL_SIZES.map((size) => join(root, '.thumbnails', size))
+      : [join(root, '.transcoded', 'webp')];
+  const pattern =
+    family === 'ext' ? new RegExp(`^ext-(${uuid})\\.jpg$`) : new RegExp(`^(${uuid})\\.webp(\\.skip)?$`);
+  for (const dir of dirs) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) {
+      const m = pattern.exec(name);
+      if (m?.[1]) out.add(m[1]);
+    }
+  }
+  return [...out];
+}
+
+/** Of `fileIds`, those no `storage.files` row has, sorted. */
+async function missingFileIds(pool: pg.Pool, fileIds: readonly string[]): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>(
+    'SELECT x.id FROM unnest($1::text[]) AS x(id) WHERE NOT EXISTS (SELECT 1 FROM storage.files f WHERE f.id::text = x.id)',
+    [[...fileIds]],
+  );
+  return rows.map((r) => r.id).sort();
+}
 
 async function ids(pool: pg.Pool, sql: string): Promise<string[]> {
   const result = await pool.query(sql);
@@ -58,7 +90,12 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
   ).rows;
   const stored = new Map((await listAll(blobs)).map((b) => [b.hash, b]));
   const rowHashes = new Set(blobRows.map((b) => b.hash));
-  const contentHashes = new Set([...rowHashes, ...manifests.map((m) => m.file_hash)]);
+  // What a thumbnail may be keyed by: a manifest, a blob row, or any file's hash (content lost, thumbnail kept).
+  const contentHashes = new Set([
+    ...rowHashes,
+    ...manifests.map((m) => m.file_hash),
+    ...files.map((f) => f.blob_hash),
+  ]);
 
   // 13. Manifest shape (pure), and FastCDC's: every chunk but the last ≥ 64 KiB.
   const shape: string[] = [];
@@ -230,6 +267,9 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
     // 18. Objects in the store with no row.
     bytesWithoutRows: [...stored.keys()].filter((h) => !rowHashes.has(h)).sort(),
     orphanThumbnails: [...thumbs].filter((h) => !contentHashes.has(h)).sort(),
+    // 19. Files keyed by file id whose file no longer exists: ext- thumbnails, transcoded images.
+    orphanFileThumbnails: await missingFileIds(pool, await fileIdsIn(storageRoot, 'ext')),
+    orphanTranscodedImages: await missingFileIds(pool, await fileIdsIn(storageRoot, 'transcoded')),
     // 20. Grants whose subject or resource does not exist (expired ones belong to the purge).
     danglingGrants: await ids(
       pool,
@@ -314,6 +354,8 @@ export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> 
   dangling_favorite: 'danglingReferences',
   share_without_grant: 'shareGrants',
   orphan_thumbnail: 'orphanThumbnails',
+  orphan_file_thumbnail: 'orphanFileThumbnails',
+  orphan_transcoded_image: 'orphanTranscodedImages',
   expired_grants: 'expiredInGrace',
   lingering_expired_grant: 'expiredPastGrace',
 };

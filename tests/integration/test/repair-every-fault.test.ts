@@ -53,6 +53,8 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'storage_consistency blob_hash_mismatch': /no other backend is configured/,
   'storage_consistency blob_object_size_mismatch': /no safe repair action for storage_consistency/,
   'storage_consistency orphan_thumbnail': /no safe repair action for storage_consistency/,
+  'storage_consistency orphan_file_thumbnail': /no safe repair action for storage_consistency/,
+  'storage_consistency orphan_transcoded_image': /no safe repair action for storage_consistency/,
   'blobs_consistency ref_count_mismatch': /is above the .* never lowers a count/,
   'folders_consistency drive_id_parent_mismatch': /differs from its parent .* person's decision/,
   'files_consistency drive_id_parent_mismatch': /differs from its folder .* person's decision/,

@@ -42,6 +42,8 @@ export const OXICLOUD_FAULT_NAMES = [
   'dangling_favorite',
   'share_without_grant',
   'orphan_thumbnail',
+  'orphan_file_thumbnail',
+  'orphan_transcoded_image',
   'expired_grants',
   'lingering_expired_grant',
 ] as const;
@@ -152,6 +154,9 @@ export interface OxiCloudFaultExpectation {
  *   opens nothing. Id: the share's id.
  * - `orphan_thumbnail`: the three thumbnails of a hash that is neither a
  *   manifest nor a blob (needs `storageRoot`). Id: the hash.
+ * - `orphan_file_thumbnail` / `orphan_transcoded_image`: the `ext-<id>.jpg`
+ *   thumbnails, or the `.transcoded/webp/<id>.webp`, of a file id no files
+ *   row has (needs `storageRoot`). Id: the file id.
  * - `expired_grants`: a grant that expired 2 days ago (inside OxiCloud's
  *   15-day cleanup grace). Id: the grant id.
  * - `lingering_expired_grant`: a grant that expired 30 days ago (past the
@@ -341,6 +346,18 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     invariant: 19,
     check: 'storage_consistency',
     kind: 'orphan_thumbnail',
+    severity: 'Reclaimable',
+  },
+  orphan_file_thumbnail: {
+    invariant: 19,
+    check: 'storage_consistency',
+    kind: 'orphan_file_thumbnail',
+    severity: 'Reclaimable',
+  },
+  orphan_transcoded_image: {
+    invariant: 19,
+    check: 'storage_consistency',
+    kind: 'orphan_transcoded_image',
     severity: 'Reclaimable',
   },
   expired_grants: { invariant: null, check: null, kind: 'expired_grant' },

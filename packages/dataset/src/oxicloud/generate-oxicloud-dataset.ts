@@ -22,7 +22,7 @@ import type {
   OxiCloudDatasetProgress,
   OxiCloudDatasetReport,
 } from './report.js';
-import { writeFileIdThumbnails, writeThumbnails } from './thumbnails.js';
+import { writeFileIdFiles, writeFileIdThumbnails, writeThumbnails } from './thumbnails.js';
 import { insertFiles, insertFolders } from './tree-writer.js';
 import {
   createScratchTables,
@@ -206,6 +206,16 @@ export async function generateOxiCloudDataset(
       // Made days ago, as the fault's other resources are: past a normal (not forced) run's grace.
       const daysAgo = new Date(Date.now() - 3 * 86_400_000);
       if (orphans.length > 0) await writeThumbnails(input.storageRoot, options.seed + 1, orphans, daysAgo);
+      const byFileId = (files: 'ext_thumbnails' | 'transcoded') =>
+        actions.flatMap((a) => (a.type === 'file_id_files' && a.files === files ? [a.fileId] : []));
+      await writeFileIdFiles(input.storageRoot, options.seed + 2, byFileId('ext_thumbnails'), {
+        transcoded: false,
+        modifiedAt: daysAgo,
+      });
+      await writeFileIdFiles(input.storageRoot, options.seed + 3, byFileId('transcoded'), {
+        externalThumbnails: false,
+        modifiedAt: daysAgo,
+      });
     }
     let done = 0;
     for (const action of actions) {

@@ -24,7 +24,9 @@ import {
   missingManifest,
   oneChunkRefCountDrift,
   orphanBlobOnDisk,
+  orphanFileThumbnail,
   orphanThumbnail,
+  orphanTranscodedImage,
   truncatedChunk,
   unreferencedManifest,
   wrongManifestTotal,
@@ -107,6 +109,8 @@ const INJECTORS: Record<OxiCloudFaultName, Injector> = {
   dangling_favorite: danglingFavorite,
   share_without_grant: shareWithoutGrant,
   orphan_thumbnail: orphanThumbnail,
+  orphan_file_thumbnail: orphanFileThumbnail,
+  orphan_transcoded_image: orphanTranscodedImage,
   expired_grants: expiredGrants,
   lingering_expired_grant: lingeringExpiredGrant,
 };

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EncryptedBlobStorage } from '../blob/encrypted-blob-storage.js';
 import { LocalFsBlobStorage } from '../blob/local-fs-blob-storage.js';
 import { LocalThumbnailStore } from '../blob/local-thumbnail-store.js';
-import { externalThumbnailPath, transcodedImagePath } from '../blob/thumbnail-layout.js';
+import { externalThumbnailPath, thumbnailPath, transcodedImagePath } from '../blob/thumbnail-layout.js';
 import { CDC_CHUNK_SIZES } from '../content/file-content.js';
 import { blake3Hex } from '../hashing/blake3.js';
 import { Blake3WorkerPool } from '../hashing/blake3-worker-pool.js';
@@ -277,6 +277,42 @@ describe('OxiCloud’s files keyed by file id (§12 item 19): ext- thumbnails an
           `${ORPHAN_TRANSCODED_IMAGE} Reclaimable ${young}`,
         ].sort(),
       );
+    } finally {
+      await rm(thumbRoot, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('thumbnails keyed by content hash (§12 item 19)', () => {
+  it('a hash no content and no file names is an orphan; a file whose content row is lost keeps its thumbnails', async () => {
+    const thumbRoot = await mkdtemp(join(tmpdir(), 'oxicloud-oxi-index-hash-thumbs-'));
+    try {
+      const write = async (path: string) => {
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(path, Buffer.alloc(40));
+        const mtime = TWO_DAYS_AGO();
+        await utimes(path, mtime, mtime);
+      };
+      const kept = await w.upload({ name: 'kept.jpg', data: Buffer.from('a picture that stays') });
+      const lost = await w.upload({ name: 'lost.jpg', data: Buffer.from('a picture whose row is lost') });
+      // The content row goes (a GC that ignored the file): the file still names the hash.
+      await db.pool.query('DELETE FROM storage.chunk_manifests WHERE file_hash = $1', [lost.hash]);
+      await db.pool.query('DELETE FROM storage.blobs WHERE hash = $1', [lost.hash]);
+      const nobody = blake3Hex(randomBytes(32));
+      for (const hash of [kept.hash, lost.hash, nobody]) await write(thumbnailPath(thumbRoot, 'icon', hash));
+
+      const run = await runOther(
+        createStorageConsistencyCheck({
+          blobs,
+          index: new OxiBlobIndexScan(h.db),
+          hasher: createBlobHasher(blobs, workers),
+          thumbnails: new LocalThumbnailStore(thumbRoot),
+        }),
+      );
+      expect(run.status).toBe('Completed');
+      expect(summary(run.findings).filter((l) => l.startsWith('orphan_thumbnail'))).toEqual([
+        `orphan_thumbnail Reclaimable ${nobody}`,
+      ]);
     } finally {
       await rm(thumbRoot, { recursive: true, force: true });
     }

@@ -185,13 +185,20 @@ export class OxiBlobIndexScan implements BlobIndexScan {
     return rows.map(toRow);
   }
 
-  /** Of `hashes`, those neither a manifest's `file_hash` nor a blob row: both probes by primary key. */
+  /**
+   * Of `hashes`, those neither a manifest's `file_hash` nor a blob row, and
+   * that no file names either (a file whose content row is gone keeps its
+   * thumbnails: that loss is `files_consistency`'s `missing_blob`, and the
+   * thumbnail is what is left of it): primary-key probes, and
+   * `idx_files_blob_hash` for the files.
+   */
   async unknownContentHashes(hashes: readonly string[]): Promise<string[]> {
     if (hashes.length === 0) return [];
     const { rows } = await sql<{ hash: string }>`
       SELECT h.hash FROM unnest(${[...hashes]}::text[]) AS h(hash)
        WHERE NOT EXISTS (SELECT 1 FROM storage.chunk_manifests m WHERE m.file_hash = h.hash)
          AND NOT EXISTS (SELECT 1 FROM storage.blobs b WHERE b.hash = h.hash)
+         AND NOT EXISTS (SELECT 1 FROM storage.files f WHERE f.blob_hash = h.hash)
        ORDER BY h.hash`.execute(this.#db);
     return rows.map((r) => r.hash);
   }

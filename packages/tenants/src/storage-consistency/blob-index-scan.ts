@@ -102,7 +102,8 @@ export interface BlobIndexScan {
   /**
    * Of `hashes`, the ones that name no content: neither a manifest's
    * `file_hash` nor a `storage.blobs` row (what a thumbnail is keyed by, §12
-   * item 19). Needed by the thumbnails phase only.
+   * item 19), nor any file's `blob_hash` (a file whose content row is lost
+   * keeps its thumbnails). Needed by the thumbnails phase only.
    */
   unknownContentHashes?(hashes: readonly string[]): Promise<string[]>;
   /**

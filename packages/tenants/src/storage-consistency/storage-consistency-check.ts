@@ -854,7 +854,7 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
               kind: ORPHAN_THUMBNAIL,
               severity: 'Reclaimable' as const,
               meaning:
-                'thumbnails (.thumbnails/{icon,preview,large}) of a hash that is neither a manifest nor a blob row',
+                'thumbnails (.thumbnails/{icon,preview,large}) of a hash that is neither a manifest nor a blob row, and that no file names',
               magnitude: 'bytes' as const,
               repair: null,
             },

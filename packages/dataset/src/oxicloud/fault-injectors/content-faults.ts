@@ -506,3 +506,39 @@ export const orphanThumbnail: Injector = async (ctx) => {
   }
   return out;
 };
+
+/**
+ * Files OxiCloud keys by file id, left behind by a file deleted since: the
+ * client-supplied `ext-<file_id>.jpg` thumbnails, or the transcoded
+ * `.transcoded/webp/<file_id>.webp` (§12 item 19). The id is one no files
+ * row has (deleting a real file would move usage and counts too).
+ */
+function orphanFileIdFiles(
+  fault: 'orphan_file_thumbnail' | 'orphan_transcoded_image',
+  files: 'ext_thumbnails' | 'transcoded',
+  salt: number,
+): Injector {
+  return async (ctx) => {
+    if (!ctx.hasStorageRoot) {
+      notApplicable(
+        fault,
+        n(ctx),
+        0,
+        'it needs storageRoot (where OxiCloud keeps .thumbnails and .transcoded)',
+      );
+    }
+    const out: OxiCloudFaultResource[] = [];
+    for (let i = 0; i < n(ctx); i++) {
+      const b = faultBytes(ctx, salt, i);
+      const hex = blake3Hex(b).slice(0, 32);
+      // A version-4 uuid from the seed: no row has it.
+      const fileId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+      ctx.storage.push({ type: 'file_id_files', fileId, files });
+      out.push({ type: 'file', id: fileId, label: `${fault.replaceAll('_', ' ')} ${i + 1}`, detail: {} });
+    }
+    return out;
+  };
+}
+
+export const orphanFileThumbnail: Injector = orphanFileIdFiles('orphan_file_thumbnail', 'ext_thumbnails', 7);
+export const orphanTranscodedImage: Injector = orphanFileIdFiles('orphan_transcoded_image', 'transcoded', 8);

@@ -39,7 +39,12 @@ export interface OxiCloudFaultResource {
 export type OxiCloudStorageAction =
   | { readonly type: 'delete'; readonly hash: string }
   | { readonly type: 'put'; readonly hash: string; readonly bytes: Uint8Array; readonly modifiedAt: Date }
-  | { readonly type: 'thumbnail'; readonly hash: string };
+  | { readonly type: 'thumbnail'; readonly hash: string }
+  | {
+      readonly type: 'file_id_files';
+      readonly fileId: string;
+      readonly files: 'ext_thumbnails' | 'transcoded';
+    };
 
 export interface FaultContext {
   readonly client: SqlClient;
