@@ -43,11 +43,17 @@ export {
 } from './blob/storage-encryption-config.js';
 export type { ThumbnailSize } from './blob/thumbnail-layout.js';
 export {
+  externalThumbnailFileIdOf,
+  externalThumbnailPath,
   THUMBNAIL_EXTENSIONS,
   THUMBNAIL_SIZES,
   THUMBNAILS_DIR,
+  TRANSCODED_DIR,
+  TRANSCODED_FORMAT,
   thumbnailHashOf,
   thumbnailPath,
+  transcodedFileIdOf,
+  transcodedImagePath,
 } from './blob/thumbnail-layout.js';
 export type {
   BlobRefCountBasis,

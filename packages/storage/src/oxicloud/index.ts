@@ -40,6 +40,16 @@ export type { OxiManifestScanOptions } from './oxi-manifest-scan.js';
 export { OxiManifestScan } from './oxi-manifest-scan.js';
 export type { OxiMediaFileRow } from './oxi-media-file-repository.js';
 export { OxiMediaFileRepository } from './oxi-media-file-repository.js';
+export type {
+  OxiQueueBacklog,
+  OxiQueueBacklogReaderOptions,
+  OxiQueueName,
+} from './oxi-queue-backlog.js';
+export {
+  DEFAULT_QUEUE_COUNT_CAP,
+  OXICLOUD_QUEUES,
+  OxiQueueBacklogReader,
+} from './oxi-queue-backlog.js';
 export type { OxiReferenceScanOptions } from './oxi-reference-scan.js';
 export { OxiReferenceScan } from './oxi-reference-scan.js';
 export { OxiRepairStore } from './oxi-repair-store.js';
