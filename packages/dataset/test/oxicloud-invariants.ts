@@ -133,6 +133,23 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
     if (digest.hash !== b.hash) rowsWithoutBytes.push(b.hash);
   }
 
+  // 13. The byte scan: a multi-chunk manifest whose chunks are all intact (rows, sizes, bytes) and whose
+  // shape holds reads its file_hash (what is wrong with a chunk or the shape is the other rules').
+  const broken = new Set(rowsWithoutBytes);
+  const manifestBytes: string[] = [];
+  for (const m of manifests) {
+    if (m.chunk_count < 2 || shape.includes(m.file_hash)) continue;
+    if (m.chunk_hashes.some((h) => broken.has(h) || !rowHashes.has(h))) continue;
+    const content = {
+      kind: 'manifest' as const,
+      fileHash: m.file_hash,
+      chunks: m.chunk_hashes.map((hash, i) => ({ hash, size: Number(m.chunk_sizes[i]) })),
+      totalSize: Number(m.total_size),
+    };
+    const digest = await hashFileContent(content, blobs);
+    if (digest.hash !== m.file_hash) manifestBytes.push(m.file_hash);
+  }
+
   // 19. Thumbnails of hashes that are neither a manifest nor a blob.
   const thumbs = new Set<string>();
   for (const size of THUMBNAIL_SIZES)
@@ -251,6 +268,7 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
            OR (m.file_hash IS NULL AND b.hash IS NOT NULL AND f.size <> b.size)`,
     ),
     manifestShape: shape.sort(),
+    manifestBytes: manifestBytes.sort(),
     // 14. Manifest ref_count = its files rows, trashed included.
     manifestRefCount: await ids(
       pool,
@@ -335,6 +353,7 @@ export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> 
   unreferenced_manifest: 'manifestRefCount',
   manifest_shape_mismatch: 'manifestShape',
   wrong_manifest_total: 'manifestShape',
+  manifest_chunks_reordered: 'manifestBytes',
   blob_orphaned_at_unset: 'orphanedAt',
   blob_size_mismatch: 'fileSize',
   drive_used_bytes_drift: 'driveUsage',
@@ -343,6 +362,7 @@ export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> 
   wrong_folder_lpath: 'childLpath',
   live_folder_under_trashed_parent: 'trashFlags',
   live_file_under_trashed_folder: 'trashFlags',
+  live_folder_with_original_parent: 'trashFlags',
   folder_under_other_drive: 'folderDrive',
   root_without_drive: 'folderDrive',
   file_in_other_drive_folder: 'fileDrive',

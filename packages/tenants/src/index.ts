@@ -77,7 +77,9 @@ export type {
   FolderTreeAnomaly,
   FolderTreeScan,
   FolderTreeScanOptions,
+  TrashFlagsProblem,
 } from './folders-consistency/folder-tree-scan.js';
+export { TRASH_FLAGS_PROBLEMS } from './folders-consistency/folder-tree-scan.js';
 export type { FoldersConsistencyCheckOptions } from './folders-consistency/index.js';
 export {
   createFoldersConsistencyCheck,
@@ -88,6 +90,7 @@ export {
   ORPHAN_ROOT,
   PARENT_TRASHED_MISMATCH,
   PATH_MISMATCH,
+  TRASH_FLAGS_MISMATCH,
 } from './folders-consistency/index.js';
 export type { GrantCleanupConfig, GrantCleanupJob, GrantCleanupJobOptions } from './grant-cleanup/index.js';
 export {
@@ -117,6 +120,7 @@ export {
 export type { ManifestsConsistencyCheckOptions } from './manifests-consistency/index.js';
 export {
   createManifestsConsistencyCheck,
+  MANIFEST_HASH_MISMATCH,
   MANIFEST_REF_COUNT_HIGH,
   MANIFEST_REF_COUNT_LOW,
   MANIFEST_SHAPE_MISMATCH,
@@ -128,8 +132,17 @@ export type {
   ManifestAnomaly,
   ManifestScan,
   ManifestScanOptions,
+  MultiChunkManifest,
+  MultiChunkManifestNow,
+  MultiChunkManifestPage,
+  PagedMultiChunkManifest,
 } from './manifests-consistency/manifest-scan.js';
-export type { BlobHasher, StoredBlobDigest } from './ports/blob-hasher.js';
+export type {
+  BlobHasher,
+  BlobSequenceHasher,
+  StoredBlobDigest,
+  StoredSequenceDigest,
+} from './ports/blob-hasher.js';
 export type { BlobQuarantine, QuarantinedEntry, QuarantineListOptions } from './ports/blob-quarantine.js';
 export type { BlobEntry, BlobStorage, BlobStorageHealth } from './ports/blob-storage.js';
 export type { BlobRow, BlobWalkRepository } from './ports/blob-walk-repository.js';
@@ -263,6 +276,8 @@ export type {
   BlobRangeScan,
 } from './storage-consistency/blob-index-scan.js';
 export type {
+  DerivedFiles,
+  FileDerivativesEntry,
   MimeSniff,
   StorageConsistencyCheckOptions,
   StoreCanaryOptions,
@@ -272,13 +287,17 @@ export type {
 export {
   BLOB_HASH_MISMATCH,
   BLOB_MIME_MISMATCH,
+  BLOB_OBJECT_SIZE_MISMATCH,
   createStorageConsistencyCheck,
+  ENCRYPTED_OBJECT_OVERHEAD_BYTES,
   MISSING_BLOB_BYTES,
   MISSING_BYTES_MAX_FILE_IDS,
   mimeContradicts,
   normaliseMime,
   ORPHAN_BLOB,
+  ORPHAN_FILE_THUMBNAIL,
   ORPHAN_THUMBNAIL,
+  ORPHAN_TRANSCODED_IMAGE,
   STORAGE_CONSISTENCY_CHECK_NAME,
   STORE_CANARY_SAMPLE,
   sniffMime,

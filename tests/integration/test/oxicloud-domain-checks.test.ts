@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  expectedFaultFindings,
   OXICLOUD_FAULT_EXPECTATIONS,
   OXICLOUD_FAULT_NAMES,
   type OxiCloudDatasetReport,
@@ -61,15 +62,9 @@ async function world(store: OxiStoreKind, options: Parameters<typeof oxiDomainWo
   return w;
 }
 
-/** The finding line a fault must give: `check kind severity resource_id`, one per resource. */
+/** The finding lines a fault must give: `check kind severity resource_id`, one per resource. */
 function expectedLines(record: OxiCloudFaultRecord): string[] {
-  const e = OXICLOUD_FAULT_EXPECTATIONS[record.fault];
-  if (e.check === null) return [];
-  const severity = 'severity' in e ? e.severity : undefined;
-  return record.resources.map((r) => {
-    const id = 'findingId' in e && e.findingId === 'file_hash' ? String(r.detail?.['fileHash']) : r.id;
-    return `${e.check} ${e.kind} ${severity} ${id}`;
-  });
+  return expectedFaultFindings(record).map((f) => `${f.check} ${f.kind} ${f.severity} ${f.resourceId}`);
 }
 
 /** The shapes the clean dataset must hold, or a 0 would prove little. */

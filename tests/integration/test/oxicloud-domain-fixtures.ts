@@ -127,7 +127,7 @@ export interface OxiDomainWorld {
   readonly store: OxiStore;
   readonly report: OxiCloudDatasetReport;
   readonly h: ConsistencyHarness;
-  /** Every check, wired to the OxiCloud adapters (`storage_consistency` over the store). */
+  /** Every check, wired to the OxiCloud adapters (`storage_consistency` and `manifests_consistency`'s deep pass over the store). */
   readonly checks: readonly ConsistencyCheck[];
   /** Runs `consistency_batch` (`force`, `deep`) and returns its outcome and every child's findings. */
   runBatch(): Promise<{ outcome: unknown; completed: number; failed: number; findings: FindingLine[] }>;
@@ -164,14 +164,18 @@ export async function oxiDomainWorld(input: {
       ...(store.backdateBlob === undefined ? {} : { backdateBlob: store.backdateBlob }),
       options: input.options,
     });
+    // One hasher of the store, as the server wires it: storage_consistency's and manifests_consistency's deep passes.
+    const hasher = createBlobHasher(store.blobs, workers);
     const checks: ConsistencyCheck[] = [
       createStorageConsistencyCheck({
         blobs: store.blobs,
         index: new OxiBlobIndexScan(kysely),
-        hasher: createBlobHasher(store.blobs, workers),
+        hasher,
         thumbnails: new LocalThumbnailStore(store.storageRoot),
       }),
-      ...oxiCloudScans(kysely).flatMap((a) => a.consistencyChecks()),
+      ...oxiCloudScans(kysely, { checks: { manifests_consistency: { hasher } } }).flatMap((a) =>
+        a.consistencyChecks(),
+      ),
     ];
     for (const check of checks)
       h.engine.register(checkJob(check, { findings: h.findings, logger: h.logger }));

@@ -56,6 +56,7 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'storage_consistency orphan_file_thumbnail': /no safe repair action for storage_consistency/,
   'storage_consistency orphan_transcoded_image': /no safe repair action for storage_consistency/,
   'blobs_consistency ref_count_mismatch': /is above the .* never lowers a count/,
+  'folders_consistency trash_flags_mismatch': /no safe repair action for folders_consistency/,
   'folders_consistency drive_id_parent_mismatch': /differs from its parent .* person's decision/,
   'files_consistency drive_id_parent_mismatch': /differs from its folder .* person's decision/,
   // No repair of a manifest's count or shape yet (issue 33): a person decides, the plan says so.
@@ -63,10 +64,12 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'manifests_consistency manifest_ref_count_high': /no safe repair action for manifests_consistency/,
   'manifests_consistency manifest_unreferenced': /no safe repair action for manifests_consistency/,
   'manifests_consistency manifest_shape_mismatch': /no safe repair action for manifests_consistency/,
+  'manifests_consistency manifest_hash_mismatch': /no safe repair action for manifests_consistency/,
   'drives_consistency drive_without_owner': /no safe repair action for drives_consistency/,
   'references_consistency dangling_favorite': /no safe repair action for references_consistency/,
   'references_consistency share_grant_mismatch': /no safe repair action for references_consistency/,
-  'folders_consistency orphan_root': /a live top-level folder .* that no drive names as its root .* a person’s decision/,
+  'folders_consistency orphan_root':
+    /a live top-level folder .* that no drive names as its root .* a person’s decision/,
 };
 
 describe('repair of an OxiCloud dataset with every fault', () => {

@@ -23,6 +23,7 @@ export const OXICLOUD_FAULT_NAMES = [
   'unreferenced_manifest',
   'manifest_shape_mismatch',
   'wrong_manifest_total',
+  'manifest_chunks_reordered',
   'blob_orphaned_at_unset',
   'blob_size_mismatch',
   'drive_used_bytes_drift',
@@ -31,6 +32,7 @@ export const OXICLOUD_FAULT_NAMES = [
   'wrong_folder_lpath',
   'live_folder_under_trashed_parent',
   'live_file_under_trashed_folder',
+  'live_folder_with_original_parent',
   'folder_under_other_drive',
   'root_without_drive',
   'file_in_other_drive_folder',
@@ -118,6 +120,9 @@ export interface OxiCloudFaultExpectation {
  * - `wrong_manifest_total`: a multi-chunk manifest's `total_size` 4 KiB
  *   more than its chunk sizes add up to, its files' `size` with it (usage
  *   follows), so only the manifest's shape is wrong. Id: the file hash.
+ * - `manifest_chunks_reordered`: a multi-chunk manifest's first two chunks
+ *   swapped in both arrays (shape and chunks intact, the whole reads other
+ *   bytes than its hash); found by a deep run. Id: the file hash.
  * - `blob_orphaned_at_unset`: an unreferenced blob row (bytes present) with
  *   `ref_count` 0 and no `orphaned_at`. Id: the hash.
  * - `blob_size_mismatch`: a live file's `size` + delta (its drive's
@@ -133,6 +138,8 @@ export interface OxiCloudFaultExpectation {
  *   one (the pre-2026-06-17 state). Id: the new folder's id.
  * - `live_file_under_trashed_folder`: a file of a trashed subtree
  *   untrashed alone (usage follows). Id: the file id.
+ * - `live_folder_with_original_parent`: a live leaf folder still carrying
+ *   `original_parent_id` (a restore that did not clear it). Id: the folder id.
  * - `folder_under_other_drive`: a live leaf folder moved under another
  *   drive's root without its `drive_id` (its files keep its drive). Id: the folder id.
  * - `root_without_drive`: a personal drive repointed at a new root folder,
@@ -239,6 +246,13 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     kind: 'manifest_shape_mismatch',
     severity: 'Drift',
   },
+  manifest_chunks_reordered: {
+    invariant: 13,
+    check: 'manifests_consistency',
+    kind: 'manifest_hash_mismatch',
+    severity: 'DataLoss',
+    deepOnly: true,
+  },
   blob_orphaned_at_unset: {
     invariant: 16,
     check: 'blobs_consistency',
@@ -281,6 +295,12 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     check: 'files_consistency',
     kind: 'parent_folder_trashed',
     severity: 'DataLoss',
+  },
+  live_folder_with_original_parent: {
+    invariant: 7,
+    check: 'folders_consistency',
+    kind: 'trash_flags_mismatch',
+    severity: 'Drift',
   },
   folder_under_other_drive: {
     invariant: 3,

@@ -130,6 +130,38 @@ export class Blake3WorkerPool {
   }
 
   /**
+   * Hashes the files at `paths` read one after the other, as one byte
+   * stream (a path that repeats is read again each time), inside a worker
+   * that reads them itself: a chunked file's chunks in order. The worker
+   * holds one read buffer, never a file. The empty list is the hash of no
+   * bytes. Rejects with `NOT_FOUND` when a file does not exist (the message
+   * names it), with `signal.reason` when aborted.
+   */
+  async hashFiles(paths: readonly string[], signal?: AbortSignal): Promise<BlobDigest> {
+    const slot = await this.#acquire(signal);
+    const id = this.#nextId++;
+    try {
+      return await this.#run(
+        slot,
+        signal,
+        (worker) => {
+          worker.postMessage({
+            type: 'files',
+            id,
+            paths: [...paths],
+            headBytes: SNIFF_HEAD_BYTES,
+            chunkBytes: this.#chunkBytes,
+          });
+        },
+        id,
+        `one of a sequence of ${paths.length} file(s)`,
+      );
+    } finally {
+      this.#release(slot);
+    }
+  }
+
+  /**
    * Hashes a stream: its chunks are copied into `chunkBytes` staging buffers
    * that are transferred to a worker and back (never copied again, reused
    * across jobs), with at most `maxChunksInFlight` at the worker, so memory

@@ -4,6 +4,7 @@
  * `workerData.nativeModule` is the absolute path of `@napi-rs/blake-hash`.
  *
  * Messages in:  { type: 'file', id, path, headBytes, chunkBytes }
+ *               { type: 'files', id, paths, headBytes, chunkBytes } (one hash of the files read in order)
  *               { type: 'begin', id } · { type: 'chunk', id, bytes: ArrayBuffer, length } · { type: 'end', id }
  * Messages out: { type: 'done', id, hash, size, head? } · { type: 'ack', id, bytes } (the chunk's buffer, back for reuse)
  *               { type: 'error', id, code, message }
@@ -22,23 +23,38 @@ function fail(id, error) {
 // One read buffer per worker, reused for every file (a fresh 1 MiB buffer per small blob cost
 // more than reading it: issue 22).
 let readBuffer = null;
-function hashFile(id, path, headBytes, chunkBytes) {
+// One BLAKE3 over the files read in order, one after the other: a single file, or a chunked
+// file's chunks (never more than one read buffer in memory, whatever the sizes).
+function hashFiles(id, paths, headBytes, chunkBytes) {
   let fd = -1;
   try {
-    fd = fs.openSync(path, 'r');
     const hasher = new Blake3Hasher();
     if (readBuffer === null || readBuffer.length < chunkBytes) readBuffer = Buffer.allocUnsafe(chunkBytes);
     const buffer = readBuffer;
     let head = null;
     let size = 0;
-    for (;;) {
-      const n = fs.readSync(fd, buffer, 0, chunkBytes, null);
-      if (n === 0) break;
-      const chunk = buffer.subarray(0, n);
-      // chunkBytes >= headBytes: the head is in the first chunk (copied: the buffer is reused).
-      if (head === null) head = Uint8Array.prototype.slice.call(chunk, 0, Math.min(headBytes, n));
-      hasher.update(chunk);
-      size += n;
+    for (const path of paths) {
+      fd = fs.openSync(path, 'r');
+      for (;;) {
+        const n = fs.readSync(fd, buffer, 0, chunkBytes, null);
+        if (n === 0) break;
+        const chunk = buffer.subarray(0, n);
+        // chunkBytes >= headBytes: a file's head is in its first chunk (copied: the buffer is reused);
+        // when the first files are shorter than the head, the next ones complete it.
+        if (head === null) {
+          head = Uint8Array.prototype.slice.call(chunk, 0, Math.min(headBytes, n));
+        } else if (head.length < headBytes) {
+          const more = chunk.subarray(0, Math.min(headBytes - head.length, n));
+          const joined = new Uint8Array(head.length + more.length);
+          joined.set(head);
+          joined.set(more, head.length);
+          head = joined;
+        }
+        hasher.update(chunk);
+        size += n;
+      }
+      fs.closeSync(fd);
+      fd = -1;
     }
     const out = head === null ? new Uint8Array(0) : head;
     parentPort.postMessage({ type: 'done', id, hash: hasher.digest('hex'), size, head: out }, [out.buffer]);
@@ -52,7 +68,10 @@ parentPort.on('message', (message) => {
   try {
     switch (message.type) {
       case 'file':
-        hashFile(message.id, message.path, message.headBytes, message.chunkBytes);
+        hashFiles(message.id, [message.path], message.headBytes, message.chunkBytes);
+        break;
+      case 'files':
+        hashFiles(message.id, message.paths, message.headBytes, message.chunkBytes);
         break;
       case 'begin':
         streamId = message.id;

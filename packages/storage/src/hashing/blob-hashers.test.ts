@@ -101,6 +101,35 @@ describe('blob hashers', () => {
     }
   });
 
+  it('hashes a sequence of blobs as one stream: in order, a repeat read again, NOT_FOUND / INVALID_HASH / abort', async () => {
+    const a = randomBytes(1000); // shorter than the sniffing head: the next blob completes it
+    const b = payload(MiB + 7);
+    const [ha, hb] = [blake3Hex(a), blake3Hex(b)];
+    await storage.put(ha, a);
+    await storage.put(hb, b);
+    const whole = Buffer.concat([a, b, a]);
+    const reason = new Error('cancel requested');
+    for (const [name, hasher] of [
+      ['LocalFsBlobHasher', local],
+      ['StreamingBlobHasher', streaming],
+    ] as const) {
+      expect(await hasher.hashStoredSequence([ha, hb, ha]), name).toEqual({
+        hash: blake3Hex(whole),
+        size: whole.length,
+      });
+      expect(await hasher.hashStoredSequence([hb, ha]), name).toMatchObject({
+        hash: blake3Hex(Buffer.concat([b, a])),
+      });
+      expect(await hasher.hashStoredSequence([]), name).toEqual({ hash: BLAKE3_EMPTY, size: 0 });
+      await expectStorageError(hasher.hashStoredSequence([ha, randomHash()]), 'NOT_FOUND');
+      await expectStorageError(hasher.hashStoredSequence([ha, MALFORMED_KEYS[0] as string]), 'INVALID_HASH');
+      await expect(hasher.hashStoredSequence([ha, hb], AbortSignal.abort(reason))).rejects.toBe(reason);
+    }
+    // The worker's own read of several files keeps the head across them.
+    const digest = await pool.hashFiles([storage.pathOf(ha), storage.pathOf(hb)]);
+    expect(Buffer.from(digest.head).equals(Buffer.concat([a, b]).subarray(0, SNIFF_HEAD_BYTES))).toBe(true);
+  });
+
   it('picks the file-reading hasher for the local backend', () => {
     expect(createBlobHasher(storage, pool)).toBeInstanceOf(LocalFsBlobHasher);
     const other = { ...storage, backend: 's3' } as unknown as LocalFsBlobStorage;

@@ -5,6 +5,7 @@ import {
   ORPHAN_ROOT,
   PARENT_TRASHED_MISMATCH,
   PATH_MISMATCH,
+  TRASH_FLAGS_MISMATCH,
 } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -74,6 +75,26 @@ describe('OxiFolderTreeScan: folders_consistency on OxiCloud’s tree', () => {
   it('is folders_consistency of the folder tree', () => {
     expect(check.name).toBe(FOLDERS_CONSISTENCY_CHECK_NAME);
     expect(check.subsystem).toBe('folder_tree');
+  });
+
+  it('trash columns that disagree with the flag → trash_flags_mismatch (Drift) naming the problem; a cascaded one keeping its own original_parent_id is fine', async () => {
+    const q = (text: string, values: unknown[]) => db.pool.query(text, values);
+    // A trashed folder without trashed_at; a live one with a trashed_at left; a live one with original_parent_id.
+    await q('UPDATE storage.folders SET trashed_at = NULL WHERE id = $1', [w.old]);
+    await q("UPDATE storage.folders SET trashed_at = now() - interval '1 day' WHERE id = $1", [w.deep]);
+    await q('UPDATE storage.folders SET original_parent_id = parent_id WHERE id = $1', [w.team]);
+    // Trashed by the cascade but with an original_parent_id of an earlier trash of its own: allowed.
+    await q('UPDATE storage.folders SET original_parent_id = parent_id WHERE id = $1', [w.oldInner]);
+    const run = await runner.run(check, { batch_size: 3 });
+    expect(summary(run.findings)).toEqual(
+      [w.old, w.deep, w.team].map((id) => `${TRASH_FLAGS_MISMATCH} Drift ${id}`).sort(),
+    );
+    const problems = Object.fromEntries(run.findings.map((f) => [f.resourceId, f.detail['problem']]));
+    expect(problems).toEqual({
+      [w.old]: 'trashed_without_trashed_at',
+      [w.deep]: 'live_with_trashed_at',
+      [w.team]: 'live_with_original_parent',
+    });
   });
 
   it('a tree written as OxiCloud writes it (roots without a slash, `_` labels, a trashed subtree) → 0 findings', async () => {

@@ -7,6 +7,7 @@ import {
   type FolderTreeScan,
   type FolderTreeScanOptions,
   type ScanPage,
+  type TrashFlagsProblem,
 } from '@oxicloud/tenants';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { bigintToNumber } from '../postgres/database.js';
@@ -25,6 +26,7 @@ interface FolderJson {
   expected_lpath: string;
   parent_drive_id: string | null;
   orphan_root: boolean;
+  trash_flags: TrashFlagsProblem | null;
 }
 interface PageRow {
   scanned: string;
@@ -44,6 +46,7 @@ const toAnomaly = (r: FolderJson): FolderTreeAnomaly => ({
   expectedLpath: r.expected_lpath,
   parentDriveId: r.parent_drive_id,
   orphanRoot: r.orphan_root,
+  trashFlags: r.trash_flags,
 });
 
 /** Options of {@link OxiFolderTreeScan}. */
@@ -80,6 +83,10 @@ export interface OxiFolderTreeScanOptions {
  *   top-level folder is the trash's, not an orphan;
  * - `parent_trashed_mismatch`: a live folder under a trashed parent (the
  *   legacy pre-2026-06-17 state), past the grace.
+ * - `trash_flags_mismatch`: `trashed_at` set iff `is_trashed`, and no
+ *   `original_parent_id` on a live folder (item 7; a descendant trashed by a
+ *   cascade may keep one from an earlier trash of its own, so that is not
+ *   checked on trashed rows).
  *
  * Each page is one statement: a keyset page of folders by id, the parents
  * by primary key, the drives naming the page's roots, each parent chain
@@ -123,7 +130,7 @@ export class OxiFolderTreeScan implements FolderTreeScan {
     options: FolderTreeScanOptions,
   ): Promise<ScanPage<FolderTreeAnomaly>> {
     const page = await this.#compare(
-      sql`SELECT id, drive_id, parent_id, name, path, lpath, is_trashed FROM storage.folders
+      sql`SELECT id, drive_id, parent_id, name, path, lpath, is_trashed, trashed_at, original_parent_id FROM storage.folders
           ${afterId === null ? sql`` : sql`WHERE id > ${afterId}::uuid`}
           ORDER BY id LIMIT ${limit}`,
       options,
@@ -141,7 +148,7 @@ export class OxiFolderTreeScan implements FolderTreeScan {
   ): Promise<FolderTreeAnomaly[]> {
     if (folderIds.length === 0) return [];
     const page = await this.#compare(
-      sql`SELECT id, drive_id, parent_id, name, path, lpath, is_trashed FROM storage.folders
+      sql`SELECT id, drive_id, parent_id, name, path, lpath, is_trashed, trashed_at, original_parent_id FROM storage.folders
            WHERE id = ANY(${[...folderIds]}::uuid[])`,
       options,
     );
@@ -202,6 +209,10 @@ export class OxiFolderTreeScan implements FolderTreeScan {
                (NOT b.is_trashed AND COALESCE(p.is_trashed, false)
                  AND COALESCE(p.trashed_at, '-infinity'::timestamptz) <= ${options.trashedBefore}) AS live_under_trashed,
                p.trashed_at AS parent_trashed_at,
+               CASE WHEN b.is_trashed AND b.trashed_at IS NULL THEN 'trashed_without_trashed_at'
+                    WHEN NOT b.is_trashed AND b.trashed_at IS NOT NULL THEN 'live_with_trashed_at'
+                    WHEN NOT b.is_trashed AND b.original_parent_id IS NOT NULL THEN 'live_with_original_parent'
+               END AS trash_flags,
                b.path,
                CASE WHEN b.parent_id IS NULL THEN b.name ELSE p.path || '/' || b.name END AS expected_path,
                b.lpath::text AS lpath,
@@ -218,10 +229,12 @@ export class OxiFolderTreeScan implements FolderTreeScan {
                         'live_under_trashed', c.live_under_trashed, 'parent_trashed_at', c.parent_trashed_at,
                         'path', c.path, 'expected_path', COALESCE(c.expected_path, ''),
                         'lpath', c.lpath, 'expected_lpath', COALESCE(c.expected_lpath, ''),
-                        'parent_drive_id', c.parent_drive_id, 'orphan_root', COALESCE(c.orphan_root, false))
+                        'parent_drive_id', c.parent_drive_id, 'orphan_root', COALESCE(c.orphan_root, false),
+                        'trash_flags', c.trash_flags)
                         ORDER BY c.id)
                  FROM checked c
                 WHERE c.live_under_trashed
+                   OR c.trash_flags IS NOT NULL
                    OR c.parent_drive_id IS NOT NULL
                    OR COALESCE(c.orphan_root, false)
                    OR c.path IS DISTINCT FROM c.expected_path

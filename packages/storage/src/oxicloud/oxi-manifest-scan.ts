@@ -6,6 +6,9 @@ import {
   type ManifestScan,
   type ManifestScanOptions,
   type ManifestsConsistencyCheckOptions,
+  type MultiChunkManifestNow,
+  type MultiChunkManifestPage,
+  type PagedMultiChunkManifest,
   type ScanPage,
 } from '@oxicloud/tenants';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
@@ -51,6 +54,35 @@ const toAnomaly = (r: RowJson): ManifestAnomaly => ({
   createdAt: new Date(r.created_at),
 });
 
+/** A multi-chunk manifest as the deep pass's statements send it. */
+interface ChunkListJson {
+  file_hash: string;
+  chunk_hashes: string[];
+  total_size: string;
+  chunk_count: number;
+  created_at: string;
+}
+
+const toMultiChunk = (r: ChunkListJson) => ({
+  fileHash: r.file_hash,
+  chunkHashes: r.chunk_hashes,
+  totalSize: bigintToNumber(r.total_size),
+  chunkCount: Number(r.chunk_count),
+  createdAt: new Date(r.created_at),
+});
+
+/**
+ * The chunk hashes one page of the deep pass sends at most (about 1.3 MB of
+ * hex; some 5 GiB of average CDC chunks to hash): a page of large files
+ * ends at the manifest that reaches it. A manifest longer than that comes
+ * alone.
+ */
+export const MULTI_CHUNK_PAGE_MAX_CHUNKS = 20_000;
+
+/** A manifest the deep pass hashes: two chunks or more, each a 64-hex key (a malformed one cannot be read). */
+const HASHABLE = (m: RawBuilder<unknown>) => sql`cardinality(${m}.chunk_hashes) > 1
+   AND NOT EXISTS (SELECT 1 FROM unnest(${m}.chunk_hashes) h WHERE h IS NULL OR h !~ '^[0-9a-f]{64}$')`;
+
 /** Options of {@link OxiManifestScan}. */
 export interface OxiManifestScanOptions {
   /** The checks' batch loops log their retries, lost checkpoints and failures here. */
@@ -80,6 +112,12 @@ export interface OxiManifestScanOptions {
  * the files of the page's hashes by `idx_files_blob_hash`, counted per hash;
  * the comparison and the shape rules in SQL, and back only the anomalous
  * rows with the page's count and last hash.
+ *
+ * With a `hasher` in `checks.manifests_consistency` (`createBlobHasher` over
+ * the store OxiCloud serves from), deep runs walk the table again
+ * (`scanMultiChunkManifests`): a keyset page of manifests by `file_hash`, of
+ * which only the multi-chunk ones old enough come back, with their chunk
+ * lists (at most {@link MULTI_CHUNK_PAGE_MAX_CHUNKS} chunks a page).
  */
 export class OxiManifestScan implements ManifestScan {
   readonly #db: Kysely<OxiCloudDatabase>;
@@ -136,6 +174,73 @@ export class OxiManifestScan implements ManifestScan {
       options,
     );
     return row.anomalies.map(toAnomaly);
+  }
+
+  async scanMultiChunkManifests(
+    afterHash: string | null,
+    limit: number,
+    options: ManifestScanOptions,
+  ): Promise<MultiChunkManifestPage> {
+    const { rows } = await sql<{
+      page_rows: string;
+      page_last: string | null;
+      wanted: string;
+      manifests: Array<ChunkListJson & { position: string }>;
+    }>`
+      WITH page AS MATERIALIZED (
+        SELECT p.*, row_number() OVER (ORDER BY p.file_hash) AS position
+          FROM (SELECT file_hash, chunk_hashes, total_size, chunk_count, created_at
+                  FROM storage.chunk_manifests
+                ${afterHash === null ? sql`` : sql`WHERE file_hash > ${afterHash}::text`}
+                ORDER BY file_hash LIMIT ${limit}) p
+      ),
+      wanted AS MATERIALIZED (
+        SELECT m.*, sum(cardinality(m.chunk_hashes)) OVER (ORDER BY m.file_hash) AS running
+          FROM page m
+         WHERE ${HASHABLE(sql.raw('m'))} AND m.created_at <= ${options.createdBefore}
+      ),
+      sent AS (
+        SELECT * FROM wanted WHERE running - cardinality(chunk_hashes) < ${MULTI_CHUNK_PAGE_MAX_CHUNKS}
+      )
+      SELECT (SELECT count(*) FROM page) AS page_rows,
+             (SELECT max(file_hash) FROM page) AS page_last,
+             (SELECT count(*) FROM wanted) AS wanted,
+             COALESCE((
+               SELECT json_agg(json_build_object(
+                        'file_hash', s.file_hash, 'chunk_hashes', s.chunk_hashes,
+                        'total_size', s.total_size::text, 'chunk_count', s.chunk_count,
+                        'created_at', s.created_at, 'position', s.position::text)
+                        ORDER BY s.file_hash)
+                 FROM sent s
+             ), '[]'::json) AS manifests`.execute(this.#db);
+    const row = rows[0];
+    if (row === undefined) return { scanned: 0, lastKey: null, manifests: [], last: true };
+    const manifests: PagedMultiChunkManifest[] = row.manifests.map((m) => ({
+      ...toMultiChunk(m),
+      position: bigintToNumber(m.position),
+    }));
+    const pageRows = bigintToNumber(row.page_rows);
+    const end = manifests.at(-1);
+    // Cut at the chunk budget: the page ends at the last manifest sent.
+    if (end !== undefined && manifests.length < bigintToNumber(row.wanted)) {
+      return { scanned: end.position, lastKey: end.fileHash, manifests, last: false };
+    }
+    return { scanned: pageRows, lastKey: row.page_last, manifests, last: pageRows < limit };
+  }
+
+  async rereadMultiChunkManifests(
+    fileHashes: readonly string[],
+    options: ManifestScanOptions,
+  ): Promise<MultiChunkManifestNow[]> {
+    if (fileHashes.length === 0) return [];
+    const { rows } = await sql<ChunkListJson & { file_count: string }>`
+      SELECT m.file_hash, m.chunk_hashes, m.total_size::text AS total_size, m.chunk_count, m.created_at,
+             (SELECT count(*) FROM storage.files f WHERE f.blob_hash = m.file_hash)::text AS file_count
+        FROM storage.chunk_manifests m
+       WHERE m.file_hash = ANY(${[...fileHashes]}::text[])
+         AND ${HASHABLE(sql.raw('m'))} AND m.created_at <= ${options.createdBefore}
+       ORDER BY m.file_hash`.execute(this.#db);
+    return rows.map((r) => ({ ...toMultiChunk(r), fileCount: bigintToNumber(r.file_count) }));
   }
 
   estimateRows(): Promise<number | null> {

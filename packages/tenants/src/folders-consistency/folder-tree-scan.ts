@@ -28,7 +28,24 @@ export interface FolderTreeAnomaly {
    * crosses into another drive further up.
    */
   readonly orphanRoot: boolean;
+  /**
+   * The trash columns disagree with the flag (§12 item 7): a trashed row
+   * with no `trashed_at` (`trashed_without_trashed_at`), or a live row that
+   * still has one (`live_with_trashed_at`) or an `original_*` column
+   * (`live_with_original_parent`); `null` when they agree. Optional: a
+   * scan of a model without these columns leaves it out.
+   */
+  readonly trashFlags?: TrashFlagsProblem | null;
 }
+
+/** The ways a row's trash columns can disagree with its `is_trashed` (fact sheet §12 item 7). */
+export const TRASH_FLAGS_PROBLEMS = [
+  'trashed_without_trashed_at',
+  'live_with_trashed_at',
+  'live_with_original_parent',
+] as const;
+/** One of {@link TRASH_FLAGS_PROBLEMS}. */
+export type TrashFlagsProblem = (typeof TRASH_FLAGS_PROBLEMS)[number];
 
 /** The grace boundary of a folder-tree scan. */
 export interface FolderTreeScanOptions {

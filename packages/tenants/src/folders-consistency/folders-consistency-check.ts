@@ -79,6 +79,7 @@ export const PATH_MISMATCH = 'path_mismatch';
 export const LPATH_MISMATCH = 'lpath_mismatch';
 export const DRIVE_ID_PARENT_MISMATCH = 'drive_id_parent_mismatch';
 export const ORPHAN_ROOT = 'orphan_root';
+export const TRASH_FLAGS_MISMATCH = 'trash_flags_mismatch';
 
 /** Options of {@link createFoldersConsistencyCheck}. */
 export interface FoldersConsistencyCheckOptions {
@@ -109,6 +110,14 @@ export function folderFindings(a: FolderTreeAnomaly): Inconsistency[] {
       severity: 'DataLoss',
       resourceId: a.folderId,
       detail: { drive_id: a.driveId, parent_id: a.parentId, parent_drive_id: a.parentDriveId },
+    });
+  }
+  if (a.trashFlags) {
+    findings.push({
+      kind: TRASH_FLAGS_MISMATCH,
+      severity: 'Drift',
+      resourceId: a.folderId,
+      detail: { drive_id: a.driveId, parent_id: a.parentId, problem: a.trashFlags },
     });
   }
   if (a.orphanRoot) {
@@ -178,6 +187,13 @@ export function createFoldersConsistencyCheck(options: FoldersConsistencyCheckOp
         kind: DRIVE_ID_PARENT_MISMATCH,
         severity: 'DataLoss',
         meaning: "the folder's drive differs from its parent's: it hangs in another drive's tree",
+        repair: null,
+      },
+      {
+        kind: TRASH_FLAGS_MISMATCH,
+        severity: 'Drift',
+        meaning:
+          "the folder's trash columns disagree with its flag: trashed with no trashed_at (the 30-day purge never takes it), or live with a trashed_at or an original_parent_id left (trashing its parent later, a restore leaves it in the trash)",
         repair: null,
       },
       {

@@ -1,4 +1,7 @@
 /** The folders_consistency tenant: each folder row against its parent row (trash flag, path, lpath). */
+
+export type { TrashFlagsProblem } from './folder-tree-scan.js';
+export { TRASH_FLAGS_PROBLEMS } from './folder-tree-scan.js';
 export type { FoldersConsistencyCheckOptions } from './folders-consistency-check.js';
 export {
   createFoldersConsistencyCheck,
@@ -9,4 +12,5 @@ export {
   ORPHAN_ROOT,
   PARENT_TRASHED_MISMATCH,
   PATH_MISMATCH,
+  TRASH_FLAGS_MISMATCH,
 } from './folders-consistency-check.js';

@@ -542,3 +542,48 @@ function orphanFileIdFiles(
 
 export const orphanFileThumbnail: Injector = orphanFileIdFiles('orphan_file_thumbnail', 'ext_thumbnails', 7);
 export const orphanTranscodedImage: Injector = orphanFileIdFiles('orphan_transcoded_image', 'transcoded', 8);
+
+/**
+ * A multi-chunk manifest whose first two chunks are swapped in both arrays:
+ * the shape still holds (sizes, total, count) and every chunk is intact, but
+ * the file reads other bytes than its hash (§12 item 13's byte scan). Only a
+ * deep run reads the bytes. (Every chunk but the last stays at least
+ * FastCDC's 64 KiB minimum, so the swap looks like a real cut.)
+ */
+export const manifestChunksReordered: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'manifest_chunks_reordered',
+    'raise multiChunkFileShare or filesPerDrive',
+    async (i) =>
+      (
+        await rows<{ file_hash: string; chunk_hashes: string[] }>(
+          ctx.client,
+          `SELECT m.file_hash, m.chunk_hashes FROM storage.chunk_manifests m
+            WHERE ${MANIFEST_FILTER} AND m.chunk_hashes[1] <> m.chunk_hashes[2]
+              AND (m.chunk_count >= 3 OR m.chunk_sizes[2] >= 65536)
+            ORDER BY hashtextextended(m.file_hash, $2::bigint + 53 + $3::bigint) LIMIT 1`,
+          [hashes(ctx), ctx.options.seed, i],
+        )
+      )[0],
+    (m) => {
+      ctx.usedHashes.add(m.file_hash);
+      for (const h of m.chunk_hashes) ctx.usedHashes.add(h);
+    },
+  );
+  for (const m of picks) {
+    await ctx.client.query(
+      `UPDATE storage.chunk_manifests
+          SET chunk_hashes = chunk_hashes[2:2] || chunk_hashes[1:1] || chunk_hashes[3:],
+              chunk_sizes = chunk_sizes[2:2] || chunk_sizes[1:1] || chunk_sizes[3:]
+        WHERE file_hash = $1`,
+      [m.file_hash],
+    );
+  }
+  return picks.map((m) => ({
+    type: 'manifest',
+    id: m.file_hash,
+    label: `manifest ${m.file_hash.slice(0, 12)}… (${m.chunk_hashes.length} chunks): chunks 1 and 2 swapped`,
+    detail: { chunkHashes: m.chunk_hashes },
+  }));
+};

@@ -249,3 +249,24 @@ export const rootWithoutDrive: Injector = async (ctx) => {
   }
   return out;
 };
+
+/**
+ * A live folder that still carries `original_parent_id` (a restore that did
+ * not clear it, §12 item 7): if its parent is trashed later, the cascade
+ * leaves it as if trashed on its own, and restoring the parent leaves it in
+ * the trash.
+ */
+export const liveFolderWithOriginalParent: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'live_folder_with_original_parent',
+    'raise foldersPerDrive or users',
+    (i) => pickFolder(ctx, 79, i, `${LIVE_LEAF} AND f.original_parent_id IS NULL`),
+    // Only the folder's own finding changes: its drive stays free for the faults that need one.
+    () => undefined,
+  );
+  for (const p of picks) {
+    await ctx.client.query('UPDATE storage.folders SET original_parent_id = parent_id WHERE id = $1', [p.id]);
+  }
+  return picks.map((p) => ({ type: 'folder', id: p.id, label: `${p.label}:${p.path}`, detail: {} }));
+};
