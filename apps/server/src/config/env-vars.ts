@@ -393,6 +393,6 @@ export const JOB_VARS_HELP: readonly string[] = [
   'OXICLOUD_DB_POOL_MONITOR_INTERVAL_SECONDS',
   "OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL (true | false: one job's alerts)",
   'OXICLOUD_JOB_<NAME>_MISFIRE (skip | once: catch up once on slots missed while no node was up; default skip)',
-  'OXICLOUD_JOB_<NAME>_MAX_AGE_HOURS, OXICLOUD_JOB_STORAGE_CONSISTENCY_DEEP_MAX_AGE_HOURS (freshness: overdue after 1.5x)',
+  'OXICLOUD_JOB_<NAME>_MAX_AGE_HOURS, OXICLOUD_JOB_<NAME>_DEEP_MAX_AGE_HOURS for a check with a deep mode (freshness: overdue after 1.5x)',
   "OXICLOUD_S3_BUCKET, _REGION (us-east-1), _ENDPOINT_URL, _ACCESS_KEY, _SECRET_KEY, _FORCE_PATH_STYLE: OxiCloud's S3 settings; _PREFIX the engine's (default none, as OxiCloud)",
 ];
