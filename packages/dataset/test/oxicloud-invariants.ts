@@ -323,6 +323,14 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
                            WHERE g.subject_type = 'token' AND g.subject_id = s.id AND g.role = 'viewer'
                              AND g.resource_type = s.item_type AND g.resource_id::text = s.item_id)`,
     ),
+    // 25. NextCloud ids naming a file or folder that does not exist.
+    danglingNextcloudIds: await ids(
+      pool,
+      `SELECT n.id::text AS id FROM storage.nextcloud_object_ids n
+        WHERE NOT CASE n.object_type
+                WHEN 'file' THEN EXISTS (SELECT 1 FROM storage.files x WHERE x.id = n.object_id)
+                ELSE EXISTS (SELECT 1 FROM storage.folders x WHERE x.id = n.object_id) END`,
+    ),
     // Grants expired inside OxiCloud's 15-day cleanup grace, and past it.
     expiredInGrace: await ids(
       pool,
@@ -372,6 +380,7 @@ export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> 
   dangling_group_grant: 'danglingGrants',
   dangling_token_grant: 'danglingGrants',
   dangling_favorite: 'danglingReferences',
+  dangling_nextcloud_id: 'danglingNextcloudIds',
   share_without_grant: 'shareGrants',
   orphan_thumbnail: 'orphanThumbnails',
   orphan_file_thumbnail: 'orphanFileThumbnails',

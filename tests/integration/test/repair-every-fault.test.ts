@@ -67,6 +67,7 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'manifests_consistency manifest_hash_mismatch': /no safe repair action for manifests_consistency/,
   'drives_consistency drive_without_owner': /no safe repair action for drives_consistency/,
   'references_consistency dangling_favorite': /no safe repair action for references_consistency/,
+  'references_consistency dangling_nextcloud_id': /no safe repair action for references_consistency/,
   'references_consistency share_grant_mismatch': /no safe repair action for references_consistency/,
   'folders_consistency orphan_root':
     /a live top-level folder .* that no drive names as its root .* a person’s decision/,

@@ -42,6 +42,7 @@ export const OXICLOUD_FAULT_NAMES = [
   'dangling_group_grant',
   'dangling_token_grant',
   'dangling_favorite',
+  'dangling_nextcloud_id',
   'share_without_grant',
   'orphan_thumbnail',
   'orphan_file_thumbnail',
@@ -156,6 +157,8 @@ export interface OxiCloudFaultExpectation {
  * - `dangling_favorite`: a user's favorite of a file id no files row has
  *   (the file was deleted; nothing deletes its favorites). Id: the
  *   favorite's serial id.
+ * - `dangling_nextcloud_id`: a NextCloud id of a file id no files row has
+ *   (OxiCloud never deletes these rows). Id: the NextCloud id (bigserial).
  * - `share_without_grant`: a share link row of a live file with no token
  *   grant (the second of its two writes never ran, fact sheet §8): the link
  *   opens nothing. Id: the share's id.
@@ -354,6 +357,12 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     invariant: 25,
     check: 'references_consistency',
     kind: 'dangling_favorite',
+    severity: 'Reclaimable',
+  },
+  dangling_nextcloud_id: {
+    invariant: 25,
+    check: 'references_consistency',
+    kind: 'dangling_nextcloud_id',
     severity: 'Reclaimable',
   },
   share_without_grant: {

@@ -46,7 +46,11 @@ import {
   expiredGrants,
   lingeringExpiredGrant,
 } from './fault-injectors/grant-faults.js';
-import { danglingFavorite, shareWithoutGrant } from './fault-injectors/reference-faults.js';
+import {
+  danglingFavorite,
+  danglingNextcloudId,
+  shareWithoutGrant,
+} from './fault-injectors/reference-faults.js';
 import {
   driveWithoutOwner,
   fileInOtherDriveFolder,
@@ -111,6 +115,7 @@ const INJECTORS: Record<OxiCloudFaultName, Injector> = {
   dangling_group_grant: danglingGroupGrant,
   dangling_token_grant: danglingTokenGrant,
   dangling_favorite: danglingFavorite,
+  dangling_nextcloud_id: danglingNextcloudId,
   share_without_grant: shareWithoutGrant,
   orphan_thumbnail: orphanThumbnail,
   orphan_file_thumbnail: orphanFileThumbnail,

@@ -4,12 +4,13 @@ import type { SqlClient } from '../sql-client.js';
  * The rows that name an item by id with no foreign key (fact sheet §10), as
  * a user's clicks leave them: each internal user with a default drive among
  * this dataset's drives favors two of its live files and one live folder,
- * has three of its live files among the recent items, and shares one live
+ * has three of its live files among the recent items (each of them with a
+ * NextCloud id, as a NextCloud client leaves them), and shares one live
  * file by link (a `storage.shares` row and its one viewer token grant on
  * the file, the two writes of OxiCloud's share service). Every id names an
  * item that exists and every share has its grant, so `references_consistency`
- * finds nothing on a clean dataset; the `dangling_favorite` and
- * `share_without_grant` faults break one each. Returns the share links written.
+ * finds nothing on a clean dataset; the `dangling_favorite`,
+ * `dangling_nextcloud_id` and `share_without_grant` faults break one each. Returns the share links written.
  */
 export async function insertItemReferences(client: SqlClient): Promise<number> {
   const picked = (table: string, column: string, limit: number, type: 'file' | 'folder', extra = '') => `
@@ -26,6 +27,12 @@ export async function insertItemReferences(client: SqlClient): Promise<number> {
   await client.query(picked('auth.user_favorites', 'created_at', 2, 'file'));
   await client.query(picked('auth.user_favorites', 'created_at', 1, 'folder', 'AND i.parent_id IS NOT NULL'));
   await client.query(picked('auth.user_recent_files', 'accessed_at', 3, 'file'));
+  // The NextCloud ids a client asked for: each default drive's live files and folders named above.
+  await client.query(`
+    INSERT INTO storage.nextcloud_object_ids (object_type, object_id)
+    SELECT item_type, item_id::uuid FROM auth.user_favorites
+    UNION SELECT item_type, item_id::uuid FROM auth.user_recent_files
+    ON CONFLICT DO NOTHING`);
   const shared = await client.query(`
     WITH shared AS (
       INSERT INTO storage.shares (item_id, item_name, item_type, token, created_at, created_by)

@@ -41,6 +41,10 @@ async function seed(): Promise<World> {
   await magicLink(alice, 'folder', folderId);
   await magicLink(alice, null, null);
   await fx.share({ type: 'file', id: fileId }, alice);
+  await q(
+    `INSERT INTO storage.nextcloud_object_ids (object_type, object_id) VALUES ('file', $1), ('folder', $2)`,
+    [fileId, folderId],
+  );
   return { alice, fileId, folderId };
 }
 
@@ -81,13 +85,14 @@ describe('references_consistency on OxiCloud’s domain (OxiReferenceScan)', () 
     const run = await runner.run(check, { batch_size: 1 });
     expect(run.status).toBe('Completed');
     expect(run.findings).toEqual([]);
-    // 2 favorites, 2 recent items, 2 magic links, 1 share.
-    expect(run.stats['scanned_count']).toBe(7);
+    // 2 favorites, 2 recent items, 2 magic links, 1 share, 2 NextCloud ids.
+    expect(run.stats['scanned_count']).toBe(9);
   });
 
   it('a deleted file and folder leave a dangling favorite, recent item, magic link and share', async () => {
     const { rows: favs } = await q("SELECT id::text FROM auth.user_favorites WHERE item_type = 'file'");
     const { rows: recents } = await q('SELECT id::text, item_type FROM auth.user_recent_files ORDER BY id');
+    const { rows: nextcloud } = await q('SELECT id::text FROM storage.nextcloud_object_ids ORDER BY id');
     const { rows: links } = await q(
       'SELECT id::text FROM auth.magic_link_tokens WHERE resource_id IS NOT NULL',
     );
@@ -109,6 +114,7 @@ describe('references_consistency on OxiCloud’s domain (OxiReferenceScan)', () 
         ...recents.map((r) => `dangling_recent_item Reclaimable ${r.id}`),
         `dangling_magic_link Reclaimable ${links[0].id}`,
         `dangling_share Reclaimable ${shares[0].id}`,
+        ...nextcloud.map((r) => `dangling_nextcloud_id Reclaimable ${r.id}`),
       ].sort(),
     );
     const share = run.findings.find((f) => f.kind === 'dangling_share');

@@ -51,6 +51,13 @@ const SOURCES: Readonly<Record<ReferenceSource, { table: string; select: string;
       "id, id::text AS key, created_by AS user_id, item_type, item_id, '-infinity'::timestamptz AS written_at",
     keyType: 'uuid',
   },
+  nextcloud_ids: {
+    // No timestamp and never deleted: the grace does not apply (pass 2 only).
+    table: 'storage.nextcloud_object_ids',
+    select:
+      "id, id::text AS key, NULL::uuid AS user_id, object_type AS item_type, object_id::text AS item_id, '-infinity'::timestamptz AS written_at",
+    keyType: 'bigint',
+  },
 };
 
 const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
@@ -108,7 +115,7 @@ export class OxiReferenceScan implements ReferenceScan {
     return 'item_references';
   }
 
-  /** `references_consistency`: favorites, recent items, magic links and shares against the items they name. */
+  /** `references_consistency`: favorites, recent items, magic links, shares and NextCloud ids against the items they name. */
   consistencyChecks(): readonly ConsistencyCheck[] {
     return this.#checks;
   }

@@ -51,7 +51,8 @@ export const folderLabel = (id: string): string => id.replaceAll('-', '_');
  */
 export async function resetDomain(pool: pg.Pool): Promise<void> {
   await pool.query(`TRUNCATE auth.users, storage.drives, storage.folders, storage.files, storage.blobs,
-                             storage.chunk_manifests, storage.role_grants, storage.shares CASCADE`);
+                             storage.chunk_manifests, storage.role_grants, storage.shares,
+                             storage.nextcloud_object_ids CASCADE`);
   await pool.query('DELETE FROM auth.subject_groups WHERE NOT is_virtual');
 }
 

@@ -6,9 +6,17 @@ import type { ScanPage } from '../ports/scan-page.js';
  * foreign key (fact sheet §10, §12 item 25), each walked by its primary key:
  * `favorites` (`auth.user_favorites`, serial), `recent_items`
  * (`auth.user_recent_files`, serial), `magic_links` (`auth.magic_link_tokens`
- * naming a resource, uuid), `shares` (`storage.shares`, uuid).
+ * naming a resource, uuid), `shares` (`storage.shares`, uuid),
+ * `nextcloud_ids` (`storage.nextcloud_object_ids`, bigserial: the numeric
+ * ids NextCloud clients cache, never deleted by OxiCloud).
  */
-export const REFERENCE_SOURCES = ['favorites', 'recent_items', 'magic_links', 'shares'] as const;
+export const REFERENCE_SOURCES = [
+  'favorites',
+  'recent_items',
+  'magic_links',
+  'shares',
+  'nextcloud_ids',
+] as const;
 /** One of {@link REFERENCE_SOURCES}. */
 export type ReferenceSource = (typeof REFERENCE_SOURCES)[number];
 

@@ -95,6 +95,13 @@ const SOURCE: Readonly<
     codec: uuidCursor,
     bytes: 16,
   },
+  nextcloud_ids: {
+    kind: 'dangling_nextcloud_id',
+    meaning:
+      'a NextCloud file id names a file or folder that does not exist (storage.nextcloud_object_ids: OxiCloud never deletes these rows)',
+    codec: serialCursor,
+    bytes: 8,
+  },
 };
 const phaseOf = (source: ReferenceSource) => REFERENCE_SOURCES.indexOf(source) + 1;
 const KEY_LENGTHS = Object.fromEntries(REFERENCE_SOURCES.map((s) => [phaseOf(s), SOURCE[s].bytes]));
@@ -162,7 +169,7 @@ export function createReferencesConsistencyCheck(
     subsystem: scan.subsystem(),
     order: 38,
     countMeaning:
-      'findings this run found: favorites, recent items, magic links and shares that name a file or folder that is gone, and shares without their one viewer grant',
+      'findings this run found: favorites, recent items, magic links, shares and NextCloud ids that name a file or folder that is gone, and shares without their one viewer grant',
     kinds: [
       ...REFERENCE_SOURCES.map((s) => ({
         kind: SOURCE[s].kind,

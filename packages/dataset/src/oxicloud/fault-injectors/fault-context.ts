@@ -24,7 +24,8 @@ export interface OxiCloudFaultResource {
     | 'grant'
     | 'thumbnail'
     | 'favorite'
-    | 'share';
+    | 'share'
+    | 'nextcloud_id';
   /**
    * UUID, a hash for `blob`, `manifest` and `thumbnail`, the serial id for
    * `favorite`: the id the expected finding carries.

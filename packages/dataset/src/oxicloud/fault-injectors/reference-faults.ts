@@ -67,3 +67,23 @@ export const shareWithoutGrant: Injector = async (ctx) => {
   }
   return out;
 };
+
+export const danglingNextcloudId: Injector = async (ctx) => {
+  const out: OxiCloudFaultResource[] = [];
+  for (let i = 0; i < n(ctx); i++) {
+    // The id of a file deleted since: OxiCloud never deletes its NextCloud id.
+    const [r] = await rows<{ id: string; file_id: string }>(
+      ctx.client,
+      `INSERT INTO storage.nextcloud_object_ids (object_type, object_id)
+       VALUES ('file', gen_random_uuid()) RETURNING id::text, object_id::text AS file_id`,
+    );
+    if (!r) throw new Error('internal: nextcloud id insert returned nothing');
+    out.push({
+      type: 'nextcloud_id',
+      id: r.id,
+      label: `NextCloud id of a deleted file (${i + 1})`,
+      detail: { itemId: r.file_id },
+    });
+  }
+  return out;
+};
