@@ -375,6 +375,7 @@ export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> 
   root_without_drive: 'folderDrive',
   file_in_other_drive_folder: 'fileDrive',
   drive_without_owner: 'driveShape',
+  media_sort_date_drift: 'mediaSortDate',
   dangling_grant: 'danglingGrants',
   dangling_user_grant: 'danglingGrants',
   dangling_group_grant: 'danglingGrants',

@@ -58,6 +58,7 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'blobs_consistency ref_count_mismatch': /is above the .* never lowers a count/,
   'folders_consistency trash_flags_mismatch': /no safe repair action for folders_consistency/,
   'folders_consistency drive_id_parent_mismatch': /differs from its parent .* person's decision/,
+  'files_consistency media_sort_date_mismatch': /no safe repair action for files_consistency/,
   'files_consistency drive_id_parent_mismatch': /differs from its folder .* person's decision/,
   // No repair of a manifest's count or shape yet (issue 33): a person decides, the plan says so.
   'manifests_consistency manifest_ref_count_low': /no safe repair action for manifests_consistency/,

@@ -37,6 +37,7 @@ export const OXICLOUD_FAULT_NAMES = [
   'root_without_drive',
   'file_in_other_drive_folder',
   'drive_without_owner',
+  'media_sort_date_drift',
   'dangling_grant',
   'dangling_user_grant',
   'dangling_group_grant',
@@ -149,6 +150,9 @@ export interface OxiCloudFaultExpectation {
  * - `file_in_other_drive_folder`: a live file's `drive_id` set to another
  *   drive (usage of both drives and envelopes follows). Id: the file id.
  * - `drive_without_owner`: a shared drive's owner grants deleted. Id: the drive id.
+ * - `media_sort_date_drift`: a live file's capture metadata written (the
+ *   trigger moved `media_sort_date`) and deleted again (nothing resets it).
+ *   Id: the file id.
  * - `dangling_grant`: a viewer grant on a file id that does not exist. Id: the grant id.
  * - `dangling_user_grant` / `dangling_group_grant` / `dangling_token_grant`:
  *   a viewer grant on a drive's root folder whose user, group or share
@@ -328,6 +332,12 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     check: 'drives_consistency',
     kind: 'drive_without_owner',
     severity: 'DataLoss',
+  },
+  media_sort_date_drift: {
+    invariant: 22,
+    check: 'files_consistency',
+    kind: 'media_sort_date_mismatch',
+    severity: 'Drift',
   },
   dangling_grant: {
     invariant: 20,

@@ -3,6 +3,7 @@ import {
   BLOB_SIZE_MISMATCH,
   FILE_DRIVE_ID_PARENT_MISMATCH,
   FILES_CONSISTENCY_CHECK_NAME,
+  MEDIA_SORT_DATE_MISMATCH,
   MIME_MISMATCH,
   MISSING_BLOB,
   PARENT_FOLDER_TRASHED,
@@ -66,8 +67,8 @@ async function cleanContent() {
   await w.trashFolder(old);
   // The placeholder hash, with no row behind it (register_file_deferred, load-seed).
   const { rows } = await db.pool.query(
-    `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at)
-     VALUES ('deferred', $1, $2, 7, $3, ${AGE}) RETURNING id`,
+    `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at, media_sort_date)
+     VALUES ('deferred', $1, $2, 7, $3, ${AGE}, ${AGE}) RETURNING id`,
     [w.rootFolderId, PLACEHOLDER_HASH, w.driveId],
   );
   return {
@@ -181,6 +182,33 @@ describe('files_consistency on OxiCloud’s domain (OxiFileContentScan)', () => 
     });
   });
 
+  it('media_sort_date against COALESCE(captured_at, created_at) → media_sort_date_mismatch (Drift); OxiCloud’s trigger keeps it right', async () => {
+    const { image, multi, legacy } = await cleanContent();
+    // Capture data written as OxiCloud writes it: the trigger moves the file's date to captured_at.
+    await db.pool.query(
+      "INSERT INTO storage.file_metadata (file_id, captured_at) VALUES ($1, '2020-05-01T10:00:00Z'), ($2, '2019-01-02T03:04:05Z')",
+      [image.fileId, multi.fileId],
+    );
+    expect((await h.run(check())).findings).toEqual([]);
+    // A metadata row deleted (no trigger resets the date), and a date copied from elsewhere (a folder copy).
+    await db.pool.query('DELETE FROM storage.file_metadata WHERE file_id = $1', [multi.fileId]);
+    await db.pool.query("UPDATE storage.files SET media_sort_date = '2018-07-07T07:07:07Z' WHERE id = $1", [
+      legacy.fileId,
+    ]);
+    const run = await h.run(check(), { batch_size: 2 });
+    expect(summary(run.findings)).toEqual(
+      [multi.fileId, legacy.fileId].map((id) => `${MEDIA_SORT_DATE_MISMATCH} Drift ${id}`).sort(),
+    );
+    const { rows } = await db.pool.query<{ created_at: Date }>(
+      'SELECT created_at FROM storage.files WHERE id = $1',
+      [multi.fileId],
+    );
+    expect(run.findings.find((f) => f.resourceId === multi.fileId)?.detail).toEqual({
+      recorded: '2019-01-02T03:04:05.000Z',
+      expected: rows[0]!.created_at.toISOString(),
+    });
+  });
+
   it('a file whose drive differs from its folder’s → drive_id_parent_mismatch (DataLoss)', async () => {
     const { legacy } = await cleanContent();
     await db.pool.query('UPDATE storage.files SET drive_id = $1 WHERE id = $2', [
@@ -205,7 +233,10 @@ describe('files_consistency on OxiCloud’s domain (OxiFileContentScan)', () => 
   it('young files are left alone (grace), and a placeholder-hash file never is missing or of another size', async () => {
     await cleanContent();
     const young: Upload = await w.upload({ name: `young-${tag()}`, data: randomBytes(10) });
-    await db.pool.query('UPDATE storage.files SET created_at = now() WHERE id = $1', [young.fileId]);
+    await db.pool.query(
+      'UPDATE storage.files SET created_at = now(), media_sort_date = now() WHERE id = $1',
+      [young.fileId],
+    );
     await db.pool.query('DELETE FROM storage.chunk_manifests WHERE file_hash = $1', [young.hash]);
     await db.pool.query('DELETE FROM storage.blobs WHERE hash = $1', [young.hash]);
     await db.pool.query(

@@ -42,6 +42,8 @@ interface FileRowJson {
   mime_mismatch: boolean;
   file_size: string;
   blob_size: string | null;
+  sort_date: string | null;
+  expected_sort_date: string | null;
 }
 
 const toFileRow = (r: FileRowJson): FileRowAnomaly => ({
@@ -55,6 +57,10 @@ const toFileRow = (r: FileRowJson): FileRowAnomaly => ({
   mimeMismatch: r.mime_mismatch,
   fileSize: bigintToNumber(r.file_size),
   blobSize: r.blob_size === null ? null : bigintToNumber(r.blob_size),
+  mediaSortDate:
+    r.sort_date === null || r.expected_sort_date === null
+      ? null
+      : { recorded: new Date(r.sort_date), expected: new Date(r.expected_sort_date) },
 });
 const toBlobAnomaly = (r: BlobAnomalyJson): FileBlobAnomaly => ({
   fileId: r.id,
@@ -131,7 +137,13 @@ export class OxiFileContentScan implements FileBlobScan {
     this.#checks = [
       {
         ...createFilesConsistencyCheck({ ...checks.files_consistency, ...logger, scan: this }),
-        reads: ['storage.blobs', 'storage.chunk_manifests', 'storage.files', 'storage.folders'],
+        reads: [
+          'storage.blobs',
+          'storage.chunk_manifests',
+          'storage.file_metadata',
+          'storage.files',
+          'storage.folders',
+        ],
       },
     ];
   }
@@ -252,7 +264,7 @@ export class OxiFileContentScan implements FileBlobScan {
     options: FileScanOptions,
   ): Promise<ScanPage<FileRowAnomaly>> {
     const row = await this.#compareFileRows(
-      sql`SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at FROM storage.files
+      sql`SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at, media_sort_date FROM storage.files
           ${afterFileId === null ? sql`` : sql`WHERE id > ${afterFileId}::uuid`}
           ORDER BY id LIMIT ${limit}`,
       options,
@@ -272,7 +284,7 @@ export class OxiFileContentScan implements FileBlobScan {
   async reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]> {
     if (fileIds.length === 0) return [];
     const row = await this.#compareFileRows(
-      sql`SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at FROM storage.files
+      sql`SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at, media_sort_date FROM storage.files
            WHERE id = ANY(${[...fileIds]}::uuid[])`,
       options,
     );
@@ -310,6 +322,11 @@ export class OxiFileContentScan implements FileBlobScan {
          WHERE bl.hash = ANY (ARRAY(SELECT h.hash FROM hashes h
                                      WHERE NOT EXISTS (SELECT 1 FROM manifests m WHERE m.file_hash = h.hash)))
       ),
+      -- The page's capture dates (OxiCloud §12 item 22), by primary key.
+      meta AS MATERIALIZED (
+        SELECT fm.file_id, fm.captured_at FROM storage.file_metadata fm
+         WHERE fm.file_id = ANY (ARRAY(SELECT b.id FROM batch b))
+      ),
       content AS MATERIALIZED (
         SELECT h.hash,
                CASE WHEN h.hash = ${PLACEHOLDER_HASH} THEN 'placeholder'
@@ -329,11 +346,14 @@ export class OxiFileContentScan implements FileBlobScan {
                b.size AS file_size,
                CASE c.source WHEN 'missing' THEN NULL WHEN 'placeholder' THEN b.size ELSE c.size END AS blob_size,
                c.source = 'missing' AS blob_missing,
+               b.media_sort_date,
+               COALESCE(mt.captured_at, b.created_at) AS expected_sort_date,
                COALESCE(c.source <> 'placeholder'
                         AND ${KNOWN_MIME('b.mime_type')} <> ${KNOWN_MIME('c.content_type')}, false) AS mime_mismatch
           FROM batch b
           JOIN content c ON c.hash = b.blob_hash
           LEFT JOIN folders d ON d.id = b.folder_id
+          LEFT JOIN meta mt ON mt.file_id = b.id
       )
       SELECT (SELECT count(*) FROM batch) AS scanned,
              (SELECT id FROM batch ORDER BY id DESC LIMIT 1) AS last_id,
@@ -343,10 +363,15 @@ export class OxiFileContentScan implements FileBlobScan {
                         'folder_drive_id', x.folder_drive_id, 'blob_hash', x.blob_hash,
                         'mime_type', x.mime_type, 'blob_content_type', x.blob_content_type,
                         'mime_mismatch', x.mime_mismatch,
-                        'file_size', x.file_size::text, 'blob_size', x.blob_size::text) ORDER BY x.id)
+                        'file_size', x.file_size::text, 'blob_size', x.blob_size::text,
+                        'sort_date', CASE WHEN x.media_sort_date IS DISTINCT FROM x.expected_sort_date
+                                          THEN x.media_sort_date END,
+                        'expected_sort_date', CASE WHEN x.media_sort_date IS DISTINCT FROM x.expected_sort_date
+                                                   THEN x.expected_sort_date END) ORDER BY x.id)
                  FROM checked x
                 WHERE (x.folder_drive_id IS NOT NULL OR x.mime_mismatch
-                       OR x.blob_missing OR x.blob_size <> x.file_size)
+                       OR x.blob_missing OR x.blob_size <> x.file_size
+                       OR x.media_sort_date IS DISTINCT FROM x.expected_sort_date)
                   AND x.created_at <= ${options.createdBefore}
              ), '[]'::json) AS anomalies`.execute(this.#db);
     return rows[0] ?? { scanned: '0', last_id: null, anomalies: [] };

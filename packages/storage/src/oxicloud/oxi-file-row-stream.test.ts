@@ -33,8 +33,8 @@ beforeAll(async () => {
     uploads.push(await w.upload({ name: `copy-${i}`, data: uploads[0]!.bytes }));
   }
   await db.pool.query(
-    `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at)
-     VALUES ('deferred', $1, $2, 3, $3, ${AGE})`,
+    `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at, media_sort_date)
+     VALUES ('deferred', $1, $2, 3, $3, ${AGE}, ${AGE})`,
     [w.rootFolderId, PLACEHOLDER_HASH, w.driveId],
   );
   files = uploads.length + 1;

@@ -21,6 +21,8 @@ interface SegmentRow {
   mime_mismatch: boolean | null;
   file_size: string | null;
   blob_size: string | null;
+  sort_date: string | null;
+  expected_sort_date: string | null;
 }
 
 interface Segment {
@@ -132,7 +134,7 @@ export class OxiFileRowStream implements FileRowStream {
       WITH s AS MATERIALIZED (
         SELECT o.*, row_number() OVER w AS rn,
                (row_number() OVER w % ${limit}::bigint = 0 OR lead(o.id) OVER w IS NULL) AS marker
-          FROM (SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at
+          FROM (SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at, media_sort_date
                   FROM storage.files
                  ${after === null ? sql`` : sql`WHERE id > ${after}::uuid`}
                  ORDER BY id LIMIT ${rows}) o
@@ -159,12 +161,15 @@ export class OxiFileRowStream implements FileRowStream {
              CASE WHEN a.anomalous THEN k.content_type END AS blob_content_type,
              CASE WHEN a.anomalous THEN v.mime_mismatch END AS mime_mismatch,
              CASE WHEN a.anomalous THEN s.size::text END AS file_size,
-             CASE WHEN a.anomalous THEN v.blob_size::text END AS blob_size
+             CASE WHEN a.anomalous THEN v.blob_size::text END AS blob_size,
+             CASE WHEN a.anomalous AND v.sort_mismatch THEN s.media_sort_date END AS sort_date,
+             CASE WHEN a.anomalous AND v.sort_mismatch THEN v.expected_sort_date END AS expected_sort_date
         FROM s
         LEFT JOIN storage.folders d ON d.id = s.folder_id
         LEFT JOIN m ON m.file_hash = s.blob_hash
         LEFT JOIN broken bk ON bk.file_hash = m.file_hash
         LEFT JOIN storage.blobs l ON l.hash = s.blob_hash AND m.file_hash IS NULL
+        LEFT JOIN storage.file_metadata fm ON fm.file_id = s.id
         CROSS JOIN LATERAL (
           SELECT CASE WHEN s.blob_hash = ${PLACEHOLDER_HASH} THEN 'placeholder'
                       WHEN m.file_hash IS NOT NULL AND bk.file_hash IS NULL THEN 'manifest'
@@ -176,12 +181,14 @@ export class OxiFileRowStream implements FileRowStream {
         CROSS JOIN LATERAL (
           SELECT CASE k.source WHEN 'missing' THEN NULL WHEN 'placeholder' THEN s.size ELSE k.size END AS blob_size,
                  COALESCE(k.source <> 'placeholder'
-                          AND ${KNOWN_MIME('s.mime_type')} <> ${KNOWN_MIME('k.content_type')}, false) AS mime_mismatch
+                          AND ${KNOWN_MIME('s.mime_type')} <> ${KNOWN_MIME('k.content_type')}, false) AS mime_mismatch,
+                 COALESCE(fm.captured_at, s.created_at) AS expected_sort_date,
+                 s.media_sort_date IS DISTINCT FROM COALESCE(fm.captured_at, s.created_at) AS sort_mismatch
         ) v
         CROSS JOIN LATERAL (
           SELECT (s.created_at <= ${this.#options.createdBefore}
                   AND (COALESCE(d.drive_id <> s.drive_id, false) OR k.source = 'missing'
-                       OR v.blob_size <> s.size OR v.mime_mismatch)) AS anomalous
+                       OR v.blob_size <> s.size OR v.mime_mismatch OR v.sort_mismatch)) AS anomalous
         ) a
        WHERE s.marker OR a.anomalous`.execute(this.#db);
     const markers: Array<{ rn: number; id: string }> = [];
@@ -211,5 +218,9 @@ function toAnomaly(r: SegmentRow): FileRowAnomaly {
     mimeMismatch: r.mime_mismatch === true,
     fileSize: bigintToNumber(r.file_size ?? '0'),
     blobSize: r.blob_size === null ? null : bigintToNumber(r.blob_size),
+    mediaSortDate:
+      r.sort_date === null || r.expected_sort_date === null
+        ? null
+        : { recorded: new Date(r.sort_date), expected: new Date(r.expected_sort_date) },
   };
 }

@@ -251,8 +251,8 @@ export async function oxiWorld(pool: pg.Pool, blobs?: BlobStorage): Promise<OxiW
       }
       if (blobs) for (const o of objects) await blobs.put(o.hash, o.bytes, o.size);
       const { rows } = await client.query(
-        `INSERT INTO storage.files (name, folder_id, blob_hash, size, mime_type, drive_id, created_by, updated_by, created_at)
-         SELECT $1, d.id, $2, $3, $4, d.drive_id, $5, $5, ${AGE} FROM storage.folders d WHERE d.id = $6
+        `INSERT INTO storage.files (name, folder_id, blob_hash, size, mime_type, drive_id, created_by, updated_by, created_at, media_sort_date)
+         SELECT $1, d.id, $2, $3, $4, d.drive_id, $5, $5, ${AGE}, ${AGE} FROM storage.folders d WHERE d.id = $6
          RETURNING id`,
         [options.name, hash, data.length, mime, userId, folderId],
       );

@@ -183,8 +183,8 @@ export function oxiTreeFixtures(pool: pg.Pool) {
         );
       }
       const { id } = await one(
-        `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, ${ago(2)}) RETURNING id`,
+        `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at, media_sort_date)
+         VALUES ($1, $2, $3, $4, $5, ${ago(2)}, ${ago(2)}) RETURNING id`,
         [name, folderId, hash, size, driveId],
       );
       return { id, hash };

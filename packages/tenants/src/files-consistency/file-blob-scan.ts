@@ -53,6 +53,12 @@ export interface FileRowAnomaly {
   readonly fileSize: number;
   /** `storage.blobs.size`, or `null` when the blob row does not exist (a missing blob). */
   readonly blobSize: number | null;
+  /**
+   * `media_sort_date` against what it should be (OxiCloud §12 item 22:
+   * `COALESCE(file_metadata.captured_at, files.created_at)`) when they
+   * differ; `null` or absent when they agree (or the model has no such column).
+   */
+  readonly mediaSortDate?: { readonly recorded: Date; readonly expected: Date } | null;
 }
 
 /** The grace boundaries of a file scan (from the run's `startedAt`, never the wall clock). */

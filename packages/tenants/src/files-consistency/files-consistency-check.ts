@@ -106,6 +106,8 @@ export const PARENT_FOLDER_TRASHED = 'parent_folder_trashed';
 /** A file whose drive differs from its folder's (the same kind name as folders_consistency's). */
 export const FILE_DRIVE_ID_PARENT_MISMATCH = 'drive_id_parent_mismatch';
 export const MIME_MISMATCH = 'mime_mismatch';
+/** files_consistency: `media_sort_date` against `COALESCE(captured_at, created_at)` (OxiCloud §12 item 22). */
+export const MEDIA_SORT_DATE_MISMATCH = 'media_sort_date_mismatch';
 /** At most this many file ids are listed in a `missing_blob` finding's detail. */
 export const MAX_AFFECTED_FILE_IDS = 1000;
 
@@ -180,6 +182,17 @@ export function fileRowFindings(a: FileRowAnomaly): Inconsistency[] {
       severity: 'DataLoss',
       resourceId: a.fileId,
       detail: { drive_id: a.driveId, folder_id: a.folderId, folder_drive_id: a.folderDriveId },
+    });
+  }
+  if (a.mediaSortDate) {
+    out.push({
+      kind: MEDIA_SORT_DATE_MISMATCH,
+      severity: 'Drift',
+      resourceId: a.fileId,
+      detail: {
+        recorded: a.mediaSortDate.recorded.toISOString(),
+        expected: a.mediaSortDate.expected.toISOString(),
+      },
     });
   }
   if (a.mimeMismatch) {
@@ -276,7 +289,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
           blobSize: a.blobSize,
         });
       }
-      if (a.folderDriveId !== null || a.mimeMismatch) fileRows.push(a);
+      if (a.folderDriveId !== null || a.mimeMismatch || a.mediaSortDate) fileRows.push(a);
     }
     const missingHashes = [
       ...new Set(blobAnomalies.filter((a) => a.blobSize === null).map((a) => a.blobHash)),
@@ -321,7 +334,10 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     await twoPass(
       store,
       fileRows.flatMap((a) =>
-        [FILE_DRIVE_ID_PARENT_MISMATCH, MIME_MISMATCH].map((kind) => ({ kind, resourceId: a.fileId })),
+        [FILE_DRIVE_ID_PARENT_MISMATCH, MIME_MISMATCH, MEDIA_SORT_DATE_MISMATCH].map((kind) => ({
+          kind,
+          resourceId: a.fileId,
+        })),
       ),
       async () =>
         (
@@ -366,6 +382,13 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
         kind: FILE_DRIVE_ID_PARENT_MISMATCH,
         severity: 'DataLoss',
         meaning: "the file's drive differs from its folder's drive",
+        repair: null,
+      },
+      {
+        kind: MEDIA_SORT_DATE_MISMATCH,
+        severity: 'Drift',
+        meaning:
+          "the file's media_sort_date (the Photos timeline's order) differs from its metadata's captured_at, or its created_at without one: a metadata row deleted (no trigger resets the date) or a folder copy (the copy keeps the source's date, no metadata row)",
         repair: null,
       },
       {

@@ -270,3 +270,26 @@ export const liveFolderWithOriginalParent: Injector = async (ctx) => {
   }
   return picks.map((p) => ({ type: 'folder', id: p.id, label: `${p.label}:${p.path}`, detail: {} }));
 };
+
+/**
+ * A live file whose capture metadata was written (OxiCloud's trigger moved
+ * its `media_sort_date` to `captured_at`), then deleted: no trigger resets
+ * the date (§9, §12 item 22).
+ */
+export const mediaSortDateDrift: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'media_sort_date_drift',
+    'raise users or filesPerDrive',
+    (i) => pickLiveFile(ctx, 83, i),
+    (p) => ctx.usedDrives.add(p.drive_id),
+  );
+  for (const p of picks) {
+    await ctx.client.query(
+      "INSERT INTO storage.file_metadata (file_id, captured_at) VALUES ($1, now() - interval '400 days')",
+      [p.id],
+    );
+    await ctx.client.query('DELETE FROM storage.file_metadata WHERE file_id = $1', [p.id]);
+  }
+  return picks.map((p) => ({ type: 'file', id: p.id, label: `${p.label}:${p.name}`, detail: {} }));
+};
