@@ -13,18 +13,9 @@ import {
 } from './fault-support.js';
 import { type SmtpListener, startSmtpListener } from './smtp-listener.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+import { waitUntil } from './wait-until.js';
 
 const JOB = 'storage_reconcile';
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
 
 /**
  * Issue 20: storage_reconcile ticks every 2 s and fails (its table is

@@ -14,24 +14,14 @@ import {
   killHard,
   scratchDir,
   serverEnv,
-  sleep,
   startServer,
 } from './fault-support.js';
 import { parseSamples, type Sample, sampleValue } from './prometheus-text.js';
 import { type SmtpListener, smtpEnv, startSmtpListener } from './smtp-listener.js';
+import { waitUntil } from './wait-until.js';
 
 const PROMTOOL = '/usr/bin/promtool';
 const STALLED = '[OxiCloud] Queue storage.tree_etag_dirty is not draining';
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 /**
  * Issue 32 (fact sheet §12 item 26): OxiCloud's queues as metrics with an

@@ -18,6 +18,7 @@ import {
   sleep,
 } from './fault-support.js';
 import { type ProcInfo, processTree, running, shellQuote, Terminal } from './terminal.js';
+import { waitUntil } from './wait-until.js';
 
 /**
  * `pnpm start` as a person runs it, in a pseudo-terminal (tmux): a long run
@@ -60,16 +61,6 @@ async function withDatabase<T>(env: Record<string, string>, fn: (pool: pg.Pool) 
     return await fn(db.pool);
   } finally {
     await db.close();
-  }
-}
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
   }
 }
 
@@ -119,7 +110,7 @@ describe.each<Case>([
       await waitUntil(
         'the server to answer /healthz',
         async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined),
-        240_000,
+        { ms: 240_000, everyMs: 200, retryOnError: true },
       );
 
       const token = (await runCli(['token', '--user', admin], env)).stdout.trim().split('\n').pop()!;
@@ -144,7 +135,7 @@ describe.each<Case>([
           };
           return run.status === 'Running' && Number(run.stats['scanned_count'] ?? 0) >= 20 ? run : undefined;
         },
-        30_000,
+        { ms: 30_000, everyMs: 200, retryOnError: true },
       );
 
       // Every process of the tree: pnpm, sh, the wrapper, the server, and the embedded postmaster.
@@ -168,7 +159,7 @@ describe.each<Case>([
       await waitUntil(
         'the exit status',
         async () => (/pnpm start exited \d+/.test(terminal.output()) ? true : undefined),
-        2_000,
+        { ms: 2_000, everyMs: 200, retryOnError: true },
       );
       const output = terminal.output();
       expect(output).toContain('shut down cleanly');
@@ -244,7 +235,7 @@ describe('nohup … & survives the terminal hanging up', () => {
         await waitUntil(
           `the ${way.name} server to answer /healthz`,
           async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined),
-          240_000,
+          { ms: 240_000, everyMs: 200, retryOnError: true },
         );
         const tree = processTree(terminal.shellPid()).slice(1);
         const job = tree.find(
@@ -261,7 +252,11 @@ describe('nohup … & survives the terminal hanging up', () => {
       for (const { job } of servers) process.kill(-job.pgid, 'SIGHUP');
       const shell = terminal.shellPid();
       terminal.close(); // the terminal goes away: its shell gets SIGHUP, hangs up its jobs, and exits
-      await waitUntil('the shell to exit', async () => (running(shell) ? undefined : true), 5_000);
+      await waitUntil('the shell to exit', async () => (running(shell) ? undefined : true), {
+        ms: 5_000,
+        everyMs: 200,
+        retryOnError: true,
+      });
       // The issue's own check: still serving 10 s later.
       await sleep(10_000);
       for (const { name, base, tree } of servers) {
@@ -277,7 +272,11 @@ describe('nohup … & survives the terminal hanging up', () => {
       const wrapper = servers[0]!;
       const server = wrapper.tree.find((p) => p.command.includes('apps/server/bin/oxijobs.js serve'))!;
       process.kill(wrapper.job.pid, 'SIGKILL');
-      await waitUntil('the server to stop', async () => (running(server.pid) ? undefined : true), 15_000);
+      await waitUntil('the server to stop', async () => (running(server.pid) ? undefined : true), {
+        ms: 15_000,
+        everyMs: 200,
+        retryOnError: true,
+      });
       const log = readFileSync(join(dir.path, 'wrapper', 'nohup.out'), 'utf8');
       expect(log).toContain('launcher gone: shutting down');
       expect(log).toContain('shut down cleanly');

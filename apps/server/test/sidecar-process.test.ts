@@ -33,6 +33,34 @@ function parseEnvFile(text: string): Record<string, string> {
 }
 
 /**
+ * Starts `oxijobs serve` with `env` (its port in `OXICLOUD_HTTP_PORT`), mints a
+ * token for `adminEmail`, runs `consistency_batch` with force and deep, and
+ * asserts every check completed; the process is returned for the caller to stop.
+ */
+async function deepBatchBeside(
+  env: Record<string, string>,
+  adminEmail: string,
+): Promise<{ process: CliProcess; checks: string[] }> {
+  const base = `http://127.0.0.1:${env['OXICLOUD_HTTP_PORT']}`;
+  const process = startCli(['serve'], env);
+  await waitForStatus(`${base}/readyz`, 200, { process, timeoutMs: 90_000 });
+  const minted = await runCli(['token', '--user', adminEmail], env);
+  expect(minted.code, minted.stderr).toBe(0);
+  const res = await fetch(`${base}/api/admin/jobs/consistency_batch/trigger?force=true&deep=true`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${minted.stdout.trim().split('\n').at(-1)!}` },
+  });
+  const body = (await res.json()) as {
+    ok: boolean;
+    outcome: { extra: { completed: number; failed: number; checks: string[] } };
+  };
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  expect(body.outcome.extra.failed, JSON.stringify(body)).toBe(0);
+  expect(body.outcome.extra.completed).toBe(body.outcome.extra.checks.length);
+  return { process, checks: body.outcome.extra.checks };
+}
+
+/**
  * The composed server beside a real OxiCloud: a database as OxiCloud leaves
  * it (its schema and `_sqlx_migrations`, no engine), a store OxiCloud wrote
  * (`.blobs/<aa>/<hash>.blob`, AES-256-GCM at rest), the engine started with
@@ -352,7 +380,6 @@ describe("oxijobs serve beside OxiCloud's S3 store (sidecar mode)", () => {
     );
     const before = await dumpDatabase(db.pool);
     const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
     const env = cleanEnv({
       OXICLOUD_DB_CONNECTION_STRING: db.url,
       OXICLOUD_STORAGE_PATH: storageRoot,
@@ -369,22 +396,9 @@ describe("oxijobs serve beside OxiCloud's S3 store (sidecar mode)", () => {
       OXICLOUD_LOG_FORMAT: 'json',
       OXICLOUD_METRICS_ADDR: '',
     });
-    server = startCli(['serve'], env);
-    await waitForStatus(`${base}/readyz`, 200, { process: server, timeoutMs: 90_000 });
-    const minted = await runCli(['token', '--user', String(admins[0]?.['email'])], env);
-    expect(minted.code, minted.stderr).toBe(0);
-    const res = await fetch(`${base}/api/admin/jobs/consistency_batch/trigger?force=true&deep=true`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${minted.stdout.trim().split('\n').at(-1)!}` },
-    });
-    const body = (await res.json()) as {
-      ok: boolean;
-      outcome: { extra: { completed: number; failed: number; checks: string[] } };
-    };
-    expect(res.status, JSON.stringify(body)).toBe(200);
-    expect(body.outcome.extra.failed, JSON.stringify(body)).toBe(0);
-    expect(body.outcome.extra.checks).toContain('storage_consistency');
-    expect(body.outcome.extra.completed).toBe(body.outcome.extra.checks.length);
+    const run = await deepBatchBeside(env, String(admins[0]?.['email']));
+    server = run.process;
+    expect(run.checks).toContain('storage_consistency');
     const { rows } = await db.pool.query('SELECT kind FROM oxijobs.run_findings');
     expect(rows).toEqual([]);
     expect(await dumpDatabase(db.pool, { excludeSchemas: ['oxijobs'] })).toBe(before);
@@ -443,7 +457,6 @@ describe('every fault made in an OxiCloud database, found in sidecar mode', () =
     );
     const before = await dumpDatabase(db.pool);
     const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
     const env = cleanEnv({
       OXICLOUD_DB_CONNECTION_STRING: db.url,
       OXICLOUD_STORAGE_PATH: storageRoot,
@@ -455,22 +468,9 @@ describe('every fault made in an OxiCloud database, found in sidecar mode', () =
       OXICLOUD_LOG_FORMAT: 'json',
       OXICLOUD_METRICS_ADDR: '',
     });
-    server = startCli(['serve'], env);
-    await waitForStatus(`${base}/readyz`, 200, { process: server, timeoutMs: 90_000 });
+    const run = await deepBatchBeside(env, String(admins[0]?.['email']));
+    server = run.process;
     expect(jsonLines(server.stdout()).find((l) => l['event'] === 'database.sidecar')).toBeDefined();
-    const minted = await runCli(['token', '--user', String(admins[0]?.['email'])], env);
-    expect(minted.code, minted.stderr).toBe(0);
-    const res = await fetch(`${base}/api/admin/jobs/consistency_batch/trigger?force=true&deep=true`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${minted.stdout.trim().split('\n').at(-1)!}` },
-    });
-    const body = (await res.json()) as {
-      ok: boolean;
-      outcome: { extra: { completed: number; failed: number; checks: string[] } };
-    };
-    expect(res.status, JSON.stringify(body)).toBe(200);
-    expect(body.outcome.extra.failed, JSON.stringify(body)).toBe(0);
-    expect(body.outcome.extra.completed).toBe(body.outcome.extra.checks.length);
     const { rows } = await db.pool.query<{ line: string }>(
       `SELECT r.job_name || ' ' || f.kind || ' ' || f.severity || ' ' || f.resource_id AS line
          FROM oxijobs.run_findings f JOIN oxijobs.recoverable_runs r ON r.id = f.run_id`,
