@@ -7,7 +7,7 @@ import { BLOB_KINDS, type BlobKind, drawKind, drawSize } from '../blob-content.j
 import { planDriveFolders } from '../folder-plan.js';
 import { Prng } from '../prng.js';
 import { type ChunkReuse, type FileBytesPlan, planChunkSizes } from './chunk-plan.js';
-import type { ResolvedOxiCloudDatasetOptions } from './options.js';
+import { OXICLOUD_DATASET_LIMITS, type ResolvedOxiCloudDatasetOptions } from './options.js';
 
 /** PRNG streams of this generator (above the old generator's `STREAM` numbers, so no choice shares numbers). */
 export const OXI_STREAM = {
@@ -354,7 +354,13 @@ class ContentPlanner {
     const baseSizes = base?.bytes?.chunkSizes;
     if (base?.bytes && baseSizes && baseSizes.length >= 2) {
       const k = p.int(1, baseSizes.length - 1);
-      const tail = planChunkSizes(drawSize(p, 1, o.multiChunkSize.min), o.seed, contentNo);
+      // A tail of at least 64 bytes: a shorter one carries too few bytes of its own to keep two edited
+      // copies of the same content apart (found at 100k files: identical planned contents).
+      const tail = planChunkSizes(
+        drawSize(p, OXICLOUD_DATASET_LIMITS.oneChunkSizeMin, o.multiChunkSize.min),
+        o.seed,
+        contentNo,
+      );
       const reuse: (ChunkReuse | null)[] = [];
       for (let i = 0; i < k; i++) reuse.push({ from: base.bytes, index: i });
       return this.#content(contentNo, 'multi_chunk', base.media, [...baseSizes.slice(0, k), ...tail], reuse);
