@@ -94,15 +94,47 @@ const line = (t) =>
   `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped${t.failedFiles > 0 ? ` (${t.failedFiles} test files failed)` : ''}`;
 
 const children = new Set();
+/**
+ * The turbo tasks that failed (`<package>#<task>`), from turbo's own lines:
+ * `… WARNING  command finished with error` under `--continue`, `ERROR  run
+ * failed` otherwise. A failed lint or build leaves no test report, so the
+ * closing "what failed" list names it from here.
+ */
+const failedTasks = new Set();
+const FAILED_TASK = /^(\S+#[\w:-]+):\s+(?:WARNING\s+command finished with error|ERROR\s+command)/;
 function run(command, commandArgs, env) {
   return new Promise((resolve) => {
-    const child = spawn(command, commandArgs, { cwd: root, stdio: 'inherit', env });
+    const child = spawn(command, commandArgs, { cwd: root, stdio: ['inherit', 'pipe', 'pipe'], env });
     children.add(child);
+    for (const [from, to] of [
+      [child.stdout, process.stdout],
+      [child.stderr, process.stderr],
+    ]) {
+      let rest = '';
+      from.on('data', (chunk) => {
+        to.write(chunk);
+        const lines = (rest + chunk.toString('utf8')).split('\n');
+        rest = lines.pop() ?? '';
+        for (const l of lines) {
+          const m = FAILED_TASK.exec(l.trim());
+          if (m?.[1]) failedTasks.add(m[1]);
+        }
+      });
+    }
     child.on('exit', (code, signal) => {
       children.delete(child);
       resolve(code ?? (signal ? 1 : 0));
     });
   });
+}
+
+/** The failed turbo tasks seen since the last call, as "what failed" lines of pass `pass` (a test task's tests are listed too). */
+function takeFailedTasks(pass) {
+  const out = [...failedTasks]
+    .sort()
+    .map((task) => `pass ${pass}: turbo task ${task} failed (its lines above)`);
+  failedTasks.clear();
+  return out;
 }
 
 /**
@@ -275,6 +307,8 @@ if (only !== 'containers') {
   const saved = saveReports(1);
   tables.push({ title: `pass 1 (${what}), ${seconds} s`, packages: collectTimings(saved) });
   failures.push(...collectFailures(saved).map((f) => `pass 1: ${f}`));
+  failures.push(...takeFailedTasks(1));
+  if (typed !== 0) failures.push('pass 1: the type check of every workspace (pnpm typecheck:all)');
 }
 
 if (only !== 'embedded') {
@@ -336,6 +370,7 @@ if (only !== 'embedded') {
           packages: collectTimings(saved),
         });
         failures.push(...collectFailures(saved).map((f) => `pass 2: ${f}`));
+        failures.push(...takeFailedTasks(2));
       } finally {
         stopRuntime();
       }

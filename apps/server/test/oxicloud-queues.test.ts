@@ -8,14 +8,7 @@ import {
 } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonLines } from './cli-process.js';
-import {
-  type CliProcess,
-  freePort,
-  killHard,
-  scratchDir,
-  serverEnv,
-  startServer,
-} from './fault-support.js';
+import { type CliProcess, freePort, killHard, scratchDir, serverEnv, startServer } from './fault-support.js';
 import { parseSamples, type Sample, sampleValue } from './prometheus-text.js';
 import { type SmtpListener, smtpEnv, startSmtpListener } from './smtp-listener.js';
 import { waitUntil } from './wait-until.js';

@@ -228,7 +228,10 @@ export const JobSummarySchema = z
     }),
     overdue: z
       .object({
-        deep: z.boolean().openapi({ description: 'the deep cadence (deep runs of a check with a deep mode: storage_consistency, manifests_consistency)' }),
+        deep: z.boolean().openapi({
+          description:
+            'the deep cadence (deep runs of a check with a deep mode: storage_consistency, manifests_consistency)',
+        }),
         max_age_ms: z.number().openapi({ description: 'the expected cadence' }),
         last_success_at: z.string().nullable().openapi({ description: 'ISO 8601; null = never succeeded' }),
         overdue_since: z

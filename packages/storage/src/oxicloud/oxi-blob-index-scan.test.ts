@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm, truncate, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ConsistencyCheck } from '@oxicloud/consistency';
@@ -207,6 +207,28 @@ describe('blob_object_size_mismatch: the object’s size against its row’s (§
         stored_size: victim.size + 18,
         expected_stored_size: victim.size + 28,
         encrypted: true,
+      });
+
+      // A ciphertext of the right size whose bytes were flipped: it does not authenticate. A deep run
+      // reports it as blob_hash_mismatch (does_not_decrypt) and completes; it does not fail.
+      const other = file.objects[0]!;
+      const path = inner.pathOf(other.hash);
+      const bytes = await readFile(path);
+      bytes[40] = (bytes[40] ?? 0) ^ 0xff;
+      await writeFile(path, bytes);
+      const old = TWO_DAYS_AGO();
+      await utimes(path, old, old);
+      const tampered = await runOther(encCheck(), { force: true, deep: true });
+      expect(tampered.status).toBe('Completed');
+      expect(summary(tampered.findings)).toEqual(
+        [
+          `${BLOB_OBJECT_SIZE_MISMATCH} DataLoss ${victim.hash}`,
+          `blob_hash_mismatch DataLoss ${other.hash}`,
+        ].sort(),
+      );
+      expect(tampered.findings.find((f) => f.resourceId === other.hash)?.detail).toMatchObject({
+        actual_hash: null,
+        does_not_decrypt: true,
       });
     } finally {
       await rm(encRoot, { recursive: true, force: true });

@@ -143,6 +143,14 @@ export const ENCRYPTED_OBJECT_OVERHEAD_BYTES = 28;
 export const MISSING_BYTES_MAX_FILE_IDS = 20;
 
 const PHASE_MERGE = 1;
+
+/** The digest's `hash` of an encrypted object whose AES-256-GCM tag does not match (no plaintext to hash). */
+const DOES_NOT_DECRYPT = 'does_not_decrypt';
+
+/** The digest standing for an object that does not decrypt: its listed size, no bytes. */
+function undecryptable(entry: BlobEntry): StoredBlobDigest {
+  return { hash: DOES_NOT_DECRYPT, size: entry.size, head: new Uint8Array() };
+}
 const PHASE_THUMBNAILS = 2;
 const PHASE_FILE_IDS = 3;
 const KEY_LENGTHS = { [PHASE_MERGE]: 32, [PHASE_THUMBNAILS]: 32, [PHASE_FILE_IDS]: 16 };
@@ -331,6 +339,11 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
       } catch (error) {
         if (ctx.signal.aborted) return { done: false as const };
         if (errorCode(error) === 'NOT_FOUND') return { done: true as const, digest: null, sniffed: null };
+        // One object that does not authenticate (the store canary has shown the key reads the others):
+        // its bytes are not what was written, a finding like any other hash mismatch, not a failed run.
+        if (errorCode(error) === 'DECRYPTION_FAILED') {
+          return { done: true as const, digest: undecryptable(entry), sniffed: null };
+        }
         throw error;
       }
     });
@@ -657,7 +670,8 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
           digest = await hasher.hashStoredBlob(item.entry.hash, ctx.signal);
         } catch (error) {
           if (errorCode(error) === 'NOT_FOUND') continue;
-          throw error;
+          if (errorCode(error) !== 'DECRYPTION_FAILED') throw error;
+          digest = undecryptable(head);
         }
       }
       if (digest.hash === item.entry.hash) continue;
@@ -666,7 +680,8 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
         severity: 'DataLoss',
         resourceId: item.entry.hash,
         detail: {
-          actual_hash: digest.hash,
+          actual_hash: digest.hash === DOES_NOT_DECRYPT ? null : digest.hash,
+          ...(digest.hash === DOES_NOT_DECRYPT ? { does_not_decrypt: true } : {}),
           stored_size: digest.size,
           row_size: item.row?.size ?? null,
           ref_count: item.row?.refCount ?? null,
@@ -838,7 +853,8 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
       {
         kind: BLOB_HASH_MISMATCH,
         severity: 'DataLoss',
-        meaning: 'deep runs: the stored bytes do not hash (BLAKE3) to their key',
+        meaning:
+          'deep runs: the stored bytes do not hash (BLAKE3) to their key, or (encrypted at rest) do not decrypt: detail does_not_decrypt',
         repair: 'restore_bytes_from_<other backend>: its copy, BLAKE3-verified; no copy: a person decides',
       },
       {
