@@ -105,28 +105,8 @@ export class Blake3WorkerPool {
    * so no bytes cross the event loop). Rejects with `NOT_FOUND` when the
    * file does not exist, with `signal.reason` when aborted.
    */
-  async hashFile(path: string, signal?: AbortSignal): Promise<BlobDigest> {
-    const slot = await this.#acquire(signal);
-    const id = this.#nextId++;
-    try {
-      return await this.#run(
-        slot,
-        signal,
-        (worker) => {
-          worker.postMessage({
-            type: 'file',
-            id,
-            path,
-            headBytes: SNIFF_HEAD_BYTES,
-            chunkBytes: this.#chunkBytes,
-          });
-        },
-        id,
-        path,
-      );
-    } finally {
-      this.#release(slot);
-    }
+  hashFile(path: string, signal?: AbortSignal): Promise<BlobDigest> {
+    return this.#hashPaths({ type: 'file', path }, path, signal);
   }
 
   /**
@@ -137,7 +117,20 @@ export class Blake3WorkerPool {
    * bytes. Rejects with `NOT_FOUND` when a file does not exist (the message
    * names it), with `signal.reason` when aborted.
    */
-  async hashFiles(paths: readonly string[], signal?: AbortSignal): Promise<BlobDigest> {
+  hashFiles(paths: readonly string[], signal?: AbortSignal): Promise<BlobDigest> {
+    return this.#hashPaths(
+      { type: 'files', paths: [...paths] },
+      `one of a sequence of ${paths.length} file(s)`,
+      signal,
+    );
+  }
+
+  /** One job the worker reads from disk itself (`file` or `files`), in a slot of its own. */
+  async #hashPaths(
+    job: { type: 'file'; path: string } | { type: 'files'; paths: string[] },
+    label: string,
+    signal?: AbortSignal,
+  ): Promise<BlobDigest> {
     const slot = await this.#acquire(signal);
     const id = this.#nextId++;
     try {
@@ -145,16 +138,10 @@ export class Blake3WorkerPool {
         slot,
         signal,
         (worker) => {
-          worker.postMessage({
-            type: 'files',
-            id,
-            paths: [...paths],
-            headBytes: SNIFF_HEAD_BYTES,
-            chunkBytes: this.#chunkBytes,
-          });
+          worker.postMessage({ ...job, id, headBytes: SNIFF_HEAD_BYTES, chunkBytes: this.#chunkBytes });
         },
         id,
-        `one of a sequence of ${paths.length} file(s)`,
+        label,
       );
     } finally {
       this.#release(slot);
