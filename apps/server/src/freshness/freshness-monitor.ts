@@ -1,5 +1,6 @@
 import type { AlertResult, JobOverdueEvent } from '@oxicloud/alerts';
 import type { Logger } from '@oxicloud/scheduler';
+import { PeriodicCheck } from '../workers/periodic-check.js';
 import type { FreshnessTarget } from './freshness-policy.js';
 import { evaluateFreshness, type FreshnessState } from './job-freshness.js';
 import type { JobFreshnessRecord, PgJobFreshnessStore } from './job-freshness-store.js';
@@ -36,27 +37,30 @@ export interface FreshnessMonitorOptions {
 export class FreshnessMonitor {
   readonly #o: FreshnessMonitorOptions;
   readonly #now: () => Date;
-  #timer: NodeJS.Timeout | null = null;
-  #checking: Promise<void> | null = null;
+  readonly #periodic: PeriodicCheck;
 
   constructor(options: FreshnessMonitorOptions) {
     this.#o = options;
     this.#now = options.now ?? (() => new Date());
+    this.#periodic = new PeriodicCheck(
+      () => this.#check(),
+      (error) => {
+        this.#o.logger.warn(
+          { target: FRESHNESS_TARGET, event: 'freshness.check_failed', error: error.message },
+          'could not check job freshness',
+        );
+      },
+    );
   }
 
   /** Registers the jobs (first registration time kept) and starts the periodic check. */
   async start(): Promise<void> {
     await this.#o.store.register(this.#o.jobs);
-    if (this.#o.checkIntervalMs > 0 && this.#timer === null) {
-      this.#timer = setInterval(() => void this.check(), this.#o.checkIntervalMs);
-      this.#timer.unref();
-    }
+    this.#periodic.start(this.#o.checkIntervalMs);
   }
 
   stop(): Promise<void> {
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
-    return this.#checking ?? Promise.resolve();
+    return this.#periodic.stop();
   }
 
   /** Every target's state now, from the database. */
@@ -72,17 +76,7 @@ export class FreshnessMonitor {
 
   /** One pass: mails each overdue episode not mailed yet. Never rejects; overlapping calls share one pass. */
   check(): Promise<void> {
-    this.#checking ??= this.#check()
-      .catch((error: unknown) => {
-        this.#o.logger.warn(
-          { target: FRESHNESS_TARGET, event: 'freshness.check_failed', error: (error as Error).message },
-          'could not check job freshness',
-        );
-      })
-      .finally(() => {
-        this.#checking = null;
-      });
-    return this.#checking;
+    return this.#periodic.run();
   }
 
   async #check(): Promise<void> {

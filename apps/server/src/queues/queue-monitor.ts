@@ -1,5 +1,6 @@
 import type { AlertResult, QueueStalledEvent } from '@oxicloud/alerts';
 import type { Logger } from '@oxicloud/scheduler';
+import { PeriodicCheck } from '../workers/periodic-check.js';
 import { type QueueBacklogReader, QueueStallTracker, type QueueState } from './queue-stall.js';
 
 /** The log target of the queue lines. */
@@ -40,13 +41,21 @@ export class QueueMonitor {
   readonly #tracker: QueueStallTracker;
   /** Queue → the oldest row whose stall was mailed (or is being mailed). */
   readonly #alerted = new Map<string, number>();
-  #timer: NodeJS.Timeout | null = null;
-  #checking: Promise<void> | null = null;
+  readonly #periodic: PeriodicCheck;
 
   constructor(options: QueueMonitorOptions) {
     this.#o = options;
     this.#now = options.now ?? (() => new Date());
     this.#tracker = new QueueStallTracker(options.stallMs);
+    this.#periodic = new PeriodicCheck(
+      () => this.#check(),
+      (error) => {
+        this.#o.logger.warn(
+          { target: QUEUES_TARGET, event: 'queue.check_failed', error: error.message },
+          `could not read OxiCloud's queues: ${error.message}`,
+        );
+      },
+    );
   }
 
   /** The threshold in ms, `null` when none is set. */
@@ -56,16 +65,12 @@ export class QueueMonitor {
 
   /** Starts the periodic check (and runs one now) when there is a threshold and an interval. */
   start(): void {
-    if (this.#o.stallMs === null || this.#o.checkIntervalMs <= 0 || this.#timer !== null) return;
-    void this.check();
-    this.#timer = setInterval(() => void this.check(), this.#o.checkIntervalMs);
-    this.#timer.unref();
+    if (this.#o.stallMs === null) return;
+    if (this.#periodic.start(this.#o.checkIntervalMs)) void this.check();
   }
 
   stop(): Promise<void> {
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
-    return this.#checking ?? Promise.resolve();
+    return this.#periodic.stop();
   }
 
   /** Every queue now, read from the database and judged (this reading also moves the stall clocks). */
@@ -77,17 +82,7 @@ export class QueueMonitor {
 
   /** One pass: mails each stall not mailed yet. Never rejects; overlapping calls share one pass. */
   check(): Promise<void> {
-    this.#checking ??= this.#check()
-      .catch((error: unknown) => {
-        this.#o.logger.warn(
-          { target: QUEUES_TARGET, event: 'queue.check_failed', error: (error as Error).message },
-          `could not read OxiCloud's queues: ${(error as Error).message}`,
-        );
-      })
-      .finally(() => {
-        this.#checking = null;
-      });
-    return this.#checking;
+    return this.#periodic.run();
   }
 
   async #check(): Promise<void> {
