@@ -255,13 +255,13 @@ describe('runOrResume', () => {
     const b = barrier(2);
     const left = new BarrierFactory(new PgJobStoreFactory(kysely()), b);
     const right = new BarrierFactory(new PgJobStoreFactory(kysely()), b);
-    const outcomes = Promise.all([runOrResume(job, left), runOrResume(job, right)]);
-    // Exactly one INSERT wins; the loser short-circuits, then the winner's run is let through. The gate opens only
-    // once both INSERTs have returned: a timer here let a slow connection send the loser's INSERT after the winner
-    // had finished, and then both won.
-    await Promise.all([left.inserted, right.inserted]);
-    const settled = await Promise.race([outcomes.then(() => 'settled'), Promise.resolve('waiting')]);
-    expect(settled).toBe('waiting');
+    const racers = [runOrResume(job, left), runOrResume(job, right)] as const;
+    const outcomes = Promise.all(racers);
+    // Exactly one INSERT wins; the loser reads the winner (Running) and short-circuits, then the winner's
+    // run is let through. The gate opens only once the loser has settled: opened earlier (after a timer,
+    // or once both INSERTs returned) the loser could read the winner already finished and start a run.
+    const first = await Promise.race(racers);
+    expect(first.kind === 'ok' ? first.extra : first).toMatchObject({ skipped: 'already_running' });
     gate.open();
     const [l, r] = await outcomes;
     const inserts = [...left.inserts, ...right.inserts];
