@@ -2,7 +2,7 @@ import { defineConfig } from 'tsup';
 import { pageBundleEsbuildPlugin } from './build/page-bundle.ts';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: ['src/index.ts', 'src/health-service.ts'],
   format: ['esm'],
   dts: true,
   sourcemap: true,

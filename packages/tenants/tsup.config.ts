@@ -1,8 +1,9 @@
 import { defineConfig } from 'tsup';
 
-// One entry, one export map (`@oxicloud/tenants`): adding a job or a check touches no path here.
+// The package's entry, and `job-names` for clients that only name a job (the command line's help):
+// adding a job or a check touches no path here.
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: ['src/index.ts', 'src/job-names.ts'],
   format: ['esm'],
   dts: true,
   sourcemap: true,

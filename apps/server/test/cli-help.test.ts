@@ -1,5 +1,6 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import { localBlobsDir } from '@oxicloud/storage';
 import { createTestDatabase, freePort, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,6 +109,47 @@ describe('a bad command line', () => {
     expect(help.code).toBe(0);
     expect(help.stdout, command.join(' ')).toMatch(/Exit codes:\n {2}0 {4}success[^\n]*\n {2}1 {4}\S/);
     expect(help.stdout, command.join(' ')).toMatch(/\n {2}2 {4}a bad command-line value/);
+  });
+});
+
+/**
+ * A CLI start stays cheap: `--help`, a usage error and the admin API's
+ * client commands load none of the server's packages (the admin API, the
+ * jobs, the checks, Kysely), only the command line and what the command
+ * runs. Each test file starts the CLI tens of times; loading the jobs made
+ * every start four times slower.
+ */
+describe('what a CLI start loads', () => {
+  let hooks: { path: string; remove(): void };
+  beforeAll(() => {
+    hooks = scratchDir('cli-imports');
+    writeFileSync(
+      join(hooks.path, 'hook.mjs'),
+      'export async function resolve(specifier, context, next) {\n  const resolved = await next(specifier, context);\n  process.stderr.write(`loaded ${resolved.url}\\n`);\n  return resolved;\n}\n',
+    );
+    writeFileSync(
+      join(hooks.path, 'register.mjs'),
+      "import { register } from 'node:module';\nregister(new URL('./hook.mjs', import.meta.url));\n",
+    );
+  });
+  afterAll(() => hooks.remove());
+
+  it.each(
+    [['--help'], ['frobnicate'], ['jobs', 'list'], ['findings', 'list'], ['repair', 'show', 'repair']].map(
+      (args): [string, string[]] => [args.join(' '), args],
+    ),
+  )('`oxijobs %s` loads neither the admin API nor a job', async (_name, args) => {
+    const env = cleanEnv({ OXICLOUD_ADMIN_TOKEN: 'not-sent', OXICLOUD_ADMIN_URL: 'http://127.0.0.1:9' });
+    const result = await runCli(args, env, ['--import', join(hooks.path, 'register.mjs')]);
+    const loaded = [...result.stderr.matchAll(/^loaded (\S+)$/gm)].map((m) => m[1] as string);
+    // The hook saw the CLI itself: the list is the real one.
+    expect(loaded.some((url) => url.endsWith('/dist/cli.js'))).toBe(true);
+    const heavy = loaded.filter((url) =>
+      /\/packages\/(admin-api|tenants|consistency|recoverable|scheduler)\/dist\/index\.js$|\/node_modules\/(kysely|pg|hono|jose|zod|music-metadata)\//.test(
+        url,
+      ),
+    );
+    expect(heavy, args.join(' ')).toEqual([]);
   });
 });
 

@@ -30,8 +30,16 @@ export interface CliProcess {
   readonly exited: Promise<number | string>;
 }
 
-export function startCli(args: string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `oxijobs <args>`; `nodeFlags` go to node before the CLI's path (`--import …`). */
+export function startCli(
+  args: string[],
+  env: Record<string, string>,
+  nodeFlags: readonly string[] = [],
+): CliProcess {
+  const child = spawn(process.execPath, [...nodeFlags, CLI, ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -50,8 +58,9 @@ export function startCli(args: string[], env: Record<string, string>): CliProces
 export async function runCli(
   args: string[],
   env: Record<string, string>,
+  nodeFlags: readonly string[] = [],
 ): Promise<{ code: number | string; stdout: string; stderr: string }> {
-  const cli = startCli(args, env);
+  const cli = startCli(args, env, nodeFlags);
   const code = await cli.exited;
   return { code, stdout: cli.stdout(), stderr: cli.stderr() };
 }

@@ -20,6 +20,7 @@ export {
 } from './auth/admin-token.js';
 export type { AdminApiErrorBody, AdminApiErrorCode } from './errors.js';
 export { ADMIN_API_ERROR_STATUS, AdminApiError } from './errors.js';
+export { HEALTH_SERVICE } from './health-service.js';
 export type { AdminEnv, Principal } from './http/admin-env.js';
 export { MAX_JSON_DEPTH } from './http/json-input.js';
 export { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_RANGE } from './http/request-body-limit.js';
@@ -49,7 +50,6 @@ export type { ReadinessPart, ReadinessProbe, ReadinessReport } from './ports/rea
 export type { RepairPlanDocument, RepairSelectionInput, RepairService } from './ports/repair-service.js';
 export type { RunService } from './ports/run-service.js';
 export { MAX_TRACKED_FINDINGS_LIMIT, trackedFindingJson } from './routes/findings.js';
-export { HEALTH_SERVICE } from './routes/health.js';
 export type { JobEntryJson, JobKind } from './routes/job-directory.js';
 export { findingKindJson, jobSummaryJson } from './routes/job-directory.js';
 export type { RunListEntryJson } from './routes/run-list-entry.js';

@@ -7,7 +7,7 @@ import {
   STORAGE_MIGRATION_JOB_NAME,
   STORAGE_RECONCILE_JOB_NAME,
   TRASH_CLEANUP_JOB_NAME,
-} from '@oxicloud/tenants';
+} from '@oxicloud/tenants/job-names';
 import type { DatabaseMode } from '../database/prepare-database.js';
 import { ServerError } from '../server-error.js';
 import type { UnwiredJob } from './storage-domain-wiring.js';

@@ -4,7 +4,7 @@ import type {
   TrackedFindingJson,
   TrackedFindingsPageJson,
 } from '@oxicloud/admin-api';
-import { HEALTH_SERVICE } from '@oxicloud/admin-api';
+import { HEALTH_SERVICE } from '@oxicloud/admin-api/health-service';
 import type {
   ApiAlertsState,
   ApiCancelled,

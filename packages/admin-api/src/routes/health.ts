@@ -1,11 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { HEALTH_SERVICE } from '../health-service.js';
 import type { AdminEnv } from '../http/admin-env.js';
 import { methodNotAllowed } from '../http/method-not-allowed.js';
 import type { HealthProbe } from '../ports/health-probe.js';
 import { HTTP_LAYER_4XX } from './schemas.js';
-
-/** What `GET /healthz` says it is: a client checks it before it sends a token (`oxijobs jobs …`). */
-export const HEALTH_SERVICE = 'oxijobs' as const;
 
 const HealthSchema = z
   .object({

@@ -7,13 +7,11 @@ import {
   ok,
   silentLogger,
 } from '@oxicloud/scheduler';
+import { DEDUP_GC_JOB_NAME } from '../job-names.js';
 import type { BlobQuarantine, QuarantinedEntry } from '../ports/blob-quarantine.js';
 import type { CollectedBlob, ContentGcRepository } from '../ports/content-gc-repository.js';
 import { abortReason, errorMessage } from '../run-support.js';
 import { assertDedupGcConfig, type DedupGcConfig, quarantineGraceMsOf } from './config.js';
-
-/** Job name of the content collector. */
-export const DEDUP_GC_JOB_NAME = 'dedup_gc';
 
 /** The `dedup_gc` handler plus the interval to register it with (always `null`: on demand). */
 export interface DedupGcJob extends JobHandler {
@@ -277,3 +275,5 @@ export function createContentGcJob(options: ContentGcJobOptions): DedupGcJob {
 
   return { name: DEDUP_GC_JOB_NAME, intervalMs: null, run };
 }
+
+export { DEDUP_GC_JOB_NAME };

@@ -7,12 +7,10 @@ import {
   ok,
   silentLogger,
 } from '@oxicloud/scheduler';
+import { GRANT_CLEANUP_JOB_NAME } from '../job-names.js';
 import type { GrantRepository } from '../ports/grant-repository.js';
 import { abortReason, errorMessage } from '../run-support.js';
 import { assertGrantCleanupConfig, type GrantCleanupConfig } from './config.js';
-
-/** Job name of the expired-grant cleanup. */
-export const GRANT_CLEANUP_JOB_NAME = 'grant_cleanup';
 
 /** At most this many grant ids are named in the audit line (`grant_ids_truncated` says when more). */
 export const GRANT_CLEANUP_AUDIT_ID_CAP = 100;
@@ -92,3 +90,5 @@ export function createGrantCleanupJob(options: GrantCleanupJobOptions): GrantCle
 
   return { name: GRANT_CLEANUP_JOB_NAME, intervalMs: config.intervalMs, run };
 }
+
+export { GRANT_CLEANUP_JOB_NAME };

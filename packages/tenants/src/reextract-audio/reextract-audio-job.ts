@@ -1,4 +1,5 @@
 import { toReadable } from '../blob-stream.js';
+import { REEXTRACT_AUDIO_JOB_NAME } from '../job-names.js';
 import {
   createMediaReextractJob,
   type MediaReextractJob,
@@ -6,9 +7,6 @@ import {
 } from '../media-reextract/media-reextract-job.js';
 import type { AudioMetadata } from '../ports/media-file-repository.js';
 import { parseAudioMetadata } from './audio-metadata-parser.js';
-
-/** Job name of the audio tag re-extraction. */
-export const REEXTRACT_AUDIO_JOB_NAME = 'reextract_audio';
 
 /** Mime-type prefixes the audio walk covers. */
 export const AUDIO_MIME_PREFIXES: readonly string[] = ['audio/'];
@@ -35,3 +33,5 @@ export function createReextractAudioJob(options: ReextractAudioJobOptions): Medi
     options,
   );
 }
+
+export { REEXTRACT_AUDIO_JOB_NAME };

@@ -1,4 +1,5 @@
 import { readPrefix, toReadable } from '../blob-stream.js';
+import { REEXTRACT_IMAGE_JOB_NAME } from '../job-names.js';
 import {
   createMediaReextractJob,
   type MediaReextractJob,
@@ -7,9 +8,6 @@ import {
 import type { ImageMetadata } from '../ports/media-file-repository.js';
 import { parseImageMetadata } from './image-metadata-parser.js';
 import { parseVideoMetadata } from './video-metadata-parser.js';
-
-/** Job name of the image/video capture-date re-extraction. */
-export const REEXTRACT_IMAGE_JOB_NAME = 'reextract_image';
 
 /** Mime-type prefixes the image walk covers. */
 export const IMAGE_MIME_PREFIXES: readonly string[] = ['image/', 'video/'];
@@ -49,3 +47,5 @@ export function createReextractImageJob(options: ReextractImageJobOptions): Medi
     options,
   );
 }
+
+export { REEXTRACT_IMAGE_JOB_NAME };

@@ -20,6 +20,7 @@ import {
 } from '@oxicloud/recoverable';
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
 import { z } from 'zod';
+import { REPAIR_JOB_NAME } from '../job-names.js';
 import type { BlobStorage } from '../ports/blob-storage.js';
 import type { RepairPlanRepository } from '../ports/repair-plan-repository.js';
 import type { RepairStore } from '../ports/repair-store.js';
@@ -27,8 +28,6 @@ import { errorMessage } from '../run-support.js';
 import type { RepairActions } from './repair-actions.js';
 import type { ActionLine, RepairLine } from './repair-line.js';
 
-/** Job name of the repair run. */
-export const REPAIR_JOB_NAME = 'repair';
 /** Counters of a repair run. */
 export const REPAIR_COUNTERS = [
   'applied_items',
@@ -330,3 +329,5 @@ export function createRepairJob(options: RepairJobOptions): RepairJob {
 
   return { name: REPAIR_JOB_NAME, validateParams, runResumable };
 }
+
+export { REPAIR_JOB_NAME };

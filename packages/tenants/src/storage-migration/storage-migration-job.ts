@@ -21,6 +21,7 @@ import {
 import { type Logger, silentLogger } from '@oxicloud/scheduler';
 import { destroyStream, errorCode } from '../blob-stream.js';
 import { TenantsError } from '../errors.js';
+import { STORAGE_MIGRATION_JOB_NAME } from '../job-names.js';
 import type { BlobStorage } from '../ports/blob-storage.js';
 import type { BlobRow, BlobWalkRepository } from '../ports/blob-walk-repository.js';
 import { errorMessage } from '../run-support.js';
@@ -30,9 +31,6 @@ import {
   type StorageMigrationParams,
   storageMigrationParamsSchema,
 } from './storage-migration-params.js';
-
-/** Job name of the blob backend migration. */
-export const STORAGE_MIGRATION_JOB_NAME = 'storage_migration';
 
 /** Log target of the migration's lines. */
 const LOG_TARGET = 'oxicloud::storage';
@@ -434,3 +432,5 @@ export function createStorageMigrationJob(options: StorageMigrationJobOptions): 
     runResumable: run,
   };
 }
+
+export { STORAGE_MIGRATION_JOB_NAME };

@@ -7,12 +7,10 @@ import {
   ok,
   silentLogger,
 } from '@oxicloud/scheduler';
+import { STORAGE_RECONCILE_JOB_NAME } from '../job-names.js';
 import type { UsageCorrection, UsageRepository } from '../ports/usage-repository.js';
 import { abortReason, errorMessage } from '../run-support.js';
 import { assertStorageReconcileConfig, type StorageReconcileConfig } from './config.js';
-
-/** Job name of the usage reconciliation. */
-export const STORAGE_RECONCILE_JOB_NAME = 'storage_reconcile';
 
 /** How many corrections `extra.largest` lists. */
 export const STORAGE_RECONCILE_TOP = 10;
@@ -84,3 +82,5 @@ export function createStorageReconcileJob(options: StorageReconcileJobOptions): 
 
   return { name: STORAGE_RECONCILE_JOB_NAME, intervalMs: config.intervalMs, run };
 }
+
+export { STORAGE_RECONCILE_JOB_NAME };

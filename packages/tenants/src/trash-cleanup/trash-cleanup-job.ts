@@ -7,12 +7,10 @@ import {
   ok,
   silentLogger,
 } from '@oxicloud/scheduler';
+import { TRASH_CLEANUP_JOB_NAME } from '../job-names.js';
 import type { TrashFolderCursor, TrashPurgeBatch, TrashRepository } from '../ports/trash-repository.js';
 import { abortReason, errorMessage } from '../run-support.js';
 import { assertTrashCleanupConfig, retentionMs, type TrashCleanupConfig } from './config.js';
-
-/** Job name of the trash purge. */
-export const TRASH_CLEANUP_JOB_NAME = 'trash_cleanup';
 
 /** Options of {@link createTrashCleanupJob}. */
 export interface TrashCleanupJobOptions {
@@ -124,3 +122,5 @@ export function createTrashCleanupJob(options: TrashCleanupJobOptions): TrashCle
 
   return { name: TRASH_CLEANUP_JOB_NAME, intervalMs: config.intervalMs, run };
 }
+
+export { TRASH_CLEANUP_JOB_NAME };
