@@ -17,7 +17,7 @@ export function expectedFindings(record) {
 }
 
 /** Drives the faults need: most take one or two drives out of the others' reach, per resource. */
-const drivesFor = (faultsPerKind) => 16 * faultsPerKind;
+const drivesFor = (faultsPerKind) => 20 * faultsPerKind;
 /**
  * The multi-chunk share the content faults need: six of them each take a multi-chunk content
  * (with every content sharing its chunks) per resource, out of about `blobs` contents.

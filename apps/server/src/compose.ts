@@ -36,6 +36,7 @@ import {
   EncryptedBlobStorage,
   LocalFsBlobStorage,
   LocalThumbnailStore,
+  readsMediaAtRawPath,
   S3BlobStorage,
 } from '@oxicloud/storage';
 import type { OxiCloudDatabase } from '@oxicloud/storage/oxicloud';
@@ -46,6 +47,7 @@ import {
   createConsistencyBatchJob,
   createContentGcJob,
   createGrantCleanupJob,
+  createMediaMetadataProbe,
   createReextractAudioJob,
   createReextractImageJob,
   createRepairActions,
@@ -416,6 +418,16 @@ export function createRecoverableJobs(deps: {
     grants_consistency: { cleanupGraceMs: tenants.grantCleanup.graceMs, ...tenants.grantsConsistency },
     // Deep runs hash each multi-chunk file's chunks, in order, from the store the server serves from.
     manifests_consistency: { hasher: backends.sourceHasher },
+    // Deep runs look for missing media metadata where OxiCloud's extractor reads the bytes: a local,
+    // unencrypted store only (it opens the raw path; elsewhere it never writes a row).
+    files_consistency: readsMediaAtRawPath(backends.source)
+      ? {
+          media: {
+            probe: createMediaMetadataProbe({ blobs: backends.source }),
+            audio: tenants.filesConsistency?.audio ?? true,
+          },
+        }
+      : {},
   };
   for (const adapter of adapters.scans({ logger, checks })) consistency.register(adapter);
   consistency.register(backends.source);

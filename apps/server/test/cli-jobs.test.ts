@@ -233,24 +233,24 @@ describe('oxijobs jobs (against a running server)', () => {
 
   it('--deep on a job without a deep mode is refused by the CLI and by the server (4xx, nothing started)', async () => {
     const runsOf = async () =>
-      (JSON.parse((await jobs(['runs', 'files_consistency', '--json'])).stdout) as unknown[]).length;
+      (JSON.parse((await jobs(['runs', 'grants_consistency', '--json'])).stdout) as unknown[]).length;
     const before = await runsOf();
-    const deep = await jobs(['trigger', 'files_consistency', '--deep']);
+    const deep = await jobs(['trigger', 'grants_consistency', '--deep']);
     expect(deep.code).toBe(2);
     // The jobs named are the ones whose declaration has a deep mode (the listing's supports_deep).
-    expect(deep.stderr).toMatch(/files_consistency has no deep mode; --deep is for jobs with a deep mode: /);
+    expect(deep.stderr).toMatch(/grants_consistency has no deep mode; --deep is for jobs with a deep mode: /);
     expect(deep.stderr).toContain('storage_consistency');
     expect(deep.stderr).toContain('consistency_batch');
-    expect(deep.stderr).not.toMatch(/--deep is for jobs with a deep mode: [^\n]*files_consistency/);
+    expect(deep.stderr).not.toMatch(/--deep is for jobs with a deep mode: [^\n]*grants_consistency/);
     // The server refuses it too, whoever asks.
-    const res = await fetch(`${base}/api/admin/jobs/files_consistency/trigger?deep=true`, {
+    const res = await fetch(`${base}/api/admin/jobs/grants_consistency/trigger?deep=true`, {
       method: 'POST',
       headers: { authorization: `Bearer ${env['OXICLOUD_ADMIN_TOKEN']}` },
     });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('INVALID_PARAMS');
-    expect(body.error.message).toMatch(/^files_consistency has no deep mode: deep=true is refused; /);
+    expect(body.error.message).toMatch(/^grants_consistency has no deep mode: deep=true is refused; /);
     expect(await runsOf()).toBe(before);
   });
 

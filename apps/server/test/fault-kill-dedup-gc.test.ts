@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { blake3Hex, LocalFsBlobStorage } from '@oxicloud/storage';
+import { blake3Hex, categoryOrderFor, LocalFsBlobStorage } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,8 +116,9 @@ describe('kill -9 of the server during dedup_gc', () => {
     pool: pg.Pool = db.pool,
   ): Promise<void> {
     await pool.query(
-      `INSERT INTO storage.files (name, folder_id, blob_hash, size, mime_type, drive_id, created_by, updated_by)
-       VALUES ($1, $2, $3, $4, 'application/octet-stream', $5, $6, $6)`,
+      `INSERT INTO storage.files (name, folder_id, blob_hash, size, mime_type, drive_id, created_by, updated_by,
+                                  category_order)
+       VALUES ($1, $2, $3, $4, 'application/octet-stream', $5, $6, $6, ${categoryOrderFor('f', 'application/octet-stream')})`,
       [name, rootFolderId, hash, size, driveId, userId],
     );
   }

@@ -1,3 +1,4 @@
+import { categoryOrderFor } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -119,8 +120,8 @@ describe('kill -9 of the server during a repair run', () => {
          SELECT blob_hash, size, 1, 'application/octet-stream' FROM (${files}) f`,
       );
       await client.query(
-        `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size)
-         SELECT drive_id, folder_id, name, blob_hash, size FROM (${files}) f`,
+        `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size, category_order)
+         SELECT drive_id, folder_id, name, blob_hash, size, ${categoryOrderFor('f', 'application/octet-stream')} FROM (${files}) f`,
       );
       await client.query('COMMIT');
     } catch (error) {

@@ -375,7 +375,7 @@ export const OXICLOUD_CHECKED_FAULTS: OxiCloudFaultName[] = OXICLOUD_FAULT_NAMES
 
 /**
  * The consistency fault tests' dataset on OxiCloud's domain: 36 users, or
- * 16 per `faultsPerKind` when more (faults take drives out of each other's
+ * 20 per `faultsPerKind` when more (faults take drives out of each other's
  * reach), seed 4242, every fault of {@link OXICLOUD_CHECKED_FAULTS} × `faultsPerKind`.
  */
 export async function seedOxiCloudConsistencyFaults(
@@ -384,7 +384,7 @@ export async function seedOxiCloudConsistencyFaults(
   faultsPerKind: number,
 ): Promise<OxiCloudDatasetReport> {
   return seedOxiCloud(pool, dataDir, {
-    users: Math.max(36, 16 * faultsPerKind),
+    users: Math.max(36, 20 * faultsPerKind),
     filesPerDrive: 25,
     foldersPerDrive: { min: 4, max: 10 },
     multiChunkFileShare: 0.1,

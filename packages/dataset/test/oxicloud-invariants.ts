@@ -8,10 +8,12 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  categoryOrderFor,
   expectedBlobRefCounts,
   hashFileContent,
   type ManifestShapeProblem,
   manifestShapeProblems,
+  readsMediaAtRawPath,
 } from '@oxicloud/storage';
 import type { BlobEntry, BlobStorage } from '@oxicloud/tenants';
 import type pg from 'pg';
@@ -173,10 +175,14 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
       `SELECT c.id FROM storage.folders c JOIN storage.folders p ON p.id = c.parent_id
         WHERE c.lpath <> p.lpath || text2ltree(replace(c.id::text, '-', '_'))`,
     ),
-    // 3. Folder drive = parent's drive; 4. every live root has its drive pointing at it.
+    // 3. Folder drive = parent's drive, and a root is named by its own drive only; 4. every live root
+    //    has its drive pointing at it.
     folderDrive: await ids(
       pool,
       `SELECT c.id FROM storage.folders c JOIN storage.folders p ON p.id = c.parent_id WHERE c.drive_id <> p.drive_id
+       UNION
+       SELECT r.id FROM storage.folders r WHERE r.parent_id IS NULL
+          AND EXISTS (SELECT 1 FROM storage.drives d WHERE d.root_folder_id = r.id AND d.id <> r.drive_id)
        UNION
        SELECT r.id FROM storage.folders r WHERE r.parent_id IS NULL AND NOT r.is_trashed
           AND NOT EXISTS (SELECT 1 FROM storage.drives d WHERE d.root_folder_id = r.id AND d.id = r.drive_id)`,
@@ -331,6 +337,12 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
                 WHEN 'file' THEN EXISTS (SELECT 1 FROM storage.files x WHERE x.id = n.object_id)
                 ELSE EXISTS (SELECT 1 FROM storage.folders x WHERE x.id = n.object_id) END`,
     ),
+    // 25. Faces whose content hash is not their file's.
+    staleFaces: await ids(
+      pool,
+      `SELECT fa.id FROM faces.faces fa JOIN storage.files f ON f.id = fa.file_id
+        WHERE fa.blob_hash IS NOT NULL AND fa.blob_hash <> f.blob_hash`,
+    ),
     // Grants expired inside OxiCloud's 15-day cleanup grace, and past it.
     expiredInGrace: await ids(
       pool,
@@ -342,10 +354,36 @@ export async function checkInvariants(pool: pg.Pool, blobs: BlobStorage, storage
     ),
     // 22. media_sort_date = created_at (no metadata rows are generated).
     mediaSortDate: await ids(pool, 'SELECT id FROM storage.files WHERE media_sort_date <> created_at'),
+    // 23. category_order = OxiCloud's category_order_for(name, mime_type), in TypeScript, not the checks' SQL.
+    categoryOrder: (
+      await pool.query<{ id: string; name: string; mime_type: string; category_order: number }>(
+        'SELECT id, name, mime_type, category_order FROM storage.files',
+      )
+    ).rows
+      .filter((r) => r.category_order !== categoryOrderFor(r.name, r.mime_type))
+      .map((r) => r.id)
+      .sort(),
+    // 24. Every audio file read at its raw path (a legacy blob or one chunk) on a store OxiCloud's extractor
+    // reads has its tags row (every generated audio file starts with an ID3v2 tag); elsewhere none has one.
+    audioMetadata: readsMediaAtRawPath(blobs)
+      ? await ids(
+          pool,
+          `SELECT f.id FROM storage.files f
+            WHERE f.mime_type LIKE 'audio/%' AND f.size > 0
+              AND (EXISTS (SELECT 1 FROM storage.chunk_manifests cm WHERE cm.file_hash = f.blob_hash AND cm.chunk_count = 1)
+                   OR (NOT EXISTS (SELECT 1 FROM storage.chunk_manifests cm WHERE cm.file_hash = f.blob_hash)
+                       AND EXISTS (SELECT 1 FROM storage.blobs b WHERE b.hash = f.blob_hash)))
+              AND NOT EXISTS (SELECT 1 FROM audio.file_metadata am WHERE am.file_id = f.id)`,
+        )
+      : await ids(pool, 'SELECT file_id AS id FROM audio.file_metadata'),
   };
 }
 
-/** The invariant of `checkInvariants` each fault breaks (the one whose finding lists its resource ids). */
+/**
+ * The invariant of `checkInvariants` each fault breaks (the one whose finding
+ * lists its resource ids); the resources of the type its expectation's
+ * `also.on` names break {@link OXICLOUD_FAULT_ALSO_INVARIANT}'s instead.
+ */
 export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> = {
   missing_manifest: 'contentResolves',
   missing_chunk_row: 'chunkRows',
@@ -376,16 +414,26 @@ export const OXICLOUD_FAULT_INVARIANT: Record<OxiCloudFaultName, InvariantName> 
   file_in_other_drive_folder: 'fileDrive',
   drive_without_owner: 'driveShape',
   media_sort_date_drift: 'mediaSortDate',
+  category_order_drift: 'categoryOrder',
+  audio_metadata_missing: 'audioMetadata',
   dangling_grant: 'danglingGrants',
   dangling_user_grant: 'danglingGrants',
   dangling_group_grant: 'danglingGrants',
   dangling_token_grant: 'danglingGrants',
   dangling_favorite: 'danglingReferences',
   dangling_nextcloud_id: 'danglingNextcloudIds',
+  drive_root_shared: 'driveRoot',
+  drive_root_not_root: 'driveRoot',
+  stale_face: 'staleFaces',
   share_without_grant: 'shareGrants',
   orphan_thumbnail: 'orphanThumbnails',
   orphan_file_thumbnail: 'orphanFileThumbnails',
   orphan_transcoded_image: 'orphanTranscodedImages',
   expired_grants: 'expiredInGrace',
   lingering_expired_grant: 'expiredPastGrace',
+};
+
+/** The invariant the resources of a fault's `also.on` type break (a shared root: §12 item 3). */
+export const OXICLOUD_FAULT_ALSO_INVARIANT: Partial<Record<OxiCloudFaultName, InvariantName>> = {
+  drive_root_shared: 'folderDrive',
 };

@@ -24,6 +24,7 @@ export {
 export type { LocalFsBlobStorageOptions } from './blob/local-fs-blob-storage.js';
 export { LocalFsBlobStorage } from './blob/local-fs-blob-storage.js';
 export { LocalThumbnailStore } from './blob/local-thumbnail-store.js';
+export { readsMediaAtRawPath } from './blob/raw-media-path.js';
 export type { S3BlobStorageOptions } from './blob/s3-blob-storage.js';
 export { S3BlobStorage } from './blob/s3-blob-storage.js';
 export type { StorageBackendName } from './blob/s3-config.js';
@@ -55,6 +56,12 @@ export {
   transcodedFileIdOf,
   transcodedImagePath,
 } from './blob/thumbnail-layout.js';
+export {
+  CATEGORY_ORDER_DEFAULT,
+  CATEGORY_ORDERS,
+  type Category,
+  categoryOrderFor,
+} from './content/category-order.js';
 export type {
   BlobRefCountBasis,
   ExpectedBlobRefCount,

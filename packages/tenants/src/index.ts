@@ -59,16 +59,27 @@ export type {
   FileRowStream,
   FileScanOptions,
   LiveFileInTrashedFolder,
+  MediaFileWithoutMetadata,
+  MediaScanOptions,
   MissingBlob,
 } from './files-consistency/file-blob-scan.js';
-export type { FilesConsistencyCheckOptions } from './files-consistency/index.js';
+export type {
+  FilesConsistencyCheckOptions,
+  FilesConsistencyConfig,
+  MediaMetadataProbe,
+} from './files-consistency/index.js';
 export {
   BLOB_SIZE_MISMATCH,
+  CATEGORY_ORDER_MISMATCH,
   createFilesConsistencyCheck,
+  createMediaMetadataProbe,
   FILE_DRIVE_ID_PARENT_MISMATCH,
   FILES_CONSISTENCY_CHECK_NAME,
+  FILES_CONSISTENCY_ENV,
   fileRowFindings,
+  filesConsistencyConfigFromEnv,
   MAX_AFFECTED_FILE_IDS,
+  MEDIA_METADATA_MISSING,
   MEDIA_SORT_DATE_MISMATCH,
   MIME_MISMATCH,
   MISSING_BLOB,

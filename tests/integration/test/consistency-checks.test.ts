@@ -1,4 +1,5 @@
 import type { CheckStore, ConsistencyCheck } from '@oxicloud/consistency';
+import { categoryOrderFor } from '@oxicloud/storage';
 import { OxiFileContentScan } from '@oxicloud/storage/oxicloud';
 import {
   createFilesConsistencyCheck,
@@ -137,14 +138,16 @@ describe('files_consistency through the engine', () => {
     const hash = '9'.repeat(64);
     const young = (
       await sql(
-        `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size) VALUES ($1, $2, 'new', $3, 5) RETURNING id`,
+        `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size, category_order)
+         VALUES ($1, $2, 'new', $3, 5, ${categoryOrderFor('f', 'application/octet-stream')}) RETURNING id`,
         [w.driveId, work, hash],
       )
     ).rows[0].id;
     // A young live file in the trashed folder, and an old file whose size now differs from its blob.
     const youngInTrash = (
       await sql(
-        `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size) VALUES ($1, $2, 'new2', $3, $4) RETURNING id`,
+        `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size, category_order)
+         VALUES ($1, $2, 'new2', $3, $4, ${categoryOrderFor('f', 'application/octet-stream')}) RETURNING id`,
         [w.driveId, oldFolder, live[3]!.hash, live[3]!.size],
       )
     ).rows[0].id;

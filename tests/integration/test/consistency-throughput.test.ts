@@ -1,4 +1,5 @@
 import type { ConsistencyCheck } from '@oxicloud/consistency';
+import { categoryOrderFor } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsistencyHarness, consistencyHarness } from './consistency-fixtures.js';
@@ -51,10 +52,11 @@ describe.runIf(files > 0)(`consistency scan throughput over ${files} files`, () 
     await q(`CREATE TEMP TABLE bench_folders AS
              SELECT id, drive_id, is_trashed, row_number() OVER (ORDER BY id) AS rn
                FROM storage.folders WHERE parent_id IS NOT NULL`);
-    await q(`INSERT INTO storage.files (id, drive_id, folder_id, name, blob_hash, size, is_trashed, trashed_at, created_at, media_sort_date)
+    await q(`INSERT INTO storage.files (id, drive_id, folder_id, name, blob_hash, size, is_trashed, trashed_at, created_at,
+                                        media_sort_date, category_order)
              SELECT gen_random_uuid(), f.drive_id, f.id, 'file' || i, md5(i::text) || md5((-i)::text), (i % 10000) + 1,
                     f.is_trashed, CASE WHEN f.is_trashed THEN now() - interval '2 days' END, now() - interval '2 days',
-                    now() - interval '2 days'
+                    now() - interval '2 days', ${categoryOrderFor('f', 'application/octet-stream')}
                FROM generate_series(1, ${files}) i
                JOIN bench_folders f ON f.rn = (i % ${drives * 20}) + 1`);
     // OxiCloud's formulas: a drive counts its live files; a user's envelope its personal drives.

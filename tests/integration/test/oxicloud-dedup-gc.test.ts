@@ -6,6 +6,7 @@ import { defaultRunArgs, type JobOutcome, type JobOutcomeOk, type Logger } from 
 import {
   blake3Hex,
   blobQuarantineOf,
+  categoryOrderFor,
   EncryptedBlobStorage,
   type FileContent,
   hashFileContent,
@@ -227,8 +228,8 @@ describe.each(['local', 's3', 'encrypted-local'] as const)('dedup_gc on OxiCloud
 
   async function insertFile(content: Content): Promise<string> {
     const { rows } = await db.pool.query(
-      `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_by, updated_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id`,
+      `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_by, updated_by, category_order)
+       VALUES ($1, $2, $3, $4, $5, $6, $6, ${categoryOrderFor('f', 'application/octet-stream')}) RETURNING id`,
       [`f-${randomBytes(6).toString('hex')}`, folderId, content.hash, content.bytes.length, driveId, userId],
     );
     return rows[0].id;

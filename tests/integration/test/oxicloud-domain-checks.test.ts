@@ -102,6 +102,8 @@ describe.each(OXI_STORES)('consistency_batch --force --deep on OxiCloud’s doma
       'SELECT (SELECT count(*) FROM auth.user_favorites) + (SELECT count(*) FROM auth.user_recent_files) AS n',
     );
     expect(Number(refs[0]?.n)).toBeGreaterThan(0);
+    // …and faces, each with its file's content hash.
+    expect(w.report.counts.faces).toBeGreaterThan(0);
 
     const clean = await w.runBatch();
     expect(clean).toMatchObject({ completed: w.checks.length, failed: 0, findings: [] });

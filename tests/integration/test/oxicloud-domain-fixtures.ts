@@ -15,12 +15,14 @@ import {
   EncryptedBlobStorage,
   LocalFsBlobStorage,
   LocalThumbnailStore,
+  readsMediaAtRawPath,
   S3BlobStorage,
 } from '@oxicloud/storage';
 import { OxiBlobIndexScan, type OxiCloudDatabase, oxiCloudScans } from '@oxicloud/storage/oxicloud';
 import {
   type BlobStorage,
   createConsistencyBatchJob,
+  createMediaMetadataProbe,
   createStorageConsistencyCheck,
 } from '@oxicloud/tenants';
 import { createTestDatabase, type S3rverProcess, type TestDatabase } from '@oxicloud/test-support';
@@ -173,9 +175,15 @@ export async function oxiDomainWorld(input: {
         hasher,
         thumbnails: new LocalThumbnailStore(store.storageRoot),
       }),
-      ...oxiCloudScans(kysely, { checks: { manifests_consistency: { hasher } } }).flatMap((a) =>
-        a.consistencyChecks(),
-      ),
+      ...oxiCloudScans(kysely, {
+        checks: {
+          manifests_consistency: { hasher },
+          // Missing media metadata where OxiCloud reads the bytes at their raw path: a local unencrypted store.
+          files_consistency: readsMediaAtRawPath(store.blobs)
+            ? { media: { probe: createMediaMetadataProbe({ blobs: store.blobs }) } }
+            : {},
+        },
+      }).flatMap((a) => a.consistencyChecks()),
     ];
     for (const check of checks)
       h.engine.register(checkJob(check, { findings: h.findings, logger: h.logger }));

@@ -21,6 +21,7 @@ import { RecoverableEngine } from '@oxicloud/recoverable';
 import {
   Blake3WorkerPool,
   blake3Hex,
+  categoryOrderFor,
   createBlobHasher,
   LocalFsBlobStorage,
   S3BlobStorage,
@@ -82,8 +83,9 @@ async function putBlob(
   const fileIds: string[] = [];
   for (let i = 0; i < files; i++) {
     const { rows } = await pool.query(
-      `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size, created_at, media_sort_date)
-       SELECT d.id, d.root_folder_id, $2, $3, $4, now() - interval '2 days', now() - interval '2 days' FROM storage.drives d WHERE d.id = $1
+      `INSERT INTO storage.files (drive_id, folder_id, name, blob_hash, size, created_at, media_sort_date, category_order)
+       SELECT d.id, d.root_folder_id, $2, $3, $4, now() - interval '2 days', now() - interval '2 days', ${categoryOrderFor('f', 'application/octet-stream')}
+         FROM storage.drives d WHERE d.id = $1
        RETURNING id`,
       [world.driveId, `f-${hash.slice(0, 8)}-${i}`, hash, bytes.length],
     );

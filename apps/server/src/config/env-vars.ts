@@ -390,6 +390,7 @@ export const JOB_VARS_HELP: readonly string[] = [
   'OXICLOUD_DEDUP_GC_GRACE_SECONDS, OXICLOUD_DEDUP_GC_BATCH_SIZE',
   'OXIJOBS_GRANT_CLEANUP_INTERVAL_HOURS, OXICLOUD_GRANT_CLEANUP_GRACE_SECONDS, OXICLOUD_GRANT_CLEANUP_BATCH_SIZE',
   "OXICLOUD_GRANTS_CONSISTENCY_LINGER_MARGIN_DAYS (grants_consistency: days past grant_cleanup's grace before expired_grant_lingering)",
+  "OXICLOUD_ENABLE_MUSIC (OxiCloud's, same meaning: true | false, default true; with it, deep files_consistency runs look for missing audio tags rows)",
   'OXICLOUD_DB_POOL_MONITOR_INTERVAL_SECONDS',
   "OXICLOUD_JOB_<NAME>_ALERT_ON_FAIL (true | false: one job's alerts)",
   'OXICLOUD_JOB_<NAME>_MISFIRE (skip | once: catch up once on slots missed while no node was up; default skip)',

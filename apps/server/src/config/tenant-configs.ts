@@ -1,6 +1,8 @@
 import {
   type DedupGcConfig,
   dedupGcConfigFromEnv,
+  type FilesConsistencyConfig,
+  filesConsistencyConfigFromEnv,
   type GrantCleanupConfig,
   type GrantsConsistencyConfig,
   grantCleanupConfigFromEnv,
@@ -22,6 +24,8 @@ export interface TenantConfigs {
   readonly dedupGc: DedupGcConfig;
   readonly grantCleanup: GrantCleanupConfig;
   readonly grantsConsistency: GrantsConsistencyConfig;
+  /** `files_consistency` (`OXICLOUD_ENABLE_MUSIC`, OxiCloud's). @defaultValue audio on */
+  readonly filesConsistency?: FilesConsistencyConfig;
   /** `run_retention` (`OXICLOUD_JOB_RUN_RETENTION_*`). @defaultValue its defaults (90 days, daily) */
   readonly runRetention?: RunRetentionConfig;
 }
@@ -48,6 +52,7 @@ export function tenantConfigsFromEnv(env: Readonly<Record<string, string | undef
   const grantCleanup = read(grantCleanupConfigFromEnv);
   const grantsConsistency = read(grantsConsistencyConfigFromEnv);
   const runRetention = read(runRetentionConfigFromEnv);
+  const filesConsistency = filesConsistencyConfigFromEnv(env);
   if (
     problems.length > 0 ||
     !trashCleanup ||
@@ -59,5 +64,13 @@ export function tenantConfigsFromEnv(env: Readonly<Record<string, string | undef
   ) {
     throw new ServerError('BAD_CONFIG', `invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
-  return { trashCleanup, storageReconcile, dedupGc, grantCleanup, grantsConsistency, runRetention };
+  return {
+    trashCleanup,
+    storageReconcile,
+    dedupGc,
+    grantCleanup,
+    grantsConsistency,
+    filesConsistency,
+    runRetention,
+  };
 }

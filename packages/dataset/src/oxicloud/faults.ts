@@ -1,5 +1,6 @@
 import type { Severity } from '@oxicloud/consistency/severity';
 import { DatasetError } from '../errors.js';
+import type { OxiCloudFaultResource } from './fault-injectors/fault-context.js';
 
 /**
  * The faults the OxiCloud-shaped generator can inject, best first: each one
@@ -38,12 +39,17 @@ export const OXICLOUD_FAULT_NAMES = [
   'file_in_other_drive_folder',
   'drive_without_owner',
   'media_sort_date_drift',
+  'category_order_drift',
+  'audio_metadata_missing',
   'dangling_grant',
   'dangling_user_grant',
   'dangling_group_grant',
   'dangling_token_grant',
   'dangling_favorite',
   'dangling_nextcloud_id',
+  'drive_root_shared',
+  'drive_root_not_root',
+  'stale_face',
   'share_without_grant',
   'orphan_thumbnail',
   'orphan_file_thumbnail',
@@ -83,6 +89,20 @@ export interface OxiCloudFaultExpectation {
    * other bytes under a key. A run without `deep` reports nothing for it.
    */
   readonly deepOnly?: true;
+  /**
+   * The second finding a fault gives by its nature, on the record's
+   * resources of type `on` (its other resources give the main one): two
+   * drives naming one root are a shape problem of both drives
+   * (drives_consistency) and a root folder a drive other than its own names
+   * (folders_consistency, §12 item 3). Only `drive_root_shared` has one.
+   */
+  readonly also?: {
+    readonly on: OxiCloudFaultResource['type'];
+    readonly invariant: number;
+    readonly check: string;
+    readonly kind: string;
+    readonly severity: Severity;
+  };
 }
 
 /**
@@ -153,6 +173,13 @@ export interface OxiCloudFaultExpectation {
  * - `media_sort_date_drift`: a live file's capture metadata written (the
  *   trigger moved `media_sort_date`) and deleted again (nothing resets it).
  *   Id: the file id.
+ * - `category_order_drift`: a live file's `category_order` set to 9999, as
+ *   OxiCloud's folder copy leaves its copies (§12 item 23). Id: the file id.
+ * - `audio_metadata_missing`: a live audio file's `audio.file_metadata` row
+ *   deleted, as when OxiCloud's background extraction failed (§12 item 24);
+ *   found by deep runs. Only a local unencrypted store has such rows
+ *   (OxiCloud reads media bytes at their raw path): elsewhere the fault
+ *   touches nothing and expects nothing. Id: the file id.
  * - `dangling_grant`: a viewer grant on a file id that does not exist. Id: the grant id.
  * - `dangling_user_grant` / `dangling_group_grant` / `dangling_token_grant`:
  *   a viewer grant on a drive's root folder whose user, group or share
@@ -163,6 +190,25 @@ export interface OxiCloudFaultExpectation {
  *   favorite's serial id.
  * - `dangling_nextcloud_id`: a NextCloud id of a file id no files row has
  *   (OxiCloud never deletes these rows). Id: the NextCloud id (bigserial).
+ * - `drive_root_shared`: a new shared drive, owned as the picked drive is,
+ *   whose `root_folder_id` is the picked drive's root (a four-write that
+ *   linked an existing root; there is no unique index). Both drives get
+ *   `drive_root_mismatch` (the picked one `root_shared`, the new one
+ *   `root_in_other_drive` and `root_shared`), and the root folder
+ *   `drive_id_parent_mismatch` from folders_consistency (a root another
+ *   drive names, §12 item 3; `also`). Ids: the picked drive's, the new
+ *   drive's (type `drive`) and the root's (type `folder`).
+ * - `drive_root_not_root`: a personal drive's root folder moved, by
+ *   OxiCloud's own `move_folder` (no guard refuses a root; the cascade
+ *   carries its subtree and files along), into the root of a shared drive
+ *   made for it (same owner), both drives' usage and the owner's envelope
+ *   following: the drive names a folder that is not a root and is another
+ *   drive's. Only `drive_root_mismatch` (`root_has_parent`,
+ *   `root_in_other_drive`): the moved tree is whole in the shared drive.
+ *   Id: the drive whose root moved.
+ * - `stale_face`: a face of a live image whose `blob_hash` is another
+ *   content's, still stored (the file's content was updated and the
+ *   reindex that deletes its old faces failed, §10). Id: the face's id.
  * - `share_without_grant`: a share link row of a live file with no token
  *   grant (the second of its two writes never ran, fact sheet §8): the link
  *   opens nothing. Id: the share's id.
@@ -339,6 +385,19 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     kind: 'media_sort_date_mismatch',
     severity: 'Drift',
   },
+  category_order_drift: {
+    invariant: 23,
+    check: 'files_consistency',
+    kind: 'category_order_mismatch',
+    severity: 'Drift',
+  },
+  audio_metadata_missing: {
+    invariant: 24,
+    check: 'files_consistency',
+    kind: 'media_metadata_missing',
+    severity: 'Regenerable',
+    deepOnly: true,
+  },
   dangling_grant: {
     invariant: 20,
     check: 'grants_consistency',
@@ -374,6 +433,31 @@ export const OXICLOUD_FAULT_EXPECTATIONS = {
     check: 'references_consistency',
     kind: 'dangling_nextcloud_id',
     severity: 'Reclaimable',
+  },
+  drive_root_shared: {
+    invariant: 5,
+    check: 'drives_consistency',
+    kind: 'drive_root_mismatch',
+    severity: 'DataLoss',
+    also: {
+      on: 'folder',
+      invariant: 3,
+      check: 'folders_consistency',
+      kind: 'drive_id_parent_mismatch',
+      severity: 'DataLoss',
+    },
+  },
+  drive_root_not_root: {
+    invariant: 5,
+    check: 'drives_consistency',
+    kind: 'drive_root_mismatch',
+    severity: 'DataLoss',
+  },
+  stale_face: {
+    invariant: 25,
+    check: 'references_consistency',
+    kind: 'stale_face_hash',
+    severity: 'Drift',
   },
   share_without_grant: {
     invariant: 21,

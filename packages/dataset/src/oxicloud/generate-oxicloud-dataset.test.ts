@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { BLAKE3_EMPTY, hashFileContent, LocalFsBlobStorage, manifestContent } from '@oxicloud/storage';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkInvariants, OXICLOUD_FAULT_INVARIANT } from '../../test/oxicloud-invariants.js';
+import {
+  checkInvariants,
+  OXICLOUD_FAULT_ALSO_INVARIANT,
+  OXICLOUD_FAULT_INVARIANT,
+} from '../../test/oxicloud-invariants.js';
 import { backdateLocalBlob } from '../backdate.js';
 import { isDatasetError } from '../errors.js';
 import { OXICLOUD_FAULT_NAMES } from './faults.js';
@@ -143,6 +147,15 @@ describe('a clean OxiCloud-shaped dataset', () => {
            AND g.resource_type = 'file' AND g.resource_id = s.item_id::uuid`,
       ),
     ).toBe(c.shares);
+    // Faces: a few on live images, each with its file's content hash (§10).
+    expect(c.faces).toBeGreaterThan(0);
+    expect(
+      await count(
+        f.db,
+        `SELECT count(*) AS n FROM faces.faces fa JOIN storage.files fi ON fi.id = fa.file_id
+          WHERE fa.blob_hash = fi.blob_hash AND fi.mime_type LIKE 'image/%' AND NOT fi.is_trashed`,
+      ),
+    ).toBe(c.faces);
     expect(await count(f.db, 'SELECT COALESCE(sum(size), 0) AS n FROM storage.blobs')).toBe(c.blobBytes);
     expect(
       await count(
@@ -356,13 +369,15 @@ describe('every ported fault', () => {
       blobs: f.blobs,
       storageRoot: f.dir,
       backdateBlob: backdateLocalBlob((h) => f.blobs.pathOf(h)),
-      options: { ...SMALL, users: 12, sharedDrives: 5, seed: 11, faults: [...OXICLOUD_FAULT_NAMES] },
+      options: { ...SMALL, users: 12, sharedDrives: 6, seed: 11, faults: [...OXICLOUD_FAULT_NAMES] },
     });
   });
 
   it('is injected once per kind, in order, each on resources of its own', () => {
     expect(report.faults.map((r) => r.fault)).toEqual([...OXICLOUD_FAULT_NAMES]);
-    for (const r of report.faults) expect(r.resourceIds, r.fault).toHaveLength(1);
+    // One resource each; a shared root: both drives and the root folder.
+    for (const r of report.faults)
+      expect(r.resourceIds, r.fault).toHaveLength(r.fault === 'drive_root_shared' ? 3 : 1);
     const all = report.faults.flatMap((r) => r.resourceIds);
     expect(new Set(all).size).toBe(all.length);
   });
@@ -373,7 +388,11 @@ describe('every ported fault', () => {
     for (const name of new Set(Object.values(OXICLOUD_FAULT_INVARIANT)))
       expect(found[name], name).not.toEqual([]);
     const expected: Record<string, string[]> = Object.fromEntries(Object.keys(found).map((k) => [k, []]));
-    for (const r of report.faults) expected[OXICLOUD_FAULT_INVARIANT[r.fault]]?.push(...r.resourceIds);
+    for (const r of report.faults)
+      for (const res of r.resources) {
+        const also = r.expect.also?.on === res.type ? OXICLOUD_FAULT_ALSO_INVARIANT[r.fault] : undefined;
+        expected[also ?? OXICLOUD_FAULT_INVARIANT[r.fault]]?.push(res.id);
+      }
     for (const k of Object.keys(expected)) expected[k]?.sort();
     expect(found).toEqual(expected);
   });

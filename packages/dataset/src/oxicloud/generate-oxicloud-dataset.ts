@@ -1,15 +1,18 @@
+import { readsMediaAtRawPath } from '@oxicloud/storage';
 import type { BlobStorage } from '@oxicloud/tenants';
 import type pg from 'pg';
 import type { DatasetLogger } from '../dataset-logger.js';
 import { DatasetError, isDatasetError } from '../errors.js';
 import { rows, type SqlClient } from '../sql-client.js';
 import { insertContentRows, writeContentBytes } from './content-writer.js';
+import { insertFaces } from './faces-writer.js';
 import {
   injectOxiCloudFaults,
   type OxiCloudFaultRecord,
   type OxiCloudStorageAction,
 } from './inject-faults.js';
 import { insertItemReferences } from './item-references-writer.js';
+import { insertAudioMetadata } from './media-metadata-writer.js';
 import {
   type OxiCloudDatasetOptions,
   type ResolvedOxiCloudDatasetOptions,
@@ -62,8 +65,8 @@ const THIRTY_DAYS = 30 * 86_400;
  * four-write and its owner grants, nested folders, and files of every
  * content kind (multi-chunk with FastCDC-sized chunks, one-chunk, empty,
  * legacy whole-file blobs), deduplicated across files and sharing chunks,
- * with trash as OxiCloud trashes (some older than 30 days), thumbnails for
- * the images, and the faults asked for.
+ * with trash as OxiCloud trashes (some older than 30 days), thumbnails and
+ * a few faces for the images, and the faults asked for.
  *
  * On the clean part every §12 invariant 1–20 holds: manifest `ref_count` =
  * its files rows (trashed included); chunk `ref_count` = the manifests
@@ -137,6 +140,8 @@ export async function generateOxiCloudDataset(
     let rowStats: Awaited<ReturnType<typeof insertContentRows>>;
     let memberGrants: number;
     let shares: number;
+    let faces: number;
+    let audioMetadata: number;
     try {
       content = await writeContentBytes(plan, input.blobs, options.writeConcurrency, written, (done) =>
         progress('blob_bytes', done, plan.contents.length),
@@ -165,11 +170,14 @@ export async function generateOxiCloudDataset(
         progress('usage', 0, 1);
         await recomputeUsage(client);
         shares = await insertItemReferences(client);
+        faces = await insertFaces(client);
+        audioMetadata = await insertAudioMetadata(client, readsMediaAtRawPath(input.blobs));
         progress('faults', 0, options.faults.length);
         ({ records: faults, storageActions: actions } = await injectOxiCloudFaults({
           client,
           options,
           hasStorageRoot: input.storageRoot !== undefined,
+          readsRawMedia: readsMediaAtRawPath(input.blobs),
           onFault: (done) => progress('faults', done, options.faults.length),
         }));
         progress('commit', 0, 1);
@@ -234,6 +242,8 @@ export async function generateOxiCloudDataset(
       thumbnails,
       memberGrants,
       shares,
+      faces,
+      audioMetadata,
     });
     const report: OxiCloudDatasetReport = {
       options,
@@ -297,6 +307,8 @@ function countDataset(
     thumbnails: number;
     memberGrants: number;
     shares: number;
+    faces: number;
+    audioMetadata: number;
   },
 ): OxiCloudDatasetCounts {
   const filesOf = new Map<number, number>();
@@ -337,6 +349,8 @@ function countDataset(
     thumbnails: stats.thumbnails,
     grants: plan.drives.reduce((s, d) => s + d.owners.length, 0) + stats.memberGrants + stats.shares,
     shares: stats.shares,
+    faces: stats.faces,
+    audioMetadata: stats.audioMetadata,
     maxFolderDepth: plan.maxDepth,
   };
 }

@@ -50,8 +50,13 @@ import {
   danglingFavorite,
   danglingNextcloudId,
   shareWithoutGrant,
+  staleFace,
 } from './fault-injectors/reference-faults.js';
 import {
+  audioMetadataMissing,
+  categoryOrderDrift,
+  driveRootNotRoot,
+  driveRootShared,
   driveWithoutOwner,
   fileInOtherDriveFolder,
   folderUnderOtherDrive,
@@ -112,12 +117,17 @@ const INJECTORS: Record<OxiCloudFaultName, Injector> = {
   file_in_other_drive_folder: fileInOtherDriveFolder,
   drive_without_owner: driveWithoutOwner,
   media_sort_date_drift: mediaSortDateDrift,
+  category_order_drift: categoryOrderDrift,
+  audio_metadata_missing: audioMetadataMissing,
   dangling_grant: danglingGrant,
   dangling_user_grant: danglingUserGrant,
   dangling_group_grant: danglingGroupGrant,
   dangling_token_grant: danglingTokenGrant,
   dangling_favorite: danglingFavorite,
   dangling_nextcloud_id: danglingNextcloudId,
+  drive_root_shared: driveRootShared,
+  drive_root_not_root: driveRootNotRoot,
+  stale_face: staleFace,
   share_without_grant: shareWithoutGrant,
   orphan_thumbnail: orphanThumbnail,
   orphan_file_thumbnail: orphanFileThumbnail,
@@ -135,6 +145,8 @@ export async function injectOxiCloudFaults(input: {
   client: SqlClient;
   options: ResolvedOxiCloudDatasetOptions;
   hasStorageRoot: boolean;
+  /** OxiCloud's media extractors read the store's bytes (`readsMediaAtRawPath`). @defaultValue false */
+  readsRawMedia?: boolean;
   onFault?: (done: number) => void;
 }): Promise<{ records: OxiCloudFaultRecord[]; storageActions: OxiCloudStorageAction[] }> {
   const [{ now } = { now: new Date() }] = await rows<{ now: Date }>(input.client, 'SELECT now() AS now');
@@ -145,6 +157,7 @@ export async function injectOxiCloudFaults(input: {
     usedHashes: new Set(),
     storage: [],
     hasStorageRoot: input.hasStorageRoot,
+    readsRawMedia: input.readsRawMedia ?? false,
     now,
   };
   const records: OxiCloudFaultRecord[] = [];

@@ -147,15 +147,6 @@ export function mimeOf(content: Pick<PlannedContent, 'kind' | 'media'>): string 
   return content.kind === 'empty' ? 'text/plain' : BLOB_KINDS[content.media].contentType;
 }
 
-/** `category_order_for` as OxiCloud buckets these types (Image 100, Audio 300, PDF 400, Text 1100, Other 9999). */
-export function categoryOrderOf(mime: string): number {
-  if (mime.startsWith('image/')) return 100;
-  if (mime.startsWith('audio/')) return 300;
-  if (mime === 'application/pdf') return 400;
-  if (mime === 'text/plain') return 1100;
-  return 9999;
-}
-
 /** Usernames of a dataset start with this: `o<seed>-` (internal `…u000001`, external `…x000001`). */
 export function oxiUsernamePrefix(seed: number): string {
   return `o${seed}-`;

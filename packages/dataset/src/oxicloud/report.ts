@@ -52,6 +52,13 @@ export interface OxiCloudDatasetCounts {
   readonly grants: number;
   /** Share links (`storage.shares`), each with its one viewer token grant on a live file. */
   readonly shares: number;
+  /** Faces (`faces.faces`): two on one live image of each default drive, each with its file's content hash. */
+  readonly faces: number;
+  /**
+   * Audio tags rows (`audio.file_metadata`) OxiCloud's extractor leaves: one per audio file read at its raw
+   * path (legacy or one-chunk) on a local unencrypted store, none elsewhere (§9).
+   */
+  readonly audioMetadata: number;
   /** Depth of the deepest folder (root folders are 0). */
   readonly maxFolderDepth: number;
 }
@@ -121,7 +128,7 @@ export function describeOxiCloudDatasetReport(report: OxiCloudDatasetReport): st
     `${c.legacyFiles} legacy; ${c.dedupFiles} deduplicated; ${c.trashedFiles} trashed, ${c.oldTrashedFiles} over 30 days; ` +
     `${formatBytes(c.fileBytes)}), ${c.manifests} manifests, ${c.chunkBlobs} chunk blobs (${c.sharedChunks} shared) and ` +
     `${c.legacyBlobs} legacy blobs (${formatBytes(c.blobBytes)} in the store), ${c.thumbnails} thumbnails, ` +
-    `${c.grants} grants, ${c.shares} share links. ${faults}`
+    `${c.grants} grants, ${c.shares} share links, ${c.faces} faces, ${c.audioMetadata} audio tag rows. ${faults}`
   );
 }
 
@@ -148,31 +155,46 @@ export interface OxiCloudExpectedFinding {
  * The findings one fault record must give (`consistency_batch` with force
  * and deep): none when no check reports it (`check: null`), else one per
  * resource, on the resource's id or, for `findingId: 'file_hash'`, on the
- * content hash the resource belongs to.
+ * content hash the resource belongs to; a resource of the type `also.on`
+ * names gives the `also` finding instead.
  */
 export function expectedFaultFindings(record: OxiCloudFaultRecord): OxiCloudExpectedFinding[] {
   const e: OxiCloudFaultExpectation = record.expect;
   if (e.check === null) return [];
   const check = e.check;
-  return record.resources.map((r) => ({
-    check,
-    kind: e.kind,
-    severity: e.severity,
-    resourceId: e.findingId === 'file_hash' ? String(r.detail?.['fileHash']) : r.id,
-  }));
+  return record.resources.map((r) =>
+    e.also !== undefined && r.type === e.also.on
+      ? { check: e.also.check, kind: e.also.kind, severity: e.also.severity, resourceId: r.id }
+      : {
+          check,
+          kind: e.kind,
+          severity: e.severity,
+          resourceId: e.findingId === 'file_hash' ? String(r.detail?.['fileHash']) : r.id,
+        },
+  );
 }
 
 /** What `consistency_batch` (force, deep) must report for the injected faults, one line each (printed by seed). */
 export function describeOxiCloudExpectedFindings(report: OxiCloudDatasetReport): string {
   const lines = ['Expected findings:'];
   for (const f of report.faults) {
-    const { check, kind, severity, invariant } = f.expect;
-    const ids = check === null ? f.resourceIds : expectedFaultFindings(f).map((x) => x.resourceId);
+    const { check, kind, severity, invariant, also } = f.expect;
+    // One finding per resource, in order: the `also` one on the resources of its type.
+    const findings = expectedFaultFindings(f);
+    const onAlso = (i: number) => also !== undefined && f.resources[i]?.type === also.on;
+    const ids =
+      check === null ? f.resourceIds : findings.filter((_, i) => !onAlso(i)).map((x) => x.resourceId);
     lines.push(
       check === null
         ? `  ${f.fault}: no check reports it (${kind}${invariant === null ? '' : `, §12.${invariant}`}) on ${ids.join(', ')}`
         : `  ${f.fault}: ${check} reports ${kind} (${severity ?? '-'}, §12.${invariant ?? '-'}) on ${ids.join(', ')}`,
     );
+    if (also !== undefined) {
+      const alsoIds = findings.filter((_, i) => onAlso(i)).map((x) => x.resourceId);
+      lines.push(
+        `  ${f.fault}: ${also.check} reports ${also.kind} (${also.severity}, §12.${also.invariant}) on ${alsoIds.join(', ')}`,
+      );
+    }
   }
   return lines.join('\n');
 }

@@ -5,9 +5,10 @@
  * at its time, only the folder the trash ran on keeps `original_parent_id`;
  * a file trashed on its own keeps its folder and gets `original_folder_id`.
  */
+import { categoryOrderFor } from '@oxicloud/storage';
 import type { SqlClient } from '../sql-client.js';
 import type { ContentDigest } from './content-writer.js';
-import { categoryOrderOf, mimeOf, type OxiCloudDatasetPlan, type PlannedContent } from './plan.js';
+import { mimeOf, type OxiCloudDatasetPlan, type PlannedContent } from './plan.js';
 import { batches, drawIds } from './users-drives-writer.js';
 
 /** Folder ids by `(driveNo, folderNo)`. */
@@ -116,7 +117,7 @@ export async function insertFiles(
         part.map((f) => f.trashedAgo),
         part.map((f) => f.trashedDirectly),
         part.map((f) => f.createdAgo),
-        part.map((f) => categoryOrderOf(mimeOf(content(f.contentNo)))),
+        part.map((f) => categoryOrderFor(f.name, mimeOf(content(f.contentNo)))),
         part.map((f) => ids.driveIds[f.driveNo]),
         part.map((f) => ids.userIds[plan.drives[f.driveNo]?.userNo ?? 0]),
       ],

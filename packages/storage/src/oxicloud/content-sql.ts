@@ -1,4 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { CATEGORY_ORDERS, CATEGORY_RULES } from '../content/category-order.js';
 import { bigintToNumber } from '../postgres/database.js';
 import type { OxiCloudDatabase } from './database.js';
 
@@ -54,4 +55,39 @@ export async function estimateRowsOf(
     tables.map((t) => sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(t)}`.execute(db)),
   );
   return counts.reduce((sum, r) => sum + bigintToNumber(r.rows[0]?.n ?? 0), 0);
+}
+
+const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`;
+const list = (values: readonly string[]): string => values.map(literal).join(', ');
+const likeEscaped = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * `categoryOrderFor` as one SQL expression over the columns `name` and
+ * `mime` (qualified names, trusted: the callers pass column references). A
+ * `CASE` evaluates its arms in order and stops at the first that holds, so
+ * the extension is read only for the MIME types that do not decide.
+ */
+export function CATEGORY_ORDER_SQL(name: string, mime: string): RawBuilder<number> {
+  const arms: string[] = [];
+  for (const [category, types] of CATEGORY_RULES.byMime) {
+    arms.push(`WHEN ${mime} IN (${list(types)}) THEN ${CATEGORY_ORDERS[category]}`);
+  }
+  for (const rule of CATEGORY_RULES.byMimeShape) {
+    const tests = [
+      ...(rule.prefix ?? []).map((p) => `${mime} LIKE ${literal(`${likeEscaped(p)}%`)}`),
+      ...(rule.contains ?? []).map((c) => `strpos(${mime}, ${literal(c)}) > 0`),
+    ];
+    arms.push(`WHEN ${tests.join(' OR ')} THEN ${CATEGORY_ORDERS[rule.category]}`);
+  }
+  // The extension: after the last dot of the last path segment, ASCII lower-cased, at most 16 bytes.
+  const ext = `translate(substring(${name} FROM '\\.([^./]*)$'), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
+  const byExt = CATEGORY_RULES.byExtension.map(
+    ([category, exts]) => `WHEN e.x IN (${list(exts)}) THEN ${CATEGORY_ORDERS[category]}`,
+  );
+  arms.push(
+    `ELSE (SELECT CASE ${byExt.join(' ')} ELSE ${CATEGORY_ORDERS.Document} END
+             FROM (SELECT CASE WHEN octet_length(x) BETWEEN 1 AND ${CATEGORY_RULES.maxExtensionBytes} THEN x END AS x
+                     FROM (SELECT ${ext} AS x) y) e)`,
+  );
+  return sql.raw<number>(`(CASE ${arms.join(' ')} END)`);
 }

@@ -11,6 +11,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { OxiCloudDatabase } from './database.js';
 import { OxiDriveUsageScan } from './oxi-drive-usage-scan.js';
+import { OxiFolderTreeScan } from './oxi-folder-tree-scan.js';
 import { checkRunner, oxiTreeFixtures, resetDomain, summary } from './tree-fixtures.js';
 
 let db: TestDatabase;
@@ -222,6 +223,57 @@ describe('OxiDriveUsageScan: each drive’s shape (§12 items 5 and 8)', () => {
     expect(problems(run, w.shared, DRIVE_ROOT_MISMATCH)).toEqual(['root_shared']);
     expect(problems(run, w.bobs, DRIVE_ROOT_MISMATCH)).toEqual(['root_has_parent']);
     expect(problems(run, w.secondary, DRIVE_ROOT_MISMATCH)).toEqual(['root_unset']);
+  });
+
+  it('a second drive made on a drive’s root: both drives drive_root_mismatch, and folders_consistency names the root', async () => {
+    const root = await rootOf(w.bobs);
+    // A four-write that linked an existing root instead of its own: nothing refuses it.
+    const {
+      rows: [second],
+    } = await db.pool.query(
+      "INSERT INTO storage.drives (kind, root_folder_id) VALUES ('shared', $1) RETURNING id",
+      [root],
+    );
+    await fx.grant({ type: 'user', id: w.bob }, { type: 'drive', id: second.id }, { role: 'owner' });
+    const run = await runner.run(check);
+    expect(summary(run.findings)).toEqual(
+      [w.bobs, second.id].map((id) => `${DRIVE_ROOT_MISMATCH} DataLoss ${id}`).sort(),
+    );
+    expect(problems(run, w.bobs, DRIVE_ROOT_MISMATCH)).toEqual(['root_shared']);
+    expect(problems(run, second.id, DRIVE_ROOT_MISMATCH)).toEqual(['root_in_other_drive', 'root_shared']);
+    // The root is a folder a drive other than its own names (§12 item 3): the folder check's finding.
+    const folders = new OxiFolderTreeScan(kysely).consistencyChecks()[0]!;
+    const tree = await runner.run(folders);
+    expect(summary(tree.findings)).toEqual([`drive_id_parent_mismatch DataLoss ${root}`]);
+    expect(tree.findings[0]?.detail).toMatchObject({ drive_id: w.bobs, parent_drive_id: second.id });
+  });
+
+  it('a root moved into another drive by OxiCloud’s move_folder, usage following → only its drive’s drive_root_mismatch', async () => {
+    const root = await rootOf(w.bobs);
+    const into = await rootOf(w.personal);
+    // folder_db_repository.rs move_folder: parent and drive from the destination; the cascade carries the subtree.
+    await db.pool.query(
+      `WITH dest AS (SELECT drive_id FROM storage.folders WHERE id = $1::uuid)
+       UPDATE storage.folders f
+          SET parent_id = $1::uuid, drive_id = COALESCE((SELECT drive_id FROM dest), f.drive_id), updated_at = now()
+        WHERE f.id = $2::uuid AND NOT f.is_trashed`,
+      [into, root],
+    );
+    const { rows: moved } = await db.pool.query('SELECT drive_id FROM storage.files WHERE name = $1', ['f']);
+    expect(moved).toEqual([{ drive_id: w.personal }]);
+    // The sweep's counters after the move: bob's 7 bytes are alice's now.
+    const set = (table: string, column: string, value: number, id: string) =>
+      db.pool.query(`UPDATE ${table} SET ${column} = $1 WHERE id = $2`, [value, id]);
+    await set('storage.drives', 'used_bytes', 0, w.bobs);
+    await set('storage.drives', 'used_bytes', 107, w.personal);
+    await set('auth.users', 'storage_used_bytes', 0, w.bob);
+    await set('auth.users', 'storage_used_bytes', 137, w.alice);
+    const run = await runner.run(check);
+    expect(summary(run.findings)).toEqual([`${DRIVE_ROOT_MISMATCH} DataLoss ${w.bobs}`]);
+    expect(problems(run, w.bobs, DRIVE_ROOT_MISMATCH)).toEqual(['root_has_parent', 'root_in_other_drive']);
+    // The moved tree is whole in alice's drive: no folder finding.
+    const folders = new OxiFolderTreeScan(kysely).consistencyChecks()[0]!;
+    expect((await runner.run(folders)).findings).toEqual([]);
   });
 
   it('a default user who is not the drive’s owner → personal_drive_owner_mismatch (default_not_owner)', async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   BLOB_SIZE_MISMATCH,
+  CATEGORY_ORDER_MISMATCH,
   FILE_DRIVE_ID_PARENT_MISMATCH,
   FILES_CONSISTENCY_CHECK_NAME,
   MEDIA_SORT_DATE_MISMATCH,
@@ -10,6 +11,7 @@ import {
 } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { categoryOrderFor } from '../content/category-order.js';
 import { CDC_CHUNK_SIZES } from '../content/file-content.js';
 import { PLACEHOLDER_HASH } from './content-sql.js';
 import { OxiFileContentScan } from './oxi-file-content-scan.js';
@@ -67,8 +69,9 @@ async function cleanContent() {
   await w.trashFolder(old);
   // The placeholder hash, with no row behind it (register_file_deferred, load-seed).
   const { rows } = await db.pool.query(
-    `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at, media_sort_date)
-     VALUES ('deferred', $1, $2, 7, $3, ${AGE}, ${AGE}) RETURNING id`,
+    `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at, media_sort_date, category_order)
+     VALUES ('deferred', $1, $2, 7, $3, ${AGE}, ${AGE}, ${categoryOrderFor('deferred', 'application/octet-stream')})
+     RETURNING id`,
     [w.rootFolderId, PLACEHOLDER_HASH, w.driveId],
   );
   return {
@@ -207,6 +210,30 @@ describe('files_consistency on OxiCloud’s domain (OxiFileContentScan)', () => 
       recorded: '2019-01-02T03:04:05.000Z',
       expected: rows[0]!.created_at.toISOString(),
     });
+  });
+
+  it('category_order against category_order_for(name, mime_type) → category_order_mismatch (Drift), by segments and by pages', async () => {
+    const { multi, image } = await cleanContent();
+    expect((await h.run(check())).findings).toEqual([]);
+    // A rename OxiCloud does not recompute the bucket for (octet-stream: the extension decides), and a folder
+    // copy's row (the column default).
+    await db.pool.query("UPDATE storage.files SET name = 'big.pdf' WHERE id = $1", [multi.fileId]);
+    await db.pool.query('UPDATE storage.files SET category_order = 9999 WHERE id = $1', [image.fileId]);
+    const expected = [multi.fileId, image.fileId]
+      .map((id) => `${CATEGORY_ORDER_MISMATCH} Drift ${id}`)
+      .sort();
+    for (const scan of [new OxiFileContentScan(h.db), new OxiFileContentScan(h.db, { segmentRows: 0 })]) {
+      const run = await h.run(scan.consistencyChecks()[0]!, { batch_size: 2 });
+      expect(summary(run.findings)).toEqual(expected);
+      expect(run.findings.find((f) => f.resourceId === multi.fileId)?.detail).toEqual({
+        recorded: 500,
+        expected: 400,
+      });
+      expect(run.findings.find((f) => f.resourceId === image.fileId)?.detail).toEqual({
+        recorded: 9999,
+        expected: 100,
+      });
+    }
   });
 
   it('a file whose drive differs from its folder’s → drive_id_parent_mismatch (DataLoss)', async () => {

@@ -9,14 +9,38 @@ import {
   type FileScanOptions,
   type FilesConsistencyCheckOptions,
   type LiveFileInTrashedFolder,
+  type MediaFileWithoutMetadata,
+  type MediaScanOptions,
   type MissingBlob,
   type ScanPage,
 } from '@oxicloud/tenants';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { bigintToNumber } from '../postgres/database.js';
-import { CONTENT_RESOLVES, estimateRowsOf, KNOWN_MIME, PLACEHOLDER_HASH } from './content-sql.js';
+import {
+  CATEGORY_ORDER_SQL,
+  CONTENT_RESOLVES,
+  estimateRowsOf,
+  KNOWN_MIME,
+  PLACEHOLDER_HASH,
+} from './content-sql.js';
 import type { OxiCloudDatabase } from './database.js';
 import { DEFAULT_SEGMENT_ROWS, OxiFileRowStream } from './oxi-file-row-stream.js';
+
+interface MediaJson {
+  id: string;
+  blob_hash: string;
+  mime_type: string;
+  size: string;
+  table: MediaFileWithoutMetadata['table'];
+}
+
+const toMedia = (r: MediaJson): MediaFileWithoutMetadata => ({
+  fileId: r.id,
+  blobHash: r.blob_hash,
+  mimeType: r.mime_type,
+  size: bigintToNumber(r.size),
+  table: r.table,
+});
 
 interface BlobAnomalyJson {
   id: string;
@@ -44,6 +68,8 @@ interface FileRowJson {
   blob_size: string | null;
   sort_date: string | null;
   expected_sort_date: string | null;
+  category_order: number | null;
+  expected_category_order: number | null;
 }
 
 const toFileRow = (r: FileRowJson): FileRowAnomaly => ({
@@ -61,6 +87,10 @@ const toFileRow = (r: FileRowJson): FileRowAnomaly => ({
     r.sort_date === null || r.expected_sort_date === null
       ? null
       : { recorded: new Date(r.sort_date), expected: new Date(r.expected_sort_date) },
+  categoryOrder:
+    r.category_order === null || r.expected_category_order === null
+      ? null
+      : { recorded: r.category_order, expected: r.expected_category_order },
 });
 const toBlobAnomaly = (r: BlobAnomalyJson): FileBlobAnomaly => ({
   fileId: r.id,
@@ -143,6 +173,11 @@ export class OxiFileContentScan implements FileBlobScan {
           'storage.file_metadata',
           'storage.files',
           'storage.folders',
+          // Phase 4 (deep, with a media probe) looks for audio rows too.
+          ...(checks.files_consistency?.media?.audio === false ||
+          checks.files_consistency?.media === undefined
+            ? []
+            : ['audio.file_metadata']),
         ],
       },
     ];
@@ -258,13 +293,91 @@ export class OxiFileContentScan implements FileBlobScan {
     return rows.map(toInTrash);
   }
 
+  async scanMediaWithoutMetadata(
+    afterFileId: string | null,
+    limit: number,
+    options: MediaScanOptions,
+  ): Promise<ScanPage<MediaFileWithoutMetadata>> {
+    const { rows } = await sql<{ scanned: string; last_id: string | null; anomalies: MediaJson[] }>`
+      WITH page AS MATERIALIZED (
+        SELECT id, blob_hash, mime_type, size, created_at FROM storage.files
+         ${afterFileId === null ? sql`` : sql`WHERE id > ${afterFileId}::uuid`}
+         ORDER BY id LIMIT ${limit}
+      )
+      SELECT (SELECT count(*) FROM page) AS scanned,
+             (SELECT id FROM page ORDER BY id DESC LIMIT 1) AS last_id,
+             COALESCE((SELECT json_agg(json_build_object('id', m.id, 'blob_hash', m.blob_hash, 'mime_type', m.mime_type,
+                                                         'size', m.size::text, 'table', m.row_table) ORDER BY m.id)
+                         FROM ${this.#mediaWithoutMetadata(sql`page`, options)} m), '[]'::json) AS anomalies`.execute(
+      this.#db,
+    );
+    const row = rows[0];
+    if (!row) return { scanned: 0, lastKey: null, anomalies: [] };
+    return {
+      scanned: bigintToNumber(row.scanned),
+      lastKey: row.last_id,
+      anomalies: row.anomalies.map(toMedia),
+    };
+  }
+
+  async reverifyMediaWithoutMetadata(
+    files: readonly MediaFileWithoutMetadata[],
+    options: MediaScanOptions,
+  ): Promise<MediaFileWithoutMetadata[]> {
+    if (files.length === 0) return [];
+    // The same file with the same content: a file whose content changed since is another candidate.
+    const { rows } = await sql<MediaJson & { size: string }>`
+      SELECT m.id, m.blob_hash, m.mime_type, m.size::text AS size, m.row_table AS "table"
+        FROM ${this.#mediaWithoutMetadata(
+          sql`(SELECT f.id, f.blob_hash, f.mime_type, f.size, f.created_at
+                 FROM storage.files f
+                 JOIN unnest(${files.map((f) => f.fileId)}::uuid[], ${files.map((f) => f.blobHash)}::text[])
+                      AS x(id, blob_hash) ON x.id = f.id AND x.blob_hash = f.blob_hash)`,
+          options,
+        )} m
+       ORDER BY m.id`.execute(this.#db);
+    return rows.map(toMedia);
+  }
+
+  /**
+   * The files of `files` (id, blob_hash, mime_type, size, created_at) that
+   * phase 4 reads (§12 item 24, §9): old enough; an image or a video without
+   * a `storage.file_metadata` row, or (with `audio`) an audio file without
+   * an `audio.file_metadata` row; and whose content OxiCloud's extractor
+   * reads at its raw path — a manifest of one chunk (the chunk's object is
+   * the file's hash) or, with no manifest, a legacy blob row.
+   */
+  #mediaWithoutMetadata(files: RawBuilder<unknown>, options: MediaScanOptions): RawBuilder<unknown> {
+    return sql`(
+      SELECT p.id, p.blob_hash, p.mime_type, p.size, k.row_table
+        FROM ${files} p
+        CROSS JOIN LATERAL (
+          SELECT CASE WHEN p.mime_type LIKE 'image/%' OR p.mime_type LIKE 'video/%' THEN 'file_metadata'
+                      WHEN ${options.audio} AND p.mime_type LIKE 'audio/%' THEN 'audio_file_metadata' END AS row_table
+        ) k
+       WHERE k.row_table IS NOT NULL
+         AND p.created_at <= ${options.createdBefore}
+         AND p.blob_hash <> ${PLACEHOLDER_HASH}
+         AND CASE k.row_table
+               WHEN 'file_metadata'
+                 THEN NOT EXISTS (SELECT 1 FROM storage.file_metadata fm WHERE fm.file_id = p.id)
+               ELSE NOT EXISTS (SELECT 1 FROM audio.file_metadata am WHERE am.file_id = p.id) END
+         AND CASE WHEN EXISTS (SELECT 1 FROM storage.chunk_manifests cm WHERE cm.file_hash = p.blob_hash)
+                  THEN EXISTS (SELECT 1 FROM storage.chunk_manifests cm
+                                WHERE cm.file_hash = p.blob_hash AND cm.chunk_count = 1
+                                  AND cm.chunk_hashes[1] = cm.file_hash)
+                  ELSE EXISTS (SELECT 1 FROM storage.blobs b WHERE b.hash = p.blob_hash) END
+    )`;
+  }
+
   async scanFilesById(
     afterFileId: string | null,
     limit: number,
     options: FileScanOptions,
   ): Promise<ScanPage<FileRowAnomaly>> {
     const row = await this.#compareFileRows(
-      sql`SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at, media_sort_date FROM storage.files
+      sql`SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at, media_sort_date,
+                 name, category_order FROM storage.files
           ${afterFileId === null ? sql`` : sql`WHERE id > ${afterFileId}::uuid`}
           ORDER BY id LIMIT ${limit}`,
       options,
@@ -284,7 +397,8 @@ export class OxiFileContentScan implements FileBlobScan {
   async reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]> {
     if (fileIds.length === 0) return [];
     const row = await this.#compareFileRows(
-      sql`SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at, media_sort_date FROM storage.files
+      sql`SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at, media_sort_date,
+                 name, category_order FROM storage.files
            WHERE id = ANY(${[...fileIds]}::uuid[])`,
       options,
     );
@@ -348,6 +462,8 @@ export class OxiFileContentScan implements FileBlobScan {
                c.source = 'missing' AS blob_missing,
                b.media_sort_date,
                COALESCE(mt.captured_at, b.created_at) AS expected_sort_date,
+               b.category_order,
+               ${CATEGORY_ORDER_SQL('b.name', 'b.mime_type')} AS expected_category_order,
                COALESCE(c.source <> 'placeholder'
                         AND ${KNOWN_MIME('b.mime_type')} <> ${KNOWN_MIME('c.content_type')}, false) AS mime_mismatch
           FROM batch b
@@ -367,11 +483,16 @@ export class OxiFileContentScan implements FileBlobScan {
                         'sort_date', CASE WHEN x.media_sort_date IS DISTINCT FROM x.expected_sort_date
                                           THEN x.media_sort_date END,
                         'expected_sort_date', CASE WHEN x.media_sort_date IS DISTINCT FROM x.expected_sort_date
-                                                   THEN x.expected_sort_date END) ORDER BY x.id)
+                                                   THEN x.expected_sort_date END,
+                        'category_order', CASE WHEN x.category_order <> x.expected_category_order
+                                               THEN x.category_order END,
+                        'expected_category_order', CASE WHEN x.category_order <> x.expected_category_order
+                                                        THEN x.expected_category_order END) ORDER BY x.id)
                  FROM checked x
                 WHERE (x.folder_drive_id IS NOT NULL OR x.mime_mismatch
                        OR x.blob_missing OR x.blob_size <> x.file_size
-                       OR x.media_sort_date IS DISTINCT FROM x.expected_sort_date)
+                       OR x.media_sort_date IS DISTINCT FROM x.expected_sort_date
+                       OR x.category_order <> x.expected_category_order)
                   AND x.created_at <= ${options.createdBefore}
              ), '[]'::json) AS anomalies`.execute(this.#db);
     return rows[0] ?? { scanned: '0', last_id: null, anomalies: [] };

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FileRowAnomaly, FileScanOptions } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { categoryOrderFor } from '../content/category-order.js';
 import { CDC_CHUNK_SIZES } from '../content/file-content.js';
 import { PLACEHOLDER_HASH } from './content-sql.js';
 import { OxiFileContentScan } from './oxi-file-content-scan.js';
@@ -33,8 +34,8 @@ beforeAll(async () => {
     uploads.push(await w.upload({ name: `copy-${i}`, data: uploads[0]!.bytes }));
   }
   await db.pool.query(
-    `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at, media_sort_date)
-     VALUES ('deferred', $1, $2, 3, $3, ${AGE}, ${AGE})`,
+    `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at, media_sort_date, category_order)
+     VALUES ('deferred', $1, $2, 3, $3, ${AGE}, ${AGE}, ${categoryOrderFor('deferred', 'application/octet-stream')})`,
     [w.rootFolderId, PLACEHOLDER_HASH, w.driveId],
   );
   files = uploads.length + 1;

@@ -1,7 +1,7 @@
 import type { FileRowAnomaly, FileRowStream, FileScanOptions, ScanPage } from '@oxicloud/tenants';
 import { type Kysely, sql } from 'kysely';
 import { bigintToNumber } from '../postgres/database.js';
-import { KNOWN_MIME, PLACEHOLDER_HASH } from './content-sql.js';
+import { CATEGORY_ORDER_SQL, KNOWN_MIME, PLACEHOLDER_HASH } from './content-sql.js';
 import type { OxiCloudDatabase } from './database.js';
 
 /** Rows one segment statement reads (rounded up to a whole number of pages). */
@@ -23,6 +23,8 @@ interface SegmentRow {
   blob_size: string | null;
   sort_date: string | null;
   expected_sort_date: string | null;
+  category_order: number | null;
+  expected_category_order: number | null;
 }
 
 interface Segment {
@@ -134,7 +136,8 @@ export class OxiFileRowStream implements FileRowStream {
       WITH s AS MATERIALIZED (
         SELECT o.*, row_number() OVER w AS rn,
                (row_number() OVER w % ${limit}::bigint = 0 OR lead(o.id) OVER w IS NULL) AS marker
-          FROM (SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at, media_sort_date
+          FROM (SELECT id, drive_id, folder_id, blob_hash, size, mime_type, created_at, media_sort_date,
+                       name, category_order
                   FROM storage.files
                  ${after === null ? sql`` : sql`WHERE id > ${after}::uuid`}
                  ORDER BY id LIMIT ${rows}) o
@@ -163,7 +166,10 @@ export class OxiFileRowStream implements FileRowStream {
              CASE WHEN a.anomalous THEN s.size::text END AS file_size,
              CASE WHEN a.anomalous THEN v.blob_size::text END AS blob_size,
              CASE WHEN a.anomalous AND v.sort_mismatch THEN s.media_sort_date END AS sort_date,
-             CASE WHEN a.anomalous AND v.sort_mismatch THEN v.expected_sort_date END AS expected_sort_date
+             CASE WHEN a.anomalous AND v.sort_mismatch THEN v.expected_sort_date END AS expected_sort_date,
+             CASE WHEN a.anomalous AND v.category_mismatch THEN s.category_order END AS category_order,
+             CASE WHEN a.anomalous AND v.category_mismatch THEN v.expected_category_order END
+               AS expected_category_order
         FROM s
         LEFT JOIN storage.folders d ON d.id = s.folder_id
         LEFT JOIN m ON m.file_hash = s.blob_hash
@@ -183,12 +189,16 @@ export class OxiFileRowStream implements FileRowStream {
                  COALESCE(k.source <> 'placeholder'
                           AND ${KNOWN_MIME('s.mime_type')} <> ${KNOWN_MIME('k.content_type')}, false) AS mime_mismatch,
                  COALESCE(fm.captured_at, s.created_at) AS expected_sort_date,
-                 s.media_sort_date IS DISTINCT FROM COALESCE(fm.captured_at, s.created_at) AS sort_mismatch
+                 s.media_sort_date IS DISTINCT FROM COALESCE(fm.captured_at, s.created_at) AS sort_mismatch,
+                 c.expected AS expected_category_order,
+                 s.category_order <> c.expected AS category_mismatch
+            FROM (SELECT ${CATEGORY_ORDER_SQL('s.name', 's.mime_type')} AS expected) c
         ) v
         CROSS JOIN LATERAL (
           SELECT (s.created_at <= ${this.#options.createdBefore}
                   AND (COALESCE(d.drive_id <> s.drive_id, false) OR k.source = 'missing'
-                       OR v.blob_size <> s.size OR v.mime_mismatch OR v.sort_mismatch)) AS anomalous
+                       OR v.blob_size <> s.size OR v.mime_mismatch OR v.sort_mismatch
+                       OR v.category_mismatch)) AS anomalous
         ) a
        WHERE s.marker OR a.anomalous`.execute(this.#db);
     const markers: Array<{ rn: number; id: string }> = [];
@@ -222,5 +232,9 @@ function toAnomaly(r: SegmentRow): FileRowAnomaly {
       r.sort_date === null || r.expected_sort_date === null
         ? null
         : { recorded: new Date(r.sort_date), expected: new Date(r.expected_sort_date) },
+    categoryOrder:
+      r.category_order === null || r.expected_category_order === null
+        ? null
+        : { recorded: r.category_order, expected: r.expected_category_order },
   };
 }

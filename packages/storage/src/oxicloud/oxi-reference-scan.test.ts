@@ -194,4 +194,82 @@ describe('references_consistency on OxiCloud’s domain (OxiReferenceScan)', () 
     expect((await runner.run(check)).findings).toEqual([]);
     expect(summary((await runner.run(check, { force: true })).findings)).toHaveLength(1);
   });
+
+  describe('faces (faces.faces) against their file’s content hash', () => {
+    /** A face of `fileId` found in `hash` (the indexer stores the file's blob_hash), `created` an SQL time. */
+    async function face(fileId: string, hash: string | null, created = AGO): Promise<string> {
+      const { rows } = await q(
+        `INSERT INTO faces.faces (file_id, user_id, bbox, det_score, embedding, blob_hash, created_at)
+         VALUES ($1, $2, ARRAY[0.1, 0.2, 0.3, 0.3]::real[], 0.9, $3, $4, ${created}) RETURNING id::text`,
+        [fileId, w.alice, Buffer.alloc(16), hash],
+      );
+      return rows[0].id as string;
+    }
+    const hashOf = async (fileId: string) =>
+      (await q('SELECT blob_hash FROM storage.files WHERE id = $1', [fileId])).rows[0].blob_hash as string;
+    /** OxiCloud's content swap (file_blob_write_repository.rs): the new hash, `updated_at` at `when`. */
+    const swap = (fileId: string, hash: string, when = AGO) =>
+      q(`UPDATE storage.files SET blob_hash = $2, updated_at = ${when} WHERE id = $1`, [fileId, hash]);
+    const drive = async () =>
+      (await q('SELECT drive_id FROM storage.folders WHERE id = $1', [w.folderId])).rows[0]
+        .drive_id as string;
+
+    it('a face of old content (stored or not) → stale_face_hash (Drift); of the current content, or of none, no finding', async () => {
+      await q(`UPDATE storage.files SET updated_at = ${AGO}`);
+      const before = await hashOf(w.fileId);
+      const current = await face(w.fileId, before);
+      await face(w.fileId, null);
+      // The photo was overwritten: its old content is still stored (no GC yet), and the reindex failed.
+      const { id: photo } = await fx.file(await drive(), w.folderId, 'photo.jpg', 10);
+      const old = await hashOf(photo);
+      const stale = await face(photo, old);
+      const { hash: next } = await fx.file(await drive(), w.folderId, 'copy-of-new.jpg', 12);
+      await swap(photo, next);
+      // A hash that names no content at all.
+      const unknown = await face(w.fileId, 'f'.repeat(64));
+      // A face of its file's hash whose content does not resolve: the file's finding, not the face's.
+      const { id: lost } = await fx.file(await drive(), w.folderId, 'lost.jpg', 10, { blob: false });
+      await q(`UPDATE storage.files SET updated_at = ${AGO} WHERE id = $1`, [lost]);
+      await face(lost, await hashOf(lost));
+
+      const run = await runner.run(check, { batch_size: 1 });
+      expect(run.status).toBe('Completed');
+      expect(summary(run.findings)).toEqual(
+        [`stale_face_hash Drift ${stale}`, `stale_face_hash Drift ${unknown}`].sort(),
+      );
+      const detail = Object.fromEntries(run.findings.map((f) => [f.resourceId, f.detail]));
+      expect(detail[stale]).toEqual({
+        user_id: w.alice,
+        item_type: 'file',
+        item_id: photo,
+        reason: 'stale_hash',
+        face_hash: old,
+        file_hash: next,
+      });
+      expect(detail[unknown]).toMatchObject({ item_id: w.fileId, reason: 'unknown_hash', file_hash: before });
+      expect(run.findings.map((f) => f.resourceId)).not.toContain(current);
+      expect(check.kinds?.find((k) => k.kind === 'stale_face_hash')?.severity).toBe('Drift');
+    });
+
+    it('a face younger than the grace, or of a file whose content was swapped within it, is left to the reindex unless forced', async () => {
+      await q(`UPDATE storage.files SET updated_at = ${AGO}`);
+      const { id: photo } = await fx.file(await drive(), w.folderId, 'photo.jpg', 10);
+      const { id: other } = await fx.file(await drive(), w.folderId, 'other.jpg', 10);
+      // Found just now in content the file no longer has.
+      const young = await face(other, 'e'.repeat(64), 'now()');
+      // An old face whose file's content was swapped a moment ago: the reindex is still queued.
+      const queued = await face(photo, await hashOf(photo));
+      await swap(photo, await hashOf(w.fileId), 'now()');
+      expect((await runner.run(check)).findings).toEqual([]);
+      expect(summary((await runner.run(check, { force: true })).findings)).toEqual(
+        [`stale_face_hash Drift ${young}`, `stale_face_hash Drift ${queued}`].sort(),
+      );
+      // The reindex ran (old faces deleted, new ones found in the new content): fixed.
+      await q('DELETE FROM faces.faces WHERE id = $1', [queued]);
+      await face(photo, await hashOf(photo));
+      expect(summary((await runner.run(check, { force: true })).findings)).toEqual([
+        `stale_face_hash Drift ${young}`,
+      ]);
+    });
+  });
 });

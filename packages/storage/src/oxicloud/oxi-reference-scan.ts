@@ -20,12 +20,15 @@ interface RowJson {
   item_type: string | null;
   item_id: string | null;
   reason: DanglingReference['reason'];
+  face_hash: string | null;
+  file_hash: string | null;
 }
 
 /**
  * Per source: the page of its rows (`id` as text, `user_id`, `item_type`,
  * `item_id`, `written_at`), given the key filter; and the key's SQL type.
- * A magic link without a resource is walked but never dangles.
+ * A magic link without a resource is walked but never dangles. A face also
+ * gives its `file_id` and `blob_hash` (its file is always there: a foreign key).
  */
 const SOURCES: Readonly<Record<ReferenceSource, { table: string; select: string; keyType: string }>> = {
   favorites: {
@@ -58,6 +61,13 @@ const SOURCES: Readonly<Record<ReferenceSource, { table: string; select: string;
       "id, id::text AS key, NULL::uuid AS user_id, object_type AS item_type, object_id::text AS item_id, '-infinity'::timestamptz AS written_at",
     keyType: 'bigint',
   },
+  faces: {
+    // written_at: the later of this and the file's updated_at, in the comparison (a content swap sets it).
+    table: 'faces.faces',
+    select:
+      "id, id::text AS key, user_id, 'file' AS item_type, file_id::text AS item_id, created_at AS written_at, file_id, blob_hash",
+    keyType: 'uuid',
+  },
 };
 
 const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
@@ -86,7 +96,11 @@ export interface OxiReferenceScanOptions {
  * (`missing`, trashed items exist). A share whose item exists must have
  * exactly one token grant, a viewer on that item (§8, §12 item 21): else
  * `no_token_grant` or `token_grant_mismatch`, reported as
- * `share_grant_mismatch`. Each page is one statement: a keyset
+ * `share_grant_mismatch`. A face (`faces.faces`) whose `blob_hash` is set
+ * and is not its file's current `files.blob_hash` is `stale_face_hash`:
+ * `stale_hash` when a manifest or a blob still holds that content,
+ * `unknown_hash` when none does; its age is the later of its `created_at`
+ * and its file's `updated_at`. Each page is one statement: a keyset
  * page of the source by its primary key, the lookups by primary key, and
  * back only the dangling rows older than the grace.
  */
@@ -106,6 +120,8 @@ export class OxiReferenceScan implements ReferenceScan {
           'storage.files',
           'storage.folders',
           'storage.role_grants',
+          'storage.chunk_manifests',
+          'storage.blobs',
         ],
       },
     ];
@@ -115,7 +131,7 @@ export class OxiReferenceScan implements ReferenceScan {
     return 'item_references';
   }
 
-  /** `references_consistency`: favorites, recent items, magic links, shares and NextCloud ids against the items they name. */
+  /** `references_consistency`: favorites, recent items, magic links, shares and NextCloud ids against the items they name; faces against their file's hash. */
   consistencyChecks(): readonly ConsistencyCheck[] {
     return this.#checks;
   }
@@ -165,10 +181,14 @@ export class OxiReferenceScan implements ReferenceScan {
     batch: RawBuilder<unknown>,
     options: ReferenceScanOptions,
   ): Promise<{ scanned: string; last_key: string | null; anomalies: DanglingReference[] }> {
+    const faces = source === 'faces';
     const { rows } = await sql<{ scanned: string; last_key: string | null; anomalies: RowJson[] | null }>`
       WITH batch AS MATERIALIZED (${batch}),
       checked AS (
-        SELECT b.key, b.user_id, b.item_type, b.item_id, b.written_at,
+        SELECT b.key, b.user_id, b.item_type, b.item_id,
+               ${faces ? sql`GREATEST(b.written_at, ff.updated_at)` : sql`b.written_at`} AS written_at,
+               ${faces ? sql`b.blob_hash::text` : sql`NULL::text`} AS face_hash,
+               ${faces ? sql`ff.blob_hash::text` : sql`NULL::text`} AS file_hash,
                CASE
                  WHEN b.item_type IS NULL AND b.item_id IS NULL THEN NULL
                  WHEN b.item_type IS DISTINCT FROM 'file' AND b.item_type IS DISTINCT FROM 'folder'
@@ -187,16 +207,22 @@ export class OxiReferenceScan implements ReferenceScan {
                                         END
                                    FROM storage.role_grants g
                                   WHERE g.subject_type = 'token' AND g.subject_id = b.id)`
-                     : sql``
+                     : faces
+                       ? sql`WHEN b.blob_hash IS NULL OR b.blob_hash = ff.blob_hash THEN NULL
+                             WHEN EXISTS (SELECT 1 FROM storage.chunk_manifests m WHERE m.file_hash = b.blob_hash)
+                               OR EXISTS (SELECT 1 FROM storage.blobs x WHERE x.hash = b.blob_hash) THEN 'stale_hash'
+                             ELSE 'unknown_hash'`
+                       : sql``
                  }
                END AS reason
           FROM batch b
+          ${faces ? sql`LEFT JOIN storage.files ff ON ff.id = b.file_id` : sql``}
       )
       SELECT (SELECT count(*) FROM batch) AS scanned,
              (SELECT key FROM batch ORDER BY id DESC LIMIT 1) AS last_key,
              (SELECT json_agg(json_build_object(
                        'id', c.key, 'user_id', c.user_id, 'item_type', c.item_type, 'item_id', c.item_id,
-                       'reason', c.reason) ORDER BY c.key)
+                       'reason', c.reason, 'face_hash', c.face_hash, 'file_hash', c.file_hash) ORDER BY c.key)
                 FROM checked c
                WHERE c.reason IS NOT NULL AND c.written_at <= ${options.createdBefore}) AS anomalies`.execute(
       this.#db,
@@ -212,6 +238,7 @@ export class OxiReferenceScan implements ReferenceScan {
         itemType: r.item_type,
         itemId: r.item_id,
         reason: r.reason,
+        ...(faces && r.face_hash !== null ? { hashes: { face: r.face_hash, file: r.file_hash } } : {}),
       })),
     };
   }

@@ -18,6 +18,7 @@ import type { JobOutcome, Logger } from '@oxicloud/scheduler';
 import type { BlobStorage } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
+import { categoryOrderFor } from '../content/category-order.js';
 import { CDC_CHUNK_SIZES, type FileContent } from '../content/file-content.js';
 import { BLAKE3_EMPTY, blake3Hex } from '../hashing/blake3.js';
 import type { OxiCloudDatabase } from './database.js';
@@ -251,10 +252,11 @@ export async function oxiWorld(pool: pg.Pool, blobs?: BlobStorage): Promise<OxiW
       }
       if (blobs) for (const o of objects) await blobs.put(o.hash, o.bytes, o.size);
       const { rows } = await client.query(
-        `INSERT INTO storage.files (name, folder_id, blob_hash, size, mime_type, drive_id, created_by, updated_by, created_at, media_sort_date)
-         SELECT $1, d.id, $2, $3, $4, d.drive_id, $5, $5, ${AGE}, ${AGE} FROM storage.folders d WHERE d.id = $6
+        `INSERT INTO storage.files (name, folder_id, blob_hash, size, mime_type, drive_id, created_by, updated_by,
+                                    created_at, media_sort_date, category_order)
+         SELECT $1, d.id, $2, $3, $4, d.drive_id, $5, $5, ${AGE}, ${AGE}, $7 FROM storage.folders d WHERE d.id = $6
          RETURNING id`,
-        [options.name, hash, data.length, mime, userId, folderId],
+        [options.name, hash, data.length, mime, userId, folderId, categoryOrderFor(options.name, mime)],
       );
       await client.query('COMMIT');
       return { fileId: rows[0].id, hash, size: data.length, bytes: data, content, objects };

@@ -9,6 +9,7 @@ import {
 import { RecoverableEngine } from '@oxicloud/recoverable';
 import type { JobOutcome, Logger } from '@oxicloud/scheduler';
 import type pg from 'pg';
+import { categoryOrderFor } from '../content/category-order.js';
 
 /**
  * Test fixtures on OxiCloud's storage domain (the tree, drives, grants and
@@ -183,9 +184,10 @@ export function oxiTreeFixtures(pool: pg.Pool) {
         );
       }
       const { id } = await one(
-        `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at, media_sort_date)
-         VALUES ($1, $2, $3, $4, $5, ${ago(2)}, ${ago(2)}) RETURNING id`,
-        [name, folderId, hash, size, driveId],
+        `INSERT INTO storage.files (name, folder_id, blob_hash, size, drive_id, created_at, media_sort_date,
+                                    category_order)
+         VALUES ($1, $2, $3, $4, $5, ${ago(2)}, ${ago(2)}, $6) RETURNING id`,
+        [name, folderId, hash, size, driveId, categoryOrderFor(name, 'application/octet-stream')],
       );
       return { id, hash };
     },

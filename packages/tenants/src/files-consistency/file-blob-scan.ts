@@ -59,6 +59,12 @@ export interface FileRowAnomaly {
    * differ; `null` or absent when they agree (or the model has no such column).
    */
   readonly mediaSortDate?: { readonly recorded: Date; readonly expected: Date } | null;
+  /**
+   * `category_order` against OxiCloud's `category_order_for(name,
+   * mime_type)` (§12 item 23) when they differ; `null` or absent when they
+   * agree (or the model has no such column).
+   */
+  readonly categoryOrder?: { readonly recorded: number; readonly expected: number } | null;
 }
 
 /** The grace boundaries of a file scan (from the run's `startedAt`, never the wall clock). */
@@ -67,6 +73,26 @@ export interface FileScanOptions {
   readonly createdBefore: Date;
   /** Only folders trashed at or before this instant count as trashed. */
   readonly trashedBefore: Date;
+}
+
+/**
+ * A media file with no metadata row, whose bytes OxiCloud's extractor reads
+ * at their raw path (a legacy blob or a one-chunk manifest: the object is
+ * named by the file's own hash): phase 4's candidate (§12 item 24).
+ */
+export interface MediaFileWithoutMetadata {
+  readonly fileId: string;
+  /** `storage.files.blob_hash`: also the object's key. */
+  readonly blobHash: string;
+  readonly mimeType: string;
+  readonly size: number;
+  /** Which row is missing: images and videos `storage.file_metadata`, audio `audio.file_metadata`. */
+  readonly table: 'file_metadata' | 'audio_file_metadata';
+}
+
+/** Phase 4's boundaries: the file scan's, and whether audio counts (OxiCloud's music feature is on). */
+export interface MediaScanOptions extends FileScanOptions {
+  readonly audio: boolean;
 }
 
 /**
@@ -134,6 +160,23 @@ export interface FileBlobScan extends StatefulAdapter {
   openFileRowStream?(options: FileScanOptions): FileRowStream | null;
   /** Pass 2 of phase 3: of these files, those still anomalous. */
   reverifyFileRows(fileIds: readonly string[], options: FileScanOptions): Promise<FileRowAnomaly[]>;
+  /**
+   * Phase 4 (deep runs with a media probe): up to `limit` files with id >
+   * `afterFileId` in id order (`scanned` counts them all); anomalies: the
+   * old-enough image, video (and with `audio`, audio) files without their
+   * metadata row whose content is read at its raw path (a legacy blob, or a
+   * manifest of one chunk). No method: the check has no phase 4.
+   */
+  scanMediaWithoutMetadata?(
+    afterFileId: string | null,
+    limit: number,
+    options: MediaScanOptions,
+  ): Promise<ScanPage<MediaFileWithoutMetadata>>;
+  /** Pass 2 of phase 4: of these files, those still without their row, with the same content. */
+  reverifyMediaWithoutMetadata?(
+    files: readonly MediaFileWithoutMetadata[],
+    options: MediaScanOptions,
+  ): Promise<MediaFileWithoutMetadata[]>;
   /** Rows the walk will examine (the files, once), from planner statistics; `null` when unknown. */
   estimateRows(): Promise<number | null>;
 }

@@ -57,7 +57,7 @@
  *    the stream is closed when the run stops. Pass 2 re-reads the file and the blob before
  *    recording: a file deleted mid-scan or a blob that landed meanwhile is
  *    dropped, and so is any finding recorded for it before a resume.
- * 6. Closing (findings across runs). A `Completed` run walked all three
+ * 6. Closing (findings across runs). A `Completed` run walked all its
  *    phases; a finding it did not report again, that pass 2 did not drop, and
  *    whose last report came from a run whose grace boundary is not later than
  *    this run's (a file old then is old now; with a grace longer than the time
@@ -65,6 +65,17 @@
  *    blob hash no file references any more) fixes its findings. Magnitude:
  *    `missing_blob` the number of files referencing the hash,
  *    `blob_size_mismatch` the absolute byte delta; the others have none.
+ *
+ * Phase 4, deep runs with a media probe only (§12 item 24): the files again
+ * in id order, for the image, video and audio files with no metadata row
+ * whose content OxiCloud's extractor reads at its raw path (a legacy blob,
+ * a one-chunk manifest); each one's bytes are read (a prefix) and parsed,
+ * and `media_metadata_missing` (`Regenerable`) is reported where OxiCloud
+ * would have stored a row. Multi-chunk, encrypted and S3 content never gets
+ * one (OxiCloud reads a path that does not hold the plaintext), so the
+ * server configures the probe for a local unencrypted store only. Pass 2
+ * re-reads the row. Only deep runs examine the kind (`kindGraceMs`): a run
+ * without `deep` never fixes one.
  */
 import {
   type CheckOptions,
@@ -94,8 +105,11 @@ import type {
   FileRowStream,
   FileScanOptions,
   LiveFileInTrashedFolder,
+  MediaFileWithoutMetadata,
+  MediaScanOptions,
   MissingBlob,
 } from './file-blob-scan.js';
+import type { MediaMetadataProbe } from './media-metadata-probe.js';
 
 /** Job name of the check. */
 export const FILES_CONSISTENCY_CHECK_NAME = 'files_consistency';
@@ -108,6 +122,10 @@ export const FILE_DRIVE_ID_PARENT_MISMATCH = 'drive_id_parent_mismatch';
 export const MIME_MISMATCH = 'mime_mismatch';
 /** files_consistency: `media_sort_date` against `COALESCE(captured_at, created_at)` (OxiCloud §12 item 22). */
 export const MEDIA_SORT_DATE_MISMATCH = 'media_sort_date_mismatch';
+/** files_consistency: `category_order` against `category_order_for(name, mime_type)` (OxiCloud §12 item 23). */
+export const CATEGORY_ORDER_MISMATCH = 'category_order_mismatch';
+/** files_consistency, deep runs: a media file without the metadata row OxiCloud would have stored (§12 item 24). */
+export const MEDIA_METADATA_MISSING = 'media_metadata_missing';
 /** At most this many file ids are listed in a `missing_blob` finding's detail. */
 export const MAX_AFFECTED_FILE_IDS = 1000;
 
@@ -115,7 +133,13 @@ export const MAX_AFFECTED_FILE_IDS = 1000;
 const PHASE_FILES_BY_BLOB = 1;
 const PHASE_TRASHED_FOLDERS = 2;
 const PHASE_FILES_BY_ID = 3;
-const KEY_LENGTHS = { [PHASE_FILES_BY_BLOB]: 48, [PHASE_TRASHED_FOLDERS]: 16, [PHASE_FILES_BY_ID]: 16 };
+const PHASE_MEDIA = 4;
+const KEY_LENGTHS = {
+  [PHASE_FILES_BY_BLOB]: 48,
+  [PHASE_TRASHED_FOLDERS]: 16,
+  [PHASE_FILES_BY_ID]: 16,
+  [PHASE_MEDIA]: 16,
+};
 
 /** Options of {@link createFilesConsistencyCheck}. */
 export interface FilesConsistencyCheckOptions {
@@ -123,11 +147,31 @@ export interface FilesConsistencyCheckOptions {
   /** @defaultValue 1 h */
   readonly graceWindowMs?: number;
   readonly logger?: Logger;
+  /**
+   * Phase 4 of deep runs (§12 item 24), when the scan offers it: which bytes
+   * would have given a metadata row (`createMediaMetadataProbe` over the
+   * store OxiCloud reads at raw paths: a local, unencrypted one), and
+   * whether audio counts (OxiCloud's `OXICLOUD_ENABLE_MUSIC`, default on).
+   * Absent: no phase 4, no deep mode.
+   */
+  readonly media?: { readonly probe: MediaMetadataProbe; readonly audio?: boolean };
+  /** Files phase 4 reads at once. @defaultValue 4 */
+  readonly probeConcurrency?: number;
 }
 
 type Item =
   | { readonly phase: typeof PHASE_TRASHED_FOLDERS; readonly anomaly: LiveFileInTrashedFolder }
-  | { readonly phase: typeof PHASE_FILES_BY_ID; readonly anomaly: FileRowAnomaly };
+  | { readonly phase: typeof PHASE_FILES_BY_ID; readonly anomaly: FileRowAnomaly }
+  | { readonly phase: typeof PHASE_MEDIA; readonly anomaly: MediaFileWithoutMetadata };
+
+function mediaMissingFinding(m: MediaFileWithoutMetadata): Inconsistency {
+  return {
+    kind: MEDIA_METADATA_MISSING,
+    severity: 'Regenerable',
+    resourceId: m.fileId,
+    detail: { blob_hash: m.blobHash, mime_type: m.mimeType, table: m.table },
+  };
+}
 
 function missingBlobFinding(m: MissingBlob): Inconsistency {
   return {
@@ -195,6 +239,14 @@ export function fileRowFindings(a: FileRowAnomaly): Inconsistency[] {
       },
     });
   }
+  if (a.categoryOrder) {
+    out.push({
+      kind: CATEGORY_ORDER_MISMATCH,
+      severity: 'Drift',
+      resourceId: a.fileId,
+      detail: { recorded: a.categoryOrder.recorded, expected: a.categoryOrder.expected },
+    });
+  }
   if (a.mimeMismatch) {
     out.push({
       kind: MIME_MISMATCH,
@@ -222,12 +274,28 @@ function byImpact(a: MissingBlob, b: MissingBlob): number {
 export function createFilesConsistencyCheck(options: FilesConsistencyCheckOptions): ConsistencyCheck {
   const { scan, logger } = options;
   const graceMs = options.graceWindowMs ?? DEFAULT_GRACE_WINDOW_MS;
+  const probeConcurrency = options.probeConcurrency ?? 4;
+  /** Phase 4 exists: a probe, and a scan that lists the candidates. */
+  const media =
+    options.media !== undefined &&
+    scan.scanMediaWithoutMetadata !== undefined &&
+    scan.reverifyMediaWithoutMetadata !== undefined
+      ? {
+          probe: options.media.probe,
+          audio: options.media.audio ?? true,
+          scanPage: scan.scanMediaWithoutMetadata.bind(scan),
+          reverify: scan.reverifyMediaWithoutMetadata.bind(scan),
+        }
+      : null;
+  /** This run walks phase 4: deep, and phase 4 exists. */
+  const mediaPass = (runOptions: CheckOptions) => runOptions.deep && media !== null;
 
   async function fetchBatch(
     cursor: Uint8Array | null,
     limit: number,
-    scanOptions: FileScanOptions,
+    scanOptions: MediaScanOptions,
     stream: FileRowStream | null,
+    withMedia: boolean,
   ): Promise<ScanBatch<Item>> {
     const stored =
       cursor === null
@@ -252,31 +320,77 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
       };
     }
     const after = at.key.length === 0 ? null : uuidCursor.decode(at.key);
+    if (at.phase === PHASE_MEDIA) {
+      // A run paused in phase 4 and resumed by a server without a probe: nothing it can do.
+      if (media === null || !withMedia)
+        return { scanned: 0, items: [], cursor: encodePhaseCursor(PHASE_MEDIA, at.key), done: true };
+      const page = await media.scanPage(after, limit, scanOptions);
+      return {
+        scanned: page.scanned,
+        items: page.anomalies.map((anomaly) => ({ phase: PHASE_MEDIA, anomaly })),
+        cursor: encodePhaseCursor(
+          PHASE_MEDIA,
+          page.lastKey === null ? at.key : uuidCursor.encode(page.lastKey),
+        ),
+        done: page.scanned < limit,
+      };
+    }
     const page = stream
       ? await stream.next(after, limit)
       : await scan.scanFilesById(after, limit, scanOptions);
+    const end = page.scanned < limit;
     return {
       scanned: page.scanned,
       items: page.anomalies.map((anomaly) => ({ phase: PHASE_FILES_BY_ID, anomaly })),
-      cursor: encodePhaseCursor(
-        PHASE_FILES_BY_ID,
-        page.lastKey === null ? at.key : uuidCursor.encode(page.lastKey),
-      ),
-      done: page.scanned < limit,
+      // The files are walked: phase 4 next, in a deep run with a media probe.
+      cursor:
+        end && withMedia
+          ? encodePhaseCursor(PHASE_MEDIA)
+          : encodePhaseCursor(
+              PHASE_FILES_BY_ID,
+              page.lastKey === null ? at.key : uuidCursor.encode(page.lastKey),
+            ),
+      done: end && !withMedia,
     };
+  }
+
+  /**
+   * Phase 4's candidates whose bytes would have given a row, in order. A
+   * batch's candidates are few (media files without a row) and each read is
+   * a prefix: a cancel lets the batch finish them.
+   */
+  async function probeMedia(
+    candidates: readonly MediaFileWithoutMetadata[],
+  ): Promise<MediaFileWithoutMetadata[]> {
+    if (media === null) return [];
+    const verdicts: Array<boolean | null> = new Array(candidates.length).fill(null);
+    let next = 0;
+    const worker = async () => {
+      while (next < candidates.length) {
+        const index = next++;
+        verdicts[index] = await media.probe.wouldStore(candidates[index] as MediaFileWithoutMetadata);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(probeConcurrency, candidates.length) }, worker));
+    return candidates.filter((_, i) => verdicts[i] === true);
   }
 
   async function processBatch(
     store: CheckStore,
     items: readonly Item[],
-    scanOptions: FileScanOptions,
+    scanOptions: MediaScanOptions,
   ): Promise<void> {
     const blobAnomalies: FileBlobAnomaly[] = [];
     const inTrash: LiveFileInTrashedFolder[] = [];
     const fileRows: FileRowAnomaly[] = [];
+    const mediaCandidates: MediaFileWithoutMetadata[] = [];
     for (const item of items) {
       if (item.phase === PHASE_TRASHED_FOLDERS) {
         inTrash.push(item.anomaly);
+        continue;
+      }
+      if (item.phase === PHASE_MEDIA) {
+        mediaCandidates.push(item.anomaly);
         continue;
       }
       const a = item.anomaly;
@@ -289,7 +403,9 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
           blobSize: a.blobSize,
         });
       }
-      if (a.folderDriveId !== null || a.mimeMismatch || a.mediaSortDate) fileRows.push(a);
+      if (a.folderDriveId !== null || a.mimeMismatch || a.mediaSortDate || a.categoryOrder) {
+        fileRows.push(a);
+      }
     }
     const missingHashes = [
       ...new Set(blobAnomalies.filter((a) => a.blobSize === null).map((a) => a.blobHash)),
@@ -334,10 +450,12 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
     await twoPass(
       store,
       fileRows.flatMap((a) =>
-        [FILE_DRIVE_ID_PARENT_MISMATCH, MIME_MISMATCH, MEDIA_SORT_DATE_MISMATCH].map((kind) => ({
-          kind,
-          resourceId: a.fileId,
-        })),
+        [FILE_DRIVE_ID_PARENT_MISMATCH, MIME_MISMATCH, MEDIA_SORT_DATE_MISMATCH, CATEGORY_ORDER_MISMATCH].map(
+          (kind) => ({
+            kind,
+            resourceId: a.fileId,
+          }),
+        ),
       ),
       async () =>
         (
@@ -347,6 +465,21 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
           )
         ).flatMap(fileRowFindings),
     );
+    if (media !== null && mediaCandidates.length > 0) {
+      const missing = await probeMedia(mediaCandidates);
+      const byId = new Map(missing.map((m) => [m.fileId, m]));
+      await twoPass(
+        store,
+        missing.map((m) => ({ kind: MEDIA_METADATA_MISSING, resourceId: m.fileId })),
+        async (cs) =>
+          (
+            await media.reverify(
+              cs.map((c) => byId.get(c.resourceId) as MediaFileWithoutMetadata),
+              scanOptions,
+            )
+          ).map(mediaMissingFinding),
+      );
+    }
   }
 
   const check: ConsistencyCheck = {
@@ -392,23 +525,65 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
         repair: null,
       },
       {
+        kind: CATEGORY_ORDER_MISMATCH,
+        severity: 'Drift',
+        meaning:
+          'the file\'s category_order (the "sort by type" bucket) differs from what OxiCloud computes from its name and mime_type: a rename (never recomputed) or a folder copy (copies keep 9999)',
+        repair: null,
+      },
+      {
         kind: MIME_MISMATCH,
         severity: 'Drift',
         meaning:
           "the file's mime_type contradicts its blob's content_type (application/octet-stream = unknown)",
         repair: null,
       },
+      ...(media === null
+        ? []
+        : [
+            {
+              kind: MEDIA_METADATA_MISSING,
+              severity: 'Regenerable' as const,
+              meaning:
+                'deep runs: an image, video' +
+                (media.audio ? ' or audio' : '') +
+                " file has no metadata row, yet OxiCloud's extractor would have stored one from its bytes " +
+                '(EXIF, a container creation time, an ID3v2 tag), read at their raw path (a legacy blob or a ' +
+                'one-chunk file on a local unencrypted store): its background extraction failed or never ran, or a ' +
+                'folder copy (which copies no metadata); the Photos timeline and the music library miss it. The ' +
+                "reextract_image and reextract_audio jobs (like OxiCloud's admin re-extract endpoints) write it",
+              repair: null,
+            },
+          ]),
     ],
+    ...(media === null ? {} : { deep: true }),
+    // The metadata rows are examined by deep runs only, with the check's grace.
+    ...(media === null
+      ? {}
+      : {
+          kindGraceMs: (runOptions: CheckOptions) => ({
+            [MEDIA_METADATA_MISSING]: mediaPass(runOptions) ? effectiveGraceMs(check, runOptions) : null,
+          }),
+        }),
     graceWindowMs: () => graceMs,
     concurrentSafe: () => true,
-    estimateTotal: () => scan.estimateRows(),
+    // A deep run with phase 4 walks the files twice.
+    estimateTotal: async (runOptions) => {
+      const rows = await scan.estimateRows();
+      return rows !== null && mediaPass(runOptions) ? rows * 2 : rows;
+    },
     async runResumable(
       store: CheckStore,
       runOptions: CheckOptions,
       signal: AbortSignal,
     ): Promise<RunOutcome> {
       const boundary = graceBoundary(store.startedAt, effectiveGraceMs(check, runOptions));
-      const scanOptions: FileScanOptions = { createdBefore: boundary, trashedBefore: boundary };
+      const scanOptions: MediaScanOptions = {
+        createdBefore: boundary,
+        trashedBefore: boundary,
+        audio: media?.audio ?? false,
+      };
+      const withMedia = mediaPass(runOptions);
       // Phase 3 reads from the adapter's stream when it has one (segments of many pages).
       const stream = scan.openFileRowStream?.(scanOptions) ?? null;
       try {
@@ -421,7 +596,7 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
           batchSize: runOptions.batchSize,
           throttleMs: runOptions.throttleMs,
           batch: scanBatch(
-            (cursor, limit) => fetchBatch(cursor, limit, scanOptions, stream),
+            (cursor, limit) => fetchBatch(cursor, limit, scanOptions, stream, withMedia),
             (items) => processBatch(store, items, scanOptions),
           ),
         });

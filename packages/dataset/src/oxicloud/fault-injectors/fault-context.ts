@@ -25,7 +25,8 @@ export interface OxiCloudFaultResource {
     | 'thumbnail'
     | 'favorite'
     | 'share'
-    | 'nextcloud_id';
+    | 'nextcloud_id'
+    | 'face';
   /**
    * UUID, a hash for `blob`, `manifest` and `thumbnail`, the serial id for
    * `favorite`: the id the expected finding carries.
@@ -54,6 +55,8 @@ export interface FaultContext {
   readonly usedHashes: Set<string>;
   readonly storage: OxiCloudStorageAction[];
   readonly hasStorageRoot: boolean;
+  /** OxiCloud's media extractors read this store's bytes (local, unencrypted): only then are metadata rows written. */
+  readonly readsRawMedia: boolean;
   readonly now: Date;
 }
 

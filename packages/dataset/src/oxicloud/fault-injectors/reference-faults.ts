@@ -2,10 +2,11 @@
  * The reference faults: a favorite left behind by a file deleted since
  * (OxiCloud deletes no favorite with its item, fact sheet §10); a share link
  * whose grant was never written (fact sheet §8: the share row and its grant
- * are two statements).
+ * are two statements); a face left with the hash of content its file no
+ * longer has (fact sheet §10).
  */
 import { rows } from '../../sql-client.js';
-import { type Injector, n, notApplicable, type OxiCloudFaultResource } from './fault-context.js';
+import { hashes, type Injector, n, notApplicable, type OxiCloudFaultResource } from './fault-context.js';
 
 export const danglingFavorite: Injector = async (ctx) => {
   const out: OxiCloudFaultResource[] = [];
@@ -83,6 +84,55 @@ export const danglingNextcloudId: Injector = async (ctx) => {
       id: r.id,
       label: `NextCloud id of a deleted file (${i + 1})`,
       detail: { itemId: r.file_id },
+    });
+  }
+  return out;
+};
+
+/**
+ * A face that describes content its file no longer has (fact sheet §10):
+ * the image's content was updated, and the reindex, which deletes the
+ * file's faces first, failed in its background task. Its `blob_hash` is
+ * another content's that is still stored (a non-empty manifest no earlier
+ * fault touched), so the finding's reason is `stale_hash`. The face's file
+ * and drive stay free for other faults: only the face changes.
+ */
+export const staleFace: Injector = async (ctx) => {
+  const out: OxiCloudFaultResource[] = [];
+  const taken: string[] = [];
+  for (let i = 0; i < n(ctx); i++) {
+    const [f] = await rows<{
+      id: string;
+      label: string;
+      file_id: string;
+      file_hash: string;
+      stale_hash: string;
+    }>(
+      ctx.client,
+      `WITH pick AS (
+         SELECT fa.id, od.label || ':' || fi.name AS label, fi.id AS file_id, fi.blob_hash AS file_hash
+           FROM faces.faces fa
+           JOIN storage.files fi ON fi.id = fa.file_id
+           JOIN oxi_drives od ON od.id = fi.drive_id
+          WHERE fa.blob_hash = fi.blob_hash AND NOT (fa.id = ANY($3::uuid[]))
+          ORDER BY hashtextextended(od.label || ':' || fi.name || ':' || fa.bbox::text, $1::bigint + 19 + $2::bigint)
+          LIMIT 1
+       ), stale AS (
+         SELECT m.file_hash AS hash FROM storage.chunk_manifests m, pick p
+          WHERE m.file_hash <> p.file_hash AND m.total_size > 0 AND NOT (m.file_hash = ANY($4::text[]))
+          ORDER BY hashtextextended(m.file_hash, $1::bigint + 23 + $2::bigint) LIMIT 1
+       )
+       UPDATE faces.faces fa SET blob_hash = s.hash FROM pick p, stale s WHERE fa.id = p.id
+       RETURNING fa.id::text, p.label, p.file_id::text, p.file_hash, s.hash AS stale_hash`,
+      [ctx.options.seed, i, taken, hashes(ctx)],
+    );
+    if (!f) notApplicable('stale_face', n(ctx), i, 'raise users or imageShare');
+    taken.push(f.id);
+    out.push({
+      type: 'face',
+      id: f.id,
+      label: `${f.label}: a face of other content (${i + 1})`,
+      detail: { fileId: f.file_id, fileHash: f.file_hash, faceHash: f.stale_hash },
     });
   }
   return out;

@@ -1,7 +1,7 @@
 /**
  * The tree and drive faults: stale paths, live items under trashed folders,
  * folders and files in another drive than their parent, a shared drive
- * without an owner.
+ * without an owner, drives whose root is shared or no root of theirs.
  */
 import { rows, toInt } from '../../sql-client.js';
 import {
@@ -198,6 +198,154 @@ export const driveWithoutOwner: Injector = async (ctx) => {
 };
 
 /**
+ * A second drive on a drive's root (§12 item 5): a new shared drive, owned
+ * as the picked drive is, whose `root_folder_id` is the picked drive's root,
+ * what a four-write that linked an existing root instead of its own leaves.
+ * Nothing refuses it: there is no unique index on `root_folder_id`, and
+ * `trg_no_orphan_root_folder` watches folders, not drives. A new drive
+ * rather than an existing one repointed, whose own root and tree would be
+ * orphaned too. drives_consistency reports both drives; folders_consistency
+ * the root, which a drive other than its own names (§12 item 3).
+ */
+export const driveRootShared: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'drive_root_shared',
+    'raise users or sharedDrives',
+    (i) => pickDrive(ctx, 211, i, 'true'),
+    (p) => ctx.usedDrives.add(p.id),
+  );
+  const out: OxiCloudFaultResource[] = [];
+  for (const p of picks) {
+    const [second] = await rows<{ id: string; root_id: string; root_name: string }>(
+      ctx.client,
+      `WITH root AS (
+         SELECT fo.id, fo.name FROM storage.drives d JOIN storage.folders fo ON fo.id = d.root_folder_id
+          WHERE d.id = $1
+       ), second AS (
+         INSERT INTO storage.drives (kind, root_folder_id, used_bytes, policies, created_at, updated_at)
+         SELECT 'shared', r.id, 0, '{}'::jsonb, now() - interval '3 days', now() - interval '3 days' FROM root r
+         RETURNING id
+       )
+       SELECT s.id, r.id AS root_id, r.name AS root_name FROM second s, root r`,
+      [p.id],
+    );
+    if (!second) throw new Error(`internal: drive ${p.id} has no root folder`);
+    ctx.usedDrives.add(second.id);
+    // Owned as the first drive is: an owner is no part of this fault.
+    await ctx.client.query(
+      `INSERT INTO storage.role_grants (subject_type, subject_id, resource_type, resource_id, role, granted_by, granted_at)
+       SELECT g.subject_type, g.subject_id, 'drive', $2, 'owner', g.granted_by, now() - interval '3 days'
+         FROM storage.role_grants g
+        WHERE g.resource_type = 'drive' AND g.resource_id = $1 AND g.role = 'owner'`,
+      [p.id, second.id],
+    );
+    out.push(
+      { type: 'drive', id: p.id, label: p.label, detail: { rootFolderId: second.root_id } },
+      {
+        type: 'drive',
+        id: second.id,
+        label: `${p.label}: a second drive on its root`,
+        detail: { rootFolderId: second.root_id, rootOfDriveId: p.id },
+      },
+      {
+        type: 'folder',
+        id: second.root_id,
+        label: `${p.label}: its root "${second.root_name}"`,
+        detail: { driveId: p.id, secondDriveId: second.id },
+      },
+    );
+  }
+  return out;
+};
+
+/**
+ * A drive's root folder that is no root and another drive's (§12 item 5):
+ * a personal drive's root moved, by OxiCloud's own `move_folder` statement
+ * (no guard refuses a drive's root; `parent_id` and `drive_id` from the
+ * destination), into the root of a shared drive made for it (the
+ * four-write, owned by the same owner), whose cascade carries the subtree
+ * and its files along. The tree stays whole in the shared drive and both
+ * drives' usage (and the owner's envelope) follow, so only the drive that
+ * still names the moved folder breaks: `root_has_parent` and
+ * `root_in_other_drive`. A new destination, so that no drive another fault
+ * needs is taken.
+ */
+export const driveRootNotRoot: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'drive_root_not_root',
+    'raise users',
+    (i) => pickDrive(ctx, 223, i, "d.kind = 'personal'"),
+    (p) => ctx.usedDrives.add(p.id),
+  );
+  const one = async <T extends object>(text: string, values: unknown[]): Promise<T> => {
+    const [row] = await rows<T>(ctx.client, text, values);
+    if (!row) throw new Error(`internal: no row from ${text.slice(0, 40)}…`);
+    return row;
+  };
+  const liveBytes = async (driveId: string) =>
+    toInt(
+      (
+        await one<{ n: string }>(
+          'SELECT COALESCE(sum(size), 0)::text AS n FROM storage.files WHERE drive_id = $1 AND NOT is_trashed',
+          [driveId],
+        )
+      ).n,
+    );
+  const out: OxiCloudFaultResource[] = [];
+  for (const [i, p] of picks.entries()) {
+    const root = await one<{ id: string; name: string }>(
+      'SELECT fo.id, fo.name FROM storage.drives d JOIN storage.folders fo ON fo.id = d.root_folder_id WHERE d.id = $1',
+      [p.id],
+    );
+    // The four-write of the destination: drive, root folder, link, owner grants (the moved drive's owners).
+    const dest = await one<{ id: string }>(
+      `INSERT INTO storage.drives (kind, used_bytes, policies, created_at, updated_at)
+       VALUES ('shared', 0, '{}'::jsonb, now() - interval '3 days', now() - interval '3 days') RETURNING id`,
+      [],
+    );
+    const destRoot = await one<{ id: string }>(
+      `INSERT INTO storage.folders (name, parent_id, drive_id, created_at, updated_at)
+       VALUES ($1, NULL, $2, now() - interval '3 days', now() - interval '3 days') RETURNING id`,
+      [`Moved in ${i + 1}`, dest.id],
+    );
+    await ctx.client.query('UPDATE storage.drives SET root_folder_id = $2 WHERE id = $1', [
+      dest.id,
+      destRoot.id,
+    ]);
+    await ctx.client.query(
+      `INSERT INTO storage.role_grants (subject_type, subject_id, resource_type, resource_id, role, granted_by, granted_at)
+       SELECT g.subject_type, g.subject_id, 'drive', $2, 'owner', g.granted_by, now() - interval '3 days'
+         FROM storage.role_grants g
+        WHERE g.resource_type = 'drive' AND g.resource_id = $1 AND g.role = 'owner'`,
+      [p.id, dest.id],
+    );
+    ctx.usedDrives.add(dest.id);
+    const before = await liveBytes(p.id);
+    // OxiCloud's move_folder, as it runs it (folder_db_repository.rs).
+    const move = await ctx.client.query(
+      `WITH dest AS (SELECT drive_id FROM storage.folders WHERE id = $1::uuid)
+       UPDATE storage.folders f
+          SET parent_id = $1::uuid, drive_id = COALESCE((SELECT drive_id FROM dest), f.drive_id), updated_at = now()
+        WHERE f.id = $2::uuid AND NOT f.is_trashed`,
+      [destRoot.id, root.id],
+    );
+    if (move.rowCount !== 1) throw new Error(`internal: the root ${root.id} of drive ${p.id} was not moved`);
+    const moved = before - (await liveBytes(p.id));
+    await addToDrive(ctx, p.id, -moved);
+    await addToDrive(ctx, dest.id, moved);
+    out.push({
+      type: 'drive',
+      id: p.id,
+      label: `${p.label}: its root "${root.name}" moved into a shared drive`,
+      detail: { rootFolderId: root.id, rootDriveId: dest.id, movedBytes: moved },
+    });
+  }
+  return out;
+};
+
+/**
  * A drive repointed at a new root folder, its old root's folders and files
  * moved there, the old root left live and empty: what a hand-made "reset" of
  * a drive or a restore does (§12 item 4). OxiCloud's `trg_no_orphan_root_folder`
@@ -290,6 +438,47 @@ export const mediaSortDateDrift: Injector = async (ctx) => {
       [p.id],
     );
     await ctx.client.query('DELETE FROM storage.file_metadata WHERE file_id = $1', [p.id]);
+  }
+  return picks.map((p) => ({ type: 'file', id: p.id, label: `${p.label}:${p.name}`, detail: {} }));
+};
+
+/**
+ * `category_order_drift`: a live file's `category_order` set to 9999, what
+ * OxiCloud's `copy_folder_tree` leaves on every copy (the column's default,
+ * §12 item 23).
+ */
+export const categoryOrderDrift: Injector = async (ctx) => {
+  const picks = await pickEach(
+    ctx,
+    'category_order_drift',
+    'raise users or filesPerDrive',
+    (i) => pickLiveFile(ctx, 89, i),
+    (p) => ctx.usedDrives.add(p.drive_id),
+  );
+  for (const p of picks) {
+    await ctx.client.query('UPDATE storage.files SET category_order = 9999 WHERE id = $1', [p.id]);
+  }
+  return picks.map((p) => ({ type: 'file', id: p.id, label: `${p.label}:${p.name}`, detail: {} }));
+};
+
+/**
+ * `audio_metadata_missing`: a live audio file's `audio.file_metadata` row
+ * deleted (the extraction OxiCloud runs in the background failed or never
+ * ran, §9). On a store OxiCloud's extractor cannot read (S3, encrypted) no
+ * file has such a row: nothing to break, no resource.
+ */
+export const audioMetadataMissing: Injector = async (ctx) => {
+  if (!ctx.readsRawMedia) return [];
+  const picks = await pickEach(
+    ctx,
+    'audio_metadata_missing',
+    'raise users or filesPerDrive (audio files of one chunk or legacy content carry the rows)',
+    (i) =>
+      pickLiveFile(ctx, 97, i, 'AND EXISTS (SELECT 1 FROM audio.file_metadata am WHERE am.file_id = f.id)'),
+    (p) => ctx.usedDrives.add(p.drive_id),
+  );
+  for (const p of picks) {
+    await ctx.client.query('DELETE FROM audio.file_metadata WHERE file_id = $1', [p.id]);
   }
   return picks.map((p) => ({ type: 'file', id: p.id, label: `${p.label}:${p.name}`, detail: {} }));
 };
