@@ -52,6 +52,25 @@ const check = (audio = true) =>
     checks: { files_consistency: { media: { probe: createMediaMetadataProbe({ blobs }), audio } } },
   }).consistencyChecks()[0]!;
 
+/** A JFIF start, then an APP1 EXIF segment whose TIFF header's IFD0 offset lies past the end. */
+function brokenExifJpeg(): Buffer {
+  const jfif = Buffer.from([
+    0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0,
+  ]);
+  const payload = Buffer.concat([
+    Buffer.from('Exif\0\0II*\0'),
+    Buffer.from([0x00, 0xff, 0x00, 0x00]),
+    Buffer.alloc(16),
+  ]);
+  const length = payload.length + 2;
+  return Buffer.concat([
+    jfif,
+    Buffer.from([0xff, 0xe1, length >> 8, length & 0xff]),
+    payload,
+    Buffer.from([0xff, 0xd9]),
+  ]);
+}
+
 const audioRow = (fileId: string) =>
   db.pool.query("INSERT INTO audio.file_metadata (file_id, duration_secs, format) VALUES ($1, 0, 'MPEG')", [
     fileId,
@@ -93,6 +112,9 @@ describe('files_consistency phase 4: media metadata OxiCloud would have stored (
     });
     await imageRow(dated.fileId);
     await w.upload({ name: 'plain.jpg', data: Buffer.from(makeJpeg()), mime: 'image/jpeg' });
+    // An APP1 "Exif" block whose IFD0 points outside the file: exifr answers only `errors`, kamadak-exif
+    // nothing, so OxiCloud stores no row (the 100k clean bench found two such random JPEGs).
+    await w.upload({ name: 'broken-exif.jpg', data: brokenExifJpeg(), mime: 'image/jpeg' });
     await w.upload({ name: 'noise.mp3', data: randomBytes(3000), mime: 'audio/mpeg' });
     // OxiCloud reads no raw path for a multi-chunk file (no object of the file's hash): never missing.
     await w.upload({

@@ -38,7 +38,8 @@ const EXIF_OPTIONS = { tiff: true, exif: true, gps: true, ifd1: false, xmp: fals
  * {@link MediaMetadataProbe} over a blob store, with the parsers the
  * re-extract jobs use, on the rules of OxiCloud's extractors:
  * - an image gets a row when its EXIF has any tag (OxiCloud's
- *   kamadak-exif pass) — a JFIF or PNG without EXIF gets none;
+ *   kamadak-exif pass) — a JFIF or PNG without EXIF gets none, and so do
+ *   bytes that only look like an EXIF block (exifr's `errors`, no tag);
  * - a video when its container has a creation time;
  * - an audio file when it starts with an ID3v2 tag header (OxiCloud's
  *   `id3` crate reads nothing else; a tag without frames still gives a row).
@@ -66,7 +67,8 @@ export function createMediaMetadataProbe(options: { readonly blobs: BlobStorage 
         const tags = (await exifr.parse(bytes, EXIF_OPTIONS).catch(() => undefined)) as
           | Record<string, unknown>
           | undefined;
-        return tags !== undefined && tags !== null && Object.keys(tags).length > 0;
+        // exifr answers `{ errors }` for bytes that only look like an EXIF block: no tag, no row.
+        return tags !== undefined && tags !== null && Object.keys(tags).some((key) => key !== 'errors');
       } finally {
         destroyStream(stream);
       }
