@@ -14,8 +14,10 @@ export interface MediaMetadataProbe {
   wouldStore(file: MediaFileWithoutMetadata): Promise<boolean | null>;
 }
 
-/** Bytes read from an image or an audio file: EXIF (APP1, at most 64 KiB) comes first. */
-const PREFIX_BYTES = 1024 * 1024;
+/** Bytes read from a JPEG: its EXIF is an APP1 segment of at most 64 KiB right after the start. */
+const JPEG_PREFIX_BYTES = 128 * 1024;
+/** Bytes read from any other image (TIFF or HEIC may keep EXIF further in). */
+const IMAGE_PREFIX_BYTES = 1024 * 1024;
 
 /**
  * An ID3v2 tag header (id3.org's ID3v2 structure, section 3.1): `ID3`, a
@@ -63,7 +65,10 @@ export function createMediaMetadataProbe(options: { readonly blobs: BlobStorage 
           return video?.capturedAt != null;
         }
         if (file.mimeType.startsWith('audio/')) return startsWithId3v2Tag(await readPrefix(stream, 10));
-        const bytes = await readPrefix(stream, PREFIX_BYTES);
+        const bytes = await readPrefix(
+          stream,
+          file.mimeType.startsWith('image/jpeg') ? JPEG_PREFIX_BYTES : IMAGE_PREFIX_BYTES,
+        );
         const tags = (await exifr.parse(bytes, EXIF_OPTIONS).catch(() => undefined)) as
           | Record<string, unknown>
           | undefined;
