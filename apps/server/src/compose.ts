@@ -62,6 +62,7 @@ import {
   type RepairService,
   type RepairStore,
   runRetentionConfigFromEnv,
+  type ThumbnailActionsOptions,
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
@@ -183,6 +184,8 @@ export interface BlobBackends {
    * (`manifests_consistency`'s deep whole-file pass).
    */
   readonly sourceHasher: BlobSequenceHasher;
+  /** OxiCloud's thumbnails and transcoded images, on its local disk under the storage root (whatever the backend). */
+  readonly thumbnails: LocalThumbnailStore;
   close(): Promise<void>;
   /** A hasher of the backend of that name (on the shared hashing pool), or `null` when it is not configured. */
   hasherOf(name: string): BlobHasher | null;
@@ -259,6 +262,7 @@ export function createBlobBackends(deps: {
     source,
     resolve: (name) => (name === 'local' ? local : name === 's3' ? s3 : null),
     sourceHasher: hasherOf(source),
+    thumbnails,
     async close() {
       await hashPool.close();
       s3Backend?.base.close();
@@ -454,6 +458,7 @@ export function createRecoverableJobs(deps: {
         engine,
         pool,
         repairStore: adapters.repairStore,
+        index: adapters.blobIndex,
         backends,
         sourceBackend: deps.sourceBackend,
         logger,
@@ -485,6 +490,8 @@ function registerRepair(deps: {
   readonly engine: RecoverableEngine;
   readonly pool: pg.Pool;
   readonly repairStore: RepairStore;
+  /** What exists (content hashes, file ids): the thumbnail repairs re-check it. */
+  readonly index: ThumbnailActionsOptions['index'];
   readonly backends: BlobBackends;
   readonly sourceBackend: 'local' | 's3';
   readonly logger: Logger;
@@ -502,6 +509,7 @@ function registerRepair(deps: {
     store: repairStore,
     blobs: { blobs: backends.source, hasher: backends.sourceHasher, other },
     restore: { source: backends.source, sourceHasher: backends.sourceHasher, other },
+    thumbnails: { thumbnails: backends.thumbnails, index: deps.index },
   });
   engine.register(
     createRepairJob({

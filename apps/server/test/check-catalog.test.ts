@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FindingKindJson, JobSummaryJson } from '@oxicloud/admin-api';
 import { OXICLOUD_FAULT_EXPECTATIONS } from '@oxicloud/dataset';
-import { type OxiCloudDatabase, OxiRepairStore } from '@oxicloud/storage/oxicloud';
+import { LocalThumbnailStore } from '@oxicloud/storage';
+import { OxiBlobIndexScan, type OxiCloudDatabase, OxiRepairStore } from '@oxicloud/storage/oxicloud';
 import { type BlobHasher, createRepairActions, needsPersonKinds } from '@oxicloud/tenants';
 import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -141,6 +143,8 @@ describe('the check declarations are the only list of checks and finding kinds',
       store: new OxiRepairStore(kysely),
       blobs: { blobs: server.blobs, hasher, other: null },
       restore: { source: server.blobs, sourceHasher: hasher, other: null },
+      // Only the actions' kinds are read: no thumbnail is listed or removed.
+      thumbnails: { thumbnails: new LocalThumbnailStore(tmpdir()), index: new OxiBlobIndexScan(kysely) },
     });
     const acted = new Set(actions.kinds.filter((k) => !needsPersonKinds.kinds.includes(k)));
     for (const check of checks()) {

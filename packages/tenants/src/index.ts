@@ -182,6 +182,8 @@ export type {
   FileBlobSizeState,
   FolderPathRow,
   GrantRowState,
+  ManifestCounterState,
+  ReferenceRowState,
   ReferencingFile,
   RepairStore,
   RepairTx,
@@ -240,6 +242,7 @@ export type {
   RepairService,
   RepairState,
   RestoreBytesOptions,
+  ThumbnailActionsOptions,
   VerifiedCopy,
 } from './repair/index.js';
 export {
@@ -252,6 +255,8 @@ export {
   createRepairPlanner,
   createRepairService,
   createRestoreBytesAction,
+  createThumbnailActions,
+  deleteDanglingReference,
   deleteGrant,
   HAND_ORPHAN_BYTES_TO_GC,
   needsPersonKinds,
@@ -259,6 +264,7 @@ export {
   REPAIR_COUNTERS,
   REPAIR_JOB_NAME,
   RESTORE_PARENT,
+  raiseManifestRefCount,
   recomputeDriveUsage,
   recomputeFolderPath,
   recomputeUserUsage,

@@ -17,8 +17,8 @@
 import { createHash } from 'node:crypto';
 import { PgRepairPlans } from '@oxicloud/consistency';
 import { OXICLOUD_FAULT_EXPECTATIONS, OXICLOUD_FAULT_NAMES } from '@oxicloud/dataset';
-import { blake3Hex } from '@oxicloud/storage';
-import { OxiRepairStore } from '@oxicloud/storage/oxicloud';
+import { blake3Hex, LocalThumbnailStore } from '@oxicloud/storage';
+import { OxiBlobIndexScan, OxiRepairStore } from '@oxicloud/storage/oxicloud';
 import {
   type BlobHasher,
   createRepairActions,
@@ -40,7 +40,12 @@ const TABLE_OF: Readonly<Record<string, string>> = {
   folder: 'storage.folders',
   file: 'storage.files',
   blob: 'storage.blobs',
+  manifest: 'storage.chunk_manifests',
   grant: 'storage.role_grants',
+  favorites: 'auth.user_favorites',
+  recent_items: 'auth.user_recent_files',
+  magic_links: 'auth.magic_link_tokens',
+  nextcloud_ids: 'storage.nextcloud_object_ids',
 };
 
 /** OxiCloud's trigger-fed queues: every ordinary update of a listed column enqueues (§4); not the plan's rows. */
@@ -52,9 +57,6 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'storage_consistency missing_blob_bytes': /no other backend is configured/,
   'storage_consistency blob_hash_mismatch': /no other backend is configured/,
   'storage_consistency blob_object_size_mismatch': /no safe repair action for storage_consistency/,
-  'storage_consistency orphan_thumbnail': /no safe repair action for storage_consistency/,
-  'storage_consistency orphan_file_thumbnail': /no safe repair action for storage_consistency/,
-  'storage_consistency orphan_transcoded_image': /no safe repair action for storage_consistency/,
   'blobs_consistency ref_count_mismatch': /is above the .* never lowers a count/,
   'folders_consistency trash_flags_mismatch': /no safe repair action for folders_consistency/,
   'folders_consistency drive_id_parent_mismatch': /differs from its parent .* person's decision/,
@@ -62,16 +64,15 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'files_consistency category_order_mismatch': /no safe repair action for files_consistency/,
   'files_consistency media_metadata_missing': /no safe repair action for files_consistency/,
   'files_consistency drive_id_parent_mismatch': /differs from its folder .* person's decision/,
-  // No repair of a manifest's count or shape yet (issue 33): a person decides, the plan says so.
-  'manifests_consistency manifest_ref_count_low': /no safe repair action for manifests_consistency/,
-  'manifests_consistency manifest_ref_count_high': /no safe repair action for manifests_consistency/,
+  // A manifest's count is raised to its files (manifest_ref_count_low, applied), never lowered.
+  'manifests_consistency manifest_ref_count_high':
+    /is above the .* file\(s\) naming the manifest.* never lowers a count/,
+  // No repair of a manifest without files or of a manifest's shape yet: a person decides, the plan says so.
   'manifests_consistency manifest_unreferenced': /no safe repair action for manifests_consistency/,
   'manifests_consistency manifest_shape_mismatch': /no safe repair action for manifests_consistency/,
   'manifests_consistency manifest_hash_mismatch': /no safe repair action for manifests_consistency/,
   'drives_consistency drive_without_owner': /no safe repair action for drives_consistency/,
   'drives_consistency drive_root_mismatch': /no safe repair action for drives_consistency/,
-  'references_consistency dangling_favorite': /no safe repair action for references_consistency/,
-  'references_consistency dangling_nextcloud_id': /no safe repair action for references_consistency/,
   'references_consistency stale_face_hash': /no safe repair action for references_consistency/,
   'references_consistency share_grant_mismatch': /no safe repair action for references_consistency/,
   'folders_consistency orphan_root':
@@ -168,6 +169,10 @@ describe('repair of an OxiCloud dataset with every fault', () => {
       store,
       blobs: { blobs: w.store.blobs, hasher, other: null },
       restore: { source: w.store.blobs, sourceHasher: hasher, other: null },
+      thumbnails: {
+        thumbnails: new LocalThumbnailStore(w.store.storageRoot),
+        index: new OxiBlobIndexScan(w.kysely),
+      },
     });
     w.h.engine.register(createRepairJob({ plans, actions, store, blobs: w.store.blobs, logger: w.h.logger }));
     planner = createRepairPlanner({ actions, plans });
@@ -227,6 +232,9 @@ describe('repair of an OxiCloud dataset with every fault', () => {
         'resolve_live_under_trashed_parent',
         'delete_dangling_grant',
         'delete_expired_grant',
+        'raise_manifest_ref_count',
+        'delete_dangling_reference',
+        'remove_orphan_derived_files',
       ]),
     );
 

@@ -129,3 +129,38 @@ describe('LocalThumbnailStore: OxiCloud’s files keyed by file id', () => {
     ).toEqual([]);
   });
 });
+
+describe('LocalThumbnailStore.remove: a repair removes derived files only', () => {
+  it('removes the files an entry lists (one already gone is no error), and the next walk no longer sees them', async () => {
+    await put('icon', hash('d'), 10);
+    await put('large', hash('d'), 20, 'jpg');
+    const fileId = '0190a000-0000-7000-8000-0000000000aa';
+    const transcoded = transcodedImagePath(root, fileId);
+    await mkdir(join(transcoded, '..'), { recursive: true });
+    await writeFile(transcoded, 'webp');
+    const store = new LocalThumbnailStore(root);
+    expect((await store.list({ startAfter: null, limit: 10 })).map((e) => e.hash)).toEqual([hash('d')]);
+    const entry = await store.stat(hash('d'));
+    expect(await store.remove([...(entry?.files ?? []), '.thumbnails/preview/' + `${hash('d')}.webp`])).toBe(
+      2,
+    );
+    expect(await store.stat(hash('d'))).toBeNull();
+    expect(await store.list({ startAfter: null, limit: 10 })).toEqual([]);
+    const derived = await store.statByFileId(fileId);
+    expect(await store.remove(derived?.transcoded?.files ?? [])).toBe(1);
+    expect(await store.statByFileId(fileId)).toBeNull();
+  });
+
+  it('refuses, removing nothing, any path that is not a thumbnail or transcoded file of the root', async () => {
+    const kept = await put('icon', hash('e'), 10);
+    await writeFile(join(root, 'notes.txt'), 'x');
+    const store = new LocalThumbnailStore(root);
+    for (const bad of ['notes.txt', '.blobs/ab/x.blob', '../outside.webp', '.thumbnails/icon/notes.txt']) {
+      await expect(store.remove([`.thumbnails/icon/${hash('e')}.webp`, bad])).rejects.toThrow(
+        /not a thumbnail or transcoded file/,
+      );
+    }
+    expect((await store.stat(hash('e')))?.files).toEqual([`.thumbnails/icon/${hash('e')}.webp`]);
+    expect(kept).toContain(hash('e'));
+  });
+});

@@ -1,6 +1,7 @@
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, stat, unlink } from 'node:fs/promises';
+import { join, sep } from 'node:path';
 import type { DerivedFiles, FileDerivativesEntry, ThumbnailEntry, ThumbnailStore } from '@oxicloud/tenants';
+import { StorageError } from '../storage-error.js';
 import {
   externalThumbnailFileIdOf,
   THUMBNAIL_EXTENSIONS,
@@ -29,6 +30,20 @@ function firstAfter(keys: readonly string[], startAfter: string | null): number 
     else hi = mid;
   }
   return at;
+}
+
+/** `true` for `.thumbnails/<size>/<hash or ext-id>.<ext>` and `.transcoded/webp/<id>.webp(.skip)`, as the listings name them. */
+function isDerivedFile(file: string): boolean {
+  const parts = file.split(sep);
+  if (parts.length !== 3) return false;
+  const [top, folder, name] = parts as [string, string, string];
+  if (top === THUMBNAILS_DIR) {
+    return (
+      (THUMBNAIL_SIZES as readonly string[]).includes(folder) &&
+      (thumbnailHashOf(name) !== null || externalThumbnailFileIdOf(name) !== null)
+    );
+  }
+  return top === TRANSCODED_DIR && folder === TRANSCODED_FORMAT && transcodedFileIdOf(name) !== null;
 }
 
 /** The names in `dir`; none when it is missing. */
@@ -64,6 +79,37 @@ export class LocalThumbnailStore implements ThumbnailStore {
   /** @param root OxiCloud's storage root (`OXICLOUD_STORAGE_PATH`), the folder that holds `.thumbnails`. */
   constructor(root: string) {
     this.#root = root;
+  }
+
+  /**
+   * Removes the thumbnail and transcoded files named (relative paths an
+   * entry listed): each must be a thumbnail or transcoded file name in its
+   * folder, else nothing is removed and it throws. The walks' listings are
+   * dropped, so the next walk reads the folders again.
+   */
+  async remove(files: readonly string[]): Promise<number> {
+    for (const file of files) {
+      if (!isDerivedFile(file)) {
+        throw new StorageError(
+          'INVALID_ARGUMENT',
+          `not a thumbnail or transcoded file of the storage root: ${file}`,
+        );
+      }
+    }
+    let removed = 0;
+    for (const file of files) {
+      const gone = await unlink(join(this.#root, file)).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') return false;
+          throw error;
+        },
+      );
+      if (gone) removed += 1;
+    }
+    this.#walk = null;
+    this.#fileIdWalk = null;
+    return removed;
   }
 
   async list(options: {

@@ -72,6 +72,22 @@ const SOURCES: Readonly<Record<ReferenceSource, { table: string; select: string;
 
 const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
+/**
+ * The `WHEN` arms of why a row naming an item by type and text id dangles
+ * (`unknown_type`, `not_a_uuid`, `missing`; no arm holds, and a row naming
+ * nothing, when its item exists): the scan's rule, and the repair store's
+ * re-check under the row's lock.
+ */
+export const ITEM_DANGLING_ARMS = (
+  type: RawBuilder<unknown>,
+  id: RawBuilder<unknown>,
+): RawBuilder<unknown> => sql`
+  WHEN ${type} IS NULL AND ${id} IS NULL THEN NULL
+  WHEN ${type} IS DISTINCT FROM 'file' AND ${type} IS DISTINCT FROM 'folder' THEN 'unknown_type'
+  WHEN ${id} IS NULL OR ${id} !~ ${UUID} THEN 'not_a_uuid'
+  WHEN ${type} = 'file' AND NOT EXISTS (SELECT 1 FROM storage.files f WHERE f.id = ${id}::uuid) THEN 'missing'
+  WHEN ${type} = 'folder' AND NOT EXISTS (SELECT 1 FROM storage.folders f WHERE f.id = ${id}::uuid) THEN 'missing'`;
+
 /** Options of {@link OxiReferenceScan}. */
 export interface OxiReferenceScanOptions {
   /** The checks' batch loops log their retries, lost checkpoints and failures here. */
@@ -190,14 +206,7 @@ export class OxiReferenceScan implements ReferenceScan {
                ${faces ? sql`b.blob_hash::text` : sql`NULL::text`} AS face_hash,
                ${faces ? sql`ff.blob_hash::text` : sql`NULL::text`} AS file_hash,
                CASE
-                 WHEN b.item_type IS NULL AND b.item_id IS NULL THEN NULL
-                 WHEN b.item_type IS DISTINCT FROM 'file' AND b.item_type IS DISTINCT FROM 'folder'
-                   THEN 'unknown_type'
-                 WHEN b.item_id IS NULL OR b.item_id !~ ${UUID} THEN 'not_a_uuid'
-                 WHEN b.item_type = 'file'
-                      AND NOT EXISTS (SELECT 1 FROM storage.files f WHERE f.id = b.item_id::uuid) THEN 'missing'
-                 WHEN b.item_type = 'folder'
-                      AND NOT EXISTS (SELECT 1 FROM storage.folders f WHERE f.id = b.item_id::uuid) THEN 'missing'
+                 ${ITEM_DANGLING_ARMS(sql`b.item_type`, sql`b.item_id`)}
                  ${
                    source === 'shares'
                      ? sql`ELSE (SELECT CASE WHEN count(*) = 0 THEN 'no_token_grant'

@@ -7,8 +7,8 @@
  * dangling grants deleted, orphan bytes handed to `dedup_gc`, lost bytes
  * restored only from a verified copy.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -27,8 +27,11 @@ import { createTestDatabase, type TestDatabase } from '@oxicloud/test-support';
 import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalFsBlobStorage } from '../blob/local-fs-blob-storage.js';
+import { LocalThumbnailStore } from '../blob/local-thumbnail-store.js';
+import { externalThumbnailPath, thumbnailPath, transcodedImagePath } from '../blob/thumbnail-layout.js';
 import { blake3Hex } from '../hashing/blake3.js';
 import type { OxiCloudDatabase } from './database.js';
+import { OxiBlobIndexScan } from './oxi-blob-index-scan.js';
 import { OxiRepairStore } from './oxi-repair-store.js';
 import { oxiWorld } from './test-fixtures.js';
 import { folderLabel, oxiTreeFixtures, randomHash, resetDomain } from './tree-fixtures.js';
@@ -338,6 +341,194 @@ describe('blob counters: raised, never lowered', () => {
     expect(
       (await one<{ o: Date | null }>('SELECT orphaned_at AS o FROM storage.blobs WHERE hash = $1', [hash])).o,
     ).not.toBeNull();
+  });
+});
+
+describe('manifest counters: raised to the files, never lowered', () => {
+  it('raises a low count and lists the files at risk; skips when a file came since the plan; a high one needs a person', async () => {
+    const w = await oxiWorld(db.pool, source);
+    const data = randomBytes(3000);
+    const a = await w.upload({ name: 'a.bin', data });
+    const b = await w.upload({ name: 'b.bin', data });
+    const c = await w.upload({ name: 'c.bin', data });
+    // What a folder copy leaves: three files, the count at 1 (deleting any one would drop the manifest).
+    await db.pool.query('UPDATE storage.chunk_manifests SET ref_count = 1 WHERE file_hash = $1', [a.hash]);
+    const low = finding('manifests_consistency', 'manifest_ref_count_low', a.hash);
+    const line = asAction(await actions.plan(low));
+    expect(line.action).toBe('raise_manifest_ref_count');
+    expect(line.before).toEqual({
+      ref_count: 1,
+      file_count: 3,
+      files_at_risk: [a.fileId, b.fileId, c.fileId].sort(),
+    });
+    expect(line.after).toEqual({ ref_count: 3 });
+    expect(line.summary).toMatch(/ref_count 1 → 3 .* at risk until now: 3 file\(s\)/);
+
+    // A fourth file lands between the plan and the apply: the count changed, nothing is written.
+    const d = await w.upload({ name: 'd.bin', data });
+    expect(await actions.apply(line)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/file_count: planned 3, now 4/),
+    });
+    // The upload's own +1 (what OxiCloud's upload adds) left it at 2; a new plan raises it to 4.
+    expect(
+      await num('SELECT ref_count AS v FROM storage.chunk_manifests WHERE file_hash = $1', [a.hash]),
+    ).toBe(2);
+    const again = asAction(
+      await actions.plan(finding('manifests_consistency', 'manifest_ref_count_low', a.hash)),
+    );
+    expect(await actions.apply(again)).toMatchObject({ status: 'applied', after: { ref_count: 4 } });
+    expect(await actions.verify(again)).toBeNull();
+    expect(d.hash).toBe(a.hash);
+
+    // Never lowered: the store refuses, and a count above the files is a person's.
+    await expect(store.write((tx) => tx.raiseManifestRefCount!(a.hash, 3))).rejects.toThrow(/never lowers/);
+    await db.pool.query('UPDATE storage.chunk_manifests SET ref_count = 9 WHERE file_hash = $1', [a.hash]);
+    const high = await actions.plan({
+      ...finding('manifests_consistency', 'manifest_ref_count_high', a.hash),
+      detail: { ref_count: 9, file_count: 4 },
+    });
+    expect(high).toMatchObject({
+      type: 'needs_person',
+      reason: expect.stringMatching(/ref_count 9 is above the 4 file\(s\) .* never lowers a count/),
+    });
+    expect(
+      await num('SELECT ref_count AS v FROM storage.chunk_manifests WHERE file_hash = $1', [a.hash]),
+    ).toBe(9);
+  });
+});
+
+describe('dangling references: deleted, re-checked under the row lock', () => {
+  it('deletes a favorite and a NextCloud id whose item is gone; skips a favorite whose file came back', async () => {
+    const w = await oxiWorld(db.pool, source);
+    const kept = await w.upload({ name: 'kept.txt', data: randomBytes(10) });
+    const gone = randomUUID();
+    const back = randomUUID();
+    const fav = await one<{ id: number }>(
+      "INSERT INTO auth.user_favorites (user_id, item_id, item_type) VALUES ($1, $2, 'file') RETURNING id",
+      [w.userId, gone],
+    );
+    const favBack = await one<{ id: number }>(
+      "INSERT INTO auth.user_favorites (user_id, item_id, item_type) VALUES ($1, $2, 'file') RETURNING id",
+      [w.userId, back],
+    );
+    const live = await one<{ id: number }>(
+      "INSERT INTO auth.user_favorites (user_id, item_id, item_type) VALUES ($1, $2, 'file') RETURNING id",
+      [w.userId, kept.fileId],
+    );
+    const nc = await one<{ id: string }>(
+      "INSERT INTO storage.nextcloud_object_ids (object_type, object_id) VALUES ('folder', $1) RETURNING id::text",
+      [gone],
+    );
+
+    const line = asAction(
+      await actions.plan(finding('references_consistency', 'dangling_favorite', String(fav.id))),
+    );
+    expect(line.action).toBe('delete_dangling_reference');
+    expect(line.before).toEqual({ item_type: 'file', item_id: gone, reason: 'missing' });
+    expect(await actions.apply(line)).toMatchObject({ status: 'applied' });
+    expect(await num('SELECT count(*) AS v FROM auth.user_favorites WHERE id = $1', [fav.id])).toBe(0);
+    expect(await actions.verify(line)).toBeNull();
+
+    const ncLine = asAction(
+      await actions.plan(finding('references_consistency', 'dangling_nextcloud_id', nc.id)),
+    );
+    expect(await actions.apply(ncLine)).toMatchObject({ status: 'applied' });
+    expect(await num('SELECT count(*) AS v FROM storage.nextcloud_object_ids WHERE id = $1', [nc.id])).toBe(
+      0,
+    );
+
+    // Planned while the file was missing; the file is there (restored under its id) when the line is applied.
+    const backLine = asAction(
+      await actions.plan(finding('references_consistency', 'dangling_favorite', String(favBack.id))),
+    );
+    await db.pool.query(
+      `INSERT INTO storage.files (id, name, folder_id, blob_hash, size, drive_id, category_order)
+       VALUES ($1, 'back.txt', $2, $3, $4, $5, 500)`,
+      [back, w.rootFolderId, kept.hash, kept.size, w.driveId],
+    );
+    expect(await actions.apply(backLine)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/reason: planned "missing", now null/),
+    });
+    expect(await num('SELECT count(*) AS v FROM auth.user_favorites WHERE id = $1', [favBack.id])).toBe(1);
+    // A favorite of an existing file is no dangling row: nothing to plan.
+    expect(
+      await actions.plan(finding('references_consistency', 'dangling_favorite', String(live.id))),
+    ).toMatchObject({
+      type: 'needs_person',
+      reason: expect.stringMatching(/exists again: nothing to delete/),
+    });
+  });
+});
+
+describe('orphan thumbnails and transcoded images: removed once re-checked', () => {
+  it('removes the thumbnails of content nothing names and the derived files of a gone file; keeps those in use', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'oxi-repair-thumbs-'));
+    dirs.push(root);
+    const thumbnails = new LocalThumbnailStore(root);
+    const withThumbnails = createRepairActions({
+      store,
+      thumbnails: { thumbnails, index: new OxiBlobIndexScan(kysely) },
+    });
+    const w = await oxiWorld(db.pool, source);
+    const used = await w.upload({ name: 'photo.jpg', data: randomBytes(50), mime: 'image/jpeg' });
+    const orphanHash = randomHash();
+    const goneFile = randomUUID();
+    const write = async (path: string) => {
+      await mkdir(join(path, '..'), { recursive: true });
+      await writeFile(path, Buffer.alloc(100));
+    };
+    await write(thumbnailPath(root, 'icon', orphanHash, 'webp'));
+    await write(thumbnailPath(root, 'large', orphanHash, 'jpg'));
+    await write(thumbnailPath(root, 'icon', used.hash, 'webp'));
+    await write(externalThumbnailPath(root, 'preview', goneFile));
+    await write(transcodedImagePath(root, goneFile));
+
+    const line = asAction(
+      await withThumbnails.plan(finding('storage_consistency', 'orphan_thumbnail', orphanHash)),
+    );
+    expect(line.action).toBe('remove_orphan_derived_files');
+    expect(line.before).toEqual({
+      files: [`.thumbnails/icon/${orphanHash}.webp`, `.thumbnails/large/${orphanHash}.jpg`],
+      bytes: 200,
+    });
+    expect(await withThumbnails.apply(line)).toMatchObject({ status: 'applied', after: { removed: 2 } });
+    expect(await thumbnails.stat(orphanHash)).toBeNull();
+    expect(await withThumbnails.verify(line)).toBeNull();
+
+    // Content a file names: in use, nothing to plan.
+    expect(
+      await withThumbnails.plan(finding('storage_consistency', 'orphan_thumbnail', used.hash)),
+    ).toMatchObject({
+      type: 'needs_person',
+      reason: expect.stringMatching(/names this content again/),
+    });
+    // The transcoded image of a gone file goes; its ext- thumbnail is its own finding and stays until planned.
+    const transcoded = asAction(
+      await withThumbnails.plan(finding('storage_consistency', 'orphan_transcoded_image', goneFile)),
+    );
+    expect(await withThumbnails.apply(transcoded)).toMatchObject({
+      status: 'applied',
+      after: { removed: 1 },
+    });
+    const left = await thumbnails.statByFileId(goneFile);
+    expect(left?.transcoded).toBeNull();
+    expect(left?.externalThumbnails?.files).toEqual([`.thumbnails/preview/ext-${goneFile}.jpg`]);
+    // Planned while the file was gone; a file row with that id appears (a restore): skipped, the file stays.
+    const ext = asAction(
+      await withThumbnails.plan(finding('storage_consistency', 'orphan_file_thumbnail', goneFile)),
+    );
+    await db.pool.query(
+      `INSERT INTO storage.files (id, name, folder_id, blob_hash, size, drive_id, category_order)
+       VALUES ($1, 'back.jpg', $2, $3, $4, $5, 100)`,
+      [goneFile, w.rootFolderId, used.hash, used.size, w.driveId],
+    );
+    expect(await withThumbnails.apply(ext)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/exists again/),
+    });
+    expect((await thumbnails.statByFileId(goneFile))?.externalThumbnails).not.toBeNull();
   });
 });
 

@@ -6,6 +6,9 @@ import type {
   FileBlobSizeState,
   FolderPathRow,
   GrantRowState,
+  ManifestCounterState,
+  ReferenceRowState,
+  ReferenceSource,
   ReferencingFile,
   RepairStore,
   RepairTx,
@@ -16,8 +19,40 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { bigintToNumber } from '../postgres/database.js';
 import { StorageError } from '../storage-error.js';
 import type { OxiCloudDatabase } from './database.js';
+import { ITEM_DANGLING_ARMS } from './oxi-reference-scan.js';
 
 type Trx = Transaction<OxiCloudDatabase>;
+
+/** The rows a repair deletes when their item is gone (§12 item 25): the table, its item columns, its key's type. */
+const DELETABLE_REFERENCES: Readonly<
+  Partial<Record<ReferenceSource, { table: string; type: string; id: string; key: string }>>
+> = {
+  favorites: { table: 'auth.user_favorites', type: 'item_type', id: 'item_id', key: 'bigint' },
+  recent_items: { table: 'auth.user_recent_files', type: 'item_type', id: 'item_id', key: 'bigint' },
+  magic_links: {
+    table: 'auth.magic_link_tokens',
+    type: 'resource_type',
+    id: 'resource_id::text',
+    key: 'uuid',
+  },
+  nextcloud_ids: {
+    table: 'storage.nextcloud_object_ids',
+    type: 'object_type',
+    id: 'object_id::text',
+    key: 'bigint',
+  },
+};
+
+function deletable(source: ReferenceSource): { table: string; type: string; id: string; key: string } {
+  const t = DELETABLE_REFERENCES[source];
+  if (t === undefined) {
+    throw new StorageError(
+      'INVALID_ARGUMENT',
+      `a repair does not delete rows of ${source} on OxiCloud's domain`,
+    );
+  }
+  return t;
+}
 
 /** Deeper chains than this are treated as cycles. */
 const MAX_DEPTH = 10_000;
@@ -599,6 +634,66 @@ class OxiRepairTx implements RepairTx {
     }
   }
 
+  async manifestCounters(
+    fileHash: string,
+    lock: boolean,
+    limit: number,
+  ): Promise<ManifestCounterState | null> {
+    // The lock first, then the count: an upload's +1 waiting on it lands on the raised counter.
+    const { rows } = await sql<{ ref_count: number }>`
+      SELECT ref_count FROM storage.chunk_manifests WHERE file_hash = ${fileHash}
+      ${lock ? sql`FOR UPDATE` : sql``}`.execute(this.#trx);
+    const row = rows[0];
+    if (row === undefined) return null;
+    // §12 item 14: every file naming the manifest, trashed included.
+    const files = await sql<{ n: string; ids: string[] | null }>`
+      SELECT count(*)::text AS n,
+             (SELECT array_agg(x.id::text ORDER BY x.id)
+                FROM (SELECT id FROM storage.files WHERE blob_hash = ${fileHash} ORDER BY id LIMIT ${limit}) x) AS ids
+        FROM storage.files WHERE blob_hash = ${fileHash}`.execute(this.#trx);
+    return {
+      refCount: row.ref_count,
+      fileCount: bigintToNumber(files.rows[0]?.n ?? '0'),
+      fileIds: files.rows[0]?.ids ?? [],
+    };
+  }
+
+  /** Raises (never lowers) the manifest's count. */
+  async raiseManifestRefCount(fileHash: string, refCount: number): Promise<void> {
+    const result = await sql`
+      UPDATE storage.chunk_manifests SET ref_count = ${refCount}
+       WHERE file_hash = ${fileHash} AND ref_count <= ${refCount}`.execute(this.#trx);
+    if (Number(result.numAffectedRows ?? 0) !== 1) {
+      throw new StorageError(
+        'CONFLICT',
+        `manifest ${fileHash}: it is gone or its ref_count is above ${refCount}; a repair never lowers a count on OxiCloud's domain`,
+      );
+    }
+  }
+
+  get deletableReferences(): readonly ReferenceSource[] {
+    return Object.keys(DELETABLE_REFERENCES) as ReferenceSource[];
+  }
+
+  async referenceRow(source: ReferenceSource, id: string, lock: boolean): Promise<ReferenceRowState | null> {
+    const t = deletable(source);
+    const { rows } = await sql<{ item_type: string | null; item_id: string | null; reason: string | null }>`
+      SELECT r.item_type, r.item_id, CASE ${ITEM_DANGLING_ARMS(sql`r.item_type`, sql`r.item_id`)} END AS reason
+        FROM (SELECT ${sql.raw(`${t.type} AS item_type, ${t.id} AS item_id`)}
+                FROM ${sql.raw(t.table)} WHERE id = ${id}::${sql.raw(t.key)}
+                ${lock ? sql`FOR UPDATE` : sql``}) r`.execute(this.#trx);
+    const row = rows[0];
+    return row === undefined ? null : { itemType: row.item_type, itemId: row.item_id, reason: row.reason };
+  }
+
+  async deleteReference(source: ReferenceSource, id: string): Promise<boolean> {
+    const t = deletable(source);
+    const result = await sql`DELETE FROM ${sql.raw(t.table)} WHERE id = ${id}::${sql.raw(t.key)}`.execute(
+      this.#trx,
+    );
+    return Number(result.numAffectedRows ?? 0) === 1;
+  }
+
   async grantRow(grantId: string, lock: boolean): Promise<GrantRowState | null> {
     // grants_consistency's dangling_grant on this domain: the subject or the resource is gone (§8, §12 item 20).
     const { rows } = await sql<{
@@ -658,8 +753,8 @@ class OxiRepairTx implements RepairTx {
  * - **Counts are never lowered.** A blob row's `ref_count` is raised to what
  *   §12 item 15 expects (manifests listing it, or files naming a legacy
  *   blob); a count above it is a leak for a person (`refuseLowering`), and
- *   `setBlobRefCount` refuses any lower value. Manifest counts are never
- *   written.
+ *   `setBlobRefCount` refuses any lower value, and so does
+ *   `raiseManifestRefCount` (a manifest counted below its files).
  * - **Paths through the trigger.** `rewriteFolderPaths` runs `SET name =
  *   name` top-down; the path columns are never written.
  * - **Usage by OxiCloud's formulas** (§6): a drive's live files; the

@@ -404,7 +404,8 @@ export function createManifestsConsistencyCheck(options: ManifestsConsistencyChe
           "the manifest's ref_count is below the number of files naming it: OxiCloud deletes a manifest at ref_count ≤ 1, " +
           'so deleting or overwriting one of them makes the others unreadable',
         magnitude: 'count',
-        repair: null,
+        repair:
+          'raise_manifest_ref_count: ref_count := the files naming it, counted under the row lock; the line lists the files that were at risk',
       },
       {
         kind: MANIFEST_REF_COUNT_HIGH,

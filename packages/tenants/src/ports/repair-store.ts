@@ -1,4 +1,5 @@
 import type { RunTransaction } from '@oxicloud/recoverable';
+import type { ReferenceSource } from '../references-consistency/reference-scan.js';
 
 /**
  * The storage-domain reads and writes the repair actions need (adapter:
@@ -132,6 +133,23 @@ export interface BlobCounterState {
   readonly countBasis?: string;
 }
 
+/** A chunk manifest's counter against the files naming it (manifests_consistency's subject, OxiCloud §12 item 14). */
+export interface ManifestCounterState {
+  readonly refCount: number;
+  /** The files, live and trashed, whose `blob_hash` is the manifest's `file_hash`, counted now. */
+  readonly fileCount: number;
+  /** The first of those files by id (at most the `limit` asked for): the files at risk while the count was low. */
+  readonly fileIds: readonly string[];
+}
+
+/** A row naming a file or folder by text id (references_consistency's subject, OxiCloud §12 item 25). */
+export interface ReferenceRowState {
+  readonly itemType: string | null;
+  readonly itemId: string | null;
+  /** Why it dangles now (`missing`, `not_a_uuid`, `unknown_type`); `null` when its item exists. */
+  readonly reason: string | null;
+}
+
 /** A role grant and what grants_consistency judges about it. */
 export interface GrantRowState {
   readonly subjectId: string;
@@ -192,6 +210,24 @@ export interface RepairTx {
    * above 0, else stays as recorded or, when unset, `now()`.
    */
   setBlobRefCount(hash: string, refCount: number): Promise<void>;
+  /**
+   * The manifest's counter and the files naming it now (`lock`: the row's
+   * lock first); `null` when it is gone. Absent on a domain without chunk
+   * manifests.
+   */
+  manifestCounters?(fileHash: string, lock: boolean, limit: number): Promise<ManifestCounterState | null>;
+  /** Raises the manifest's `ref_count` to `refCount`; refuses a lower value. */
+  raiseManifestRefCount?(fileHash: string, refCount: number): Promise<void>;
+  /**
+   * The row of `source` with that key, and why it dangles now (`lock`: its
+   * row lock); `null` when it is gone. Only for the sources of
+   * {@link RepairTx.deletableReferences}.
+   */
+  referenceRow?(source: ReferenceSource, id: string, lock: boolean): Promise<ReferenceRowState | null>;
+  /** Deletes that row; `false` when it was gone. */
+  deleteReference?(source: ReferenceSource, id: string): Promise<boolean>;
+  /** The sources whose dangling rows this store deletes. */
+  readonly deletableReferences?: readonly ReferenceSource[];
   /** The grant (`lock`: its row lock), `null` when it is gone. */
   grantRow(grantId: string, lock: boolean): Promise<GrantRowState | null>;
   /** Deletes the grant; `false` when it was gone. */

@@ -88,7 +88,15 @@ export const STALE_FACE_HASH = 'stale_face_hash';
 const SOURCE: Readonly<
   Record<
     ReferenceSource,
-    { kind: string; severity: Severity; meaning: string; codec: CursorCodec; bytes: number }
+    {
+      kind: string;
+      severity: Severity;
+      meaning: string;
+      codec: CursorCodec;
+      bytes: number;
+      /** A repair deletes a dangling row of this source (`delete_dangling_reference`). */
+      deletable: boolean;
+    }
   >
 > = {
   favorites: {
@@ -97,6 +105,7 @@ const SOURCE: Readonly<
     meaning: "a user's favorite names a file or folder that does not exist (auth.user_favorites)",
     codec: serialCursor,
     bytes: 8,
+    deletable: true,
   },
   recent_items: {
     kind: 'dangling_recent_item',
@@ -104,6 +113,7 @@ const SOURCE: Readonly<
     meaning: "a user's recent item names a file or folder that does not exist (auth.user_recent_files)",
     codec: serialCursor,
     bytes: 8,
+    deletable: true,
   },
   magic_links: {
     kind: 'dangling_magic_link',
@@ -111,6 +121,7 @@ const SOURCE: Readonly<
     meaning: 'a magic sign-in link names a file or folder that does not exist (auth.magic_link_tokens)',
     codec: uuidCursor,
     bytes: 16,
+    deletable: true,
   },
   shares: {
     kind: 'dangling_share',
@@ -118,6 +129,7 @@ const SOURCE: Readonly<
     meaning: 'a share link names a file or folder that does not exist (storage.shares)',
     codec: uuidCursor,
     bytes: 16,
+    deletable: false,
   },
   nextcloud_ids: {
     kind: 'dangling_nextcloud_id',
@@ -126,6 +138,7 @@ const SOURCE: Readonly<
       'a NextCloud file id names a file or folder that does not exist (storage.nextcloud_object_ids: OxiCloud never deletes these rows)',
     codec: serialCursor,
     bytes: 8,
+    deletable: true,
   },
   faces: {
     kind: STALE_FACE_HASH,
@@ -138,8 +151,14 @@ const SOURCE: Readonly<
       'content update does (not Regenerable: no request heals it)',
     codec: uuidCursor,
     bytes: 16,
+    deletable: false,
   },
 };
+/** The finding kind of each source whose dangling rows a repair deletes (`delete_dangling_reference`). */
+export const DELETABLE_REFERENCE_KINDS: Readonly<Record<string, ReferenceSource>> = Object.fromEntries(
+  REFERENCE_SOURCES.filter((s) => SOURCE[s].deletable).map((s) => [SOURCE[s].kind, s]),
+);
+
 const phaseOf = (source: ReferenceSource) => REFERENCE_SOURCES.indexOf(source) + 1;
 const KEY_LENGTHS = Object.fromEntries(REFERENCE_SOURCES.map((s) => [phaseOf(s), SOURCE[s].bytes]));
 
@@ -223,7 +242,9 @@ export function createReferencesConsistencyCheck(
         kind: SOURCE[s].kind,
         severity: SOURCE[s].severity,
         meaning: SOURCE[s].meaning,
-        repair: null,
+        repair: SOURCE[s].deletable
+          ? 'delete_dangling_reference: delete the row, re-checked under its lock (its item may have come back)'
+          : null,
       })),
       {
         kind: SHARE_GRANT_MISMATCH,

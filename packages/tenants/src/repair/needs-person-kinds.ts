@@ -7,6 +7,8 @@ const DRIVE_ID_PARENT_MISMATCH = 'drive_id_parent_mismatch';
 const ORPHAN_ROOT = 'orphan_root';
 /** files_consistency: the file's `mime_type` against its blob's `content_type`. */
 const MIME_MISMATCH = 'mime_mismatch';
+/** manifests_consistency: `ref_count` above the files naming the manifest (OxiCloud §12 item 14). */
+const MANIFEST_REF_COUNT_HIGH = 'manifest_ref_count_high';
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : String(v ?? 'unknown'));
 
@@ -84,6 +86,22 @@ function reasonFor(finding: RepairFinding): { type: string; reason: string; affe
           },
         ],
       };
+    case MANIFEST_REF_COUNT_HIGH:
+      return {
+        type: 'manifest',
+        reason:
+          `ref_count ${text(d['ref_count'])} is above the ${text(d['file_count'])} file(s) naming the manifest: a leak ` +
+          "OxiCloud's GC clears once no file names it. A repair never lowers a count: an upload in flight adds its " +
+          'reference before its file row, and a count below the files lets OxiCloud delete a manifest still in use. ' +
+          'A person decides (e.g. lowers it with OxiCloud stopped)',
+        affected: [
+          {
+            file_hash: finding.resourceId,
+            ref_count: d['ref_count'] ?? null,
+            file_count: d['file_count'] ?? null,
+          },
+        ],
+      };
     default:
       return { type: 'unknown', reason: `no safe repair action for ${finding.kind}`, affected: [] };
   }
@@ -98,10 +116,12 @@ function reasonFor(finding: RepairFinding): { type: string; reason: string; affe
  *   owner;
  * - `orphan_root`: the chain is a cycle or crosses drives, and the original
  *   parent is recorded nowhere;
- * - `mime_mismatch`: both types are declared, neither is authoritative.
+ * - `mime_mismatch`: both types are declared, neither is authoritative;
+ * - `manifest_ref_count_high` (OxiCloud): a count is never lowered by a
+ *   repair, an upload in flight may hold the difference.
  */
 export const needsPersonKinds: RepairAction = {
-  kinds: [DRIVE_ID_PARENT_MISMATCH, ORPHAN_ROOT, MIME_MISMATCH],
+  kinds: [DRIVE_ID_PARENT_MISMATCH, ORPHAN_ROOT, MIME_MISMATCH, MANIFEST_REF_COUNT_HIGH],
   async plan(finding): Promise<RepairLine> {
     const { type, reason, affected } = reasonFor(finding);
     return needsPerson(finding, { type, id: finding.resourceId }, reason, affected);

@@ -4,7 +4,9 @@ import { recountBlobRow } from './blob-counter-action.js';
 import { setFileSizeFromBlob } from './blob-size-action.js';
 import { recomputeFolderPath } from './folder-path-action.js';
 import { deleteGrant } from './grant-actions.js';
+import { raiseManifestRefCount } from './manifest-counter-action.js';
 import { needsPersonKinds } from './needs-person-kinds.js';
+import { deleteDanglingReference } from './reference-actions.js';
 import type { RepairAction } from './repair-action.js';
 import {
   type ActionLine,
@@ -15,6 +17,7 @@ import {
   type RepairState,
 } from './repair-line.js';
 import { createRestoreBytesAction, type RestoreBytesOptions } from './restore-bytes-action.js';
+import { createThumbnailActions, type ThumbnailActionsOptions } from './thumbnail-actions.js';
 import { resolveTrashedParent } from './trashed-parent-action.js';
 import { recomputeDriveUsage, recomputeUserUsage } from './usage-actions.js';
 
@@ -28,6 +31,11 @@ export interface RepairActionsOptions {
    * `blob_hash_mismatch`); without it those kinds need a person.
    */
   readonly restore?: RestoreBytesOptions;
+  /**
+   * Removing OxiCloud's thumbnails and transcoded images of content or files
+   * that no longer exist; without it those kinds need a person.
+   */
+  readonly thumbnails?: ThumbnailActionsOptions;
 }
 
 /** What applying one line did, after its transaction and any post-commit step. */
@@ -73,11 +81,14 @@ export function createRepairActions(options: RepairActionsOptions): RepairAction
     setFileSizeFromBlob,
     resolveTrashedParent,
     recountBlobRow,
+    raiseManifestRefCount,
     deleteGrant,
+    deleteDanglingReference,
     needsPersonKinds,
   ];
   if (options.blobs) list.push(createBlobActions({ ...options.blobs, store }));
   if (options.restore) list.push(createRestoreBytesAction(options.restore));
+  if (options.thumbnails) list.push(createThumbnailActions(options.thumbnails));
   const byKind = new Map<string, RepairAction>();
   for (const action of list) for (const kind of action.kinds) byKind.set(kind, action);
 

@@ -872,7 +872,8 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
               meaning:
                 'thumbnails (.thumbnails/{icon,preview,large}) of a hash that is neither a manifest nor a blob row, and that no file names',
               magnitude: 'bytes' as const,
-              repair: null,
+              repair:
+                'remove_orphan_derived_files: the files removed once the content or file is re-checked gone (OxiCloud makes them again on demand)',
             },
             {
               kind: ORPHAN_FILE_THUMBNAIL,
@@ -880,7 +881,8 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
               meaning:
                 'client-supplied thumbnails (.thumbnails/{icon,preview,large}/ext-<file_id>.jpg) of a file id no storage.files row has',
               magnitude: 'bytes' as const,
-              repair: null,
+              repair:
+                'remove_orphan_derived_files: the files removed once the content or file is re-checked gone (OxiCloud makes them again on demand)',
             },
             {
               kind: ORPHAN_TRANSCODED_IMAGE,
@@ -888,7 +890,8 @@ export function createStorageConsistencyCheck(options: StorageConsistencyCheckOp
               meaning:
                 'a transcoded image (.transcoded/webp/<file_id>.webp, or its .skip marker) of a file id no storage.files row has',
               magnitude: 'bytes' as const,
-              repair: null,
+              repair:
+                'remove_orphan_derived_files: the files removed once the content or file is re-checked gone (OxiCloud makes them again on demand)',
             },
           ]),
     ],

@@ -68,4 +68,11 @@ export interface ThumbnailStore {
   }): Promise<FileDerivativesEntry[]>;
   /** The derived files of `fileId` now; `null` when none is left. */
   statByFileId(fileId: string): Promise<FileDerivativesEntry | null>;
+  /**
+   * Removes these files (paths relative to the storage root, as an entry
+   * lists them; anything that is not a thumbnail or transcoded file is
+   * refused); a file already gone is not an error. Returns how many it
+   * removed. Absent: the store is read-only (a repair needs a person).
+   */
+  remove?(files: readonly string[]): Promise<number>;
 }
