@@ -63,6 +63,7 @@ import {
   type RepairStore,
   runRetentionConfigFromEnv,
   type ThumbnailActionsOptions,
+  type ThumbnailStore,
 } from '@oxicloud/tenants';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
@@ -285,6 +286,8 @@ export function registerPeriodicJobs(
   deps: {
     readonly db: Kysely<OxiCloudDatabase>;
     readonly blobs: BlobStorage;
+    /** OxiCloud's thumbnails: `dedup_gc` removes those of the contents it collected. */
+    readonly thumbnails?: ThumbnailStore;
     readonly tenants: TenantConfigs;
     readonly logger: Logger;
     /** Each job's misfire policy (`OXICLOUD_JOB_<NAME>_MISFIRE`). @defaultValue `skip` for all */
@@ -321,6 +324,7 @@ export function registerPeriodicJobs(
       quarantine,
       config: tenants.dedupGc,
       logger,
+      ...(deps.thumbnails === undefined ? {} : { thumbnails: deps.thumbnails }),
     });
     // It moves bytes: a node that cannot reach the store leaves its slots to one that can.
     if (enabled(dedup.name)) {
@@ -687,6 +691,7 @@ export function composeServer(input: ComposeInput): ComposedServer {
   registerPeriodicJobs(registry, {
     db,
     blobs: backends.source,
+    thumbnails: backends.thumbnails,
     tenants: input.tenants,
     logger,
     misfire: (job) => cluster.misfireOf(job),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultRunArgs, type JobOutcome, type JobOutcomeOk, type Logger } from '@oxicloud/scheduler';
@@ -11,7 +11,9 @@ import {
   type FileContent,
   hashFileContent,
   LocalFsBlobStorage,
+  LocalThumbnailStore,
   S3BlobStorage,
+  thumbnailPath,
 } from '@oxicloud/storage';
 import { OxiContentGcRepository } from '@oxicloud/storage/oxicloud';
 import {
@@ -161,7 +163,12 @@ describe.each(['local', 's3', 'encrypted-local'] as const)('dedup_gc on OxiCloud
   });
 
   const gc = (
-    options: { quarantine?: BlobQuarantine; repository?: ContentGcRepository; now?: () => Date } = {},
+    options: {
+      quarantine?: BlobQuarantine;
+      repository?: ContentGcRepository;
+      now?: () => Date;
+      thumbnails?: LocalThumbnailStore;
+    } = {},
   ) =>
     createContentGcJob({
       repository: options.repository ?? repository,
@@ -169,6 +176,7 @@ describe.each(['local', 's3', 'encrypted-local'] as const)('dedup_gc on OxiCloud
       config: { ...dedupGcConfigFromEnv({}), batchSize: 3 },
       logger,
       ...(options.now === undefined ? {} : { now: options.now }),
+      ...(options.thumbnails === undefined ? {} : { thumbnails: options.thumbnails }),
     });
   const run = (job = gc(), force = false): Promise<JobOutcome> =>
     job.run(force ? { force: true } : defaultRunArgs, new AbortController().signal);
@@ -382,6 +390,35 @@ describe.each(['local', 's3', 'encrypted-local'] as const)('dedup_gc on OxiCloud
     expect(later.extra).toMatchObject({ purged: gone.length, manifests_purged: 2 });
     expect(await quarantined()).toEqual([]);
     expect(await expectEveryFileReadable()).toBe(5);
+  });
+
+  it('removes the thumbnails of the contents it collected, after the rows and bytes; those in use stay', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'oxicloud-dedup-gc-thumbs-'));
+    try {
+      const thumbnails = new LocalThumbnailStore(root);
+      const dead = contentOf(randomBytes(2 * CHUNK + 5));
+      const legacyDead = contentOf(randomBytes(500));
+      const live = contentOf(randomBytes(700));
+      await seed(dead, { manifestRefCount: 1 });
+      await seed(legacyDead, { legacy: true, files: 0 });
+      await seed(live, { legacy: true, files: 1 });
+      for (const c of [dead, legacyDead, live]) {
+        for (const size of ['icon', 'preview'] as const) {
+          const path = thumbnailPath(root, size, c.hash, 'webp');
+          await mkdir(join(path, '..'), { recursive: true });
+          await writeFile(path, Buffer.alloc(64));
+        }
+      }
+      const outcome = await okRun(gc({ thumbnails }));
+      expect(outcome.extra).toMatchObject({ manifests_deleted: 1, blobs_deleted: 1, thumbnails_removed: 4 });
+      expect(await thumbnails.stat(dead.hash)).toBeNull();
+      expect(await thumbnails.stat(legacyDead.hash)).toBeNull();
+      expect((await thumbnails.stat(live.hash))?.files).toHaveLength(2);
+      // Without the store, nothing under .thumbnails is touched (left to storage_consistency).
+      expect((await okRun()).extra).toMatchObject({ thumbnails_removed: 0 });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it('loses no bytes against concurrent uploads in the §5 order, re-using the hashes it collects (20 forced runs)', async () => {

@@ -11,6 +11,7 @@ import { DEDUP_GC_JOB_NAME } from '../job-names.js';
 import type { BlobQuarantine, QuarantinedEntry } from '../ports/blob-quarantine.js';
 import type { CollectedBlob, ContentGcRepository } from '../ports/content-gc-repository.js';
 import { abortReason, errorMessage } from '../run-support.js';
+import type { ThumbnailStore } from '../storage-consistency/thumbnail-store.js';
 import { assertDedupGcConfig, type DedupGcConfig, quarantineGraceMsOf } from './config.js';
 
 /** The `dedup_gc` handler plus the interval to register it with (always `null`: on demand). */
@@ -35,6 +36,13 @@ export interface ContentGcJobOptions {
   readonly logger?: Logger;
   /** Clock for the grace cutoffs. @defaultValue `() => new Date()` */
   readonly now?: () => Date;
+  /**
+   * OxiCloud's thumbnails (`LocalThumbnailStore`): after the rows and bytes,
+   * the thumbnails of the contents collected that nothing wants any more are
+   * removed (OxiCloud's GC does the same through its blob-deleted hook).
+   * Without it, or without `remove`, they are left to `storage_consistency`.
+   */
+  readonly thumbnails?: ThumbnailStore;
 }
 
 /** Runs `work` over `items`, at most `limit` at a time. */
@@ -76,9 +84,13 @@ async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T
  * `extra` = `{ blobs_deleted, bytes_freed, blobs_kept, skipped_referenced,
  * manifests_deleted, manifests_referenced, manifests_restored,
  * manifests_purged, quarantined, restored, resumed, purged, grace_seconds,
- * quarantine_grace_seconds, forced }` (`resumed`: restores the sweep made,
- * work an earlier run left). Thumbnails of collected contents are left in
- * place (OxiCloud's GC removes them through its blob-deleted hook).
+ * quarantine_grace_seconds, forced, thumbnails_removed }` (`resumed`:
+ * restores the sweep made, work an earlier run left).
+ * 3. **Thumbnails after** (with `thumbnails`): the contents phases 1 and 2
+ *    collected (a manifest's file hash, a blob's hash) that nothing wants
+ *    when they are looked up again lose their `.thumbnails` files, as
+ *    OxiCloud's GC does through its blob-deleted hook. A content restored
+ *    from the quarantine later gets them again on demand (they are a cache).
  *
  * @example
  * ```ts
@@ -117,8 +129,11 @@ export function createContentGcJob(options: ContentGcJobOptions): DedupGcJob {
       restored: 0,
       resumed: 0,
       purged: 0,
+      thumbnails_removed: 0,
     };
     const referencedBlobs: string[] = [];
+    /** The content hashes phases 1 and 2 collected: their thumbnails go last. */
+    const collectedContents: string[] = [];
     const lowCountManifests: string[] = [];
     const progress = () =>
       `${stats.blobs_deleted} blobs collected, ${stats.manifests_deleted} manifests deleted, ` +
@@ -193,6 +208,7 @@ export function createContentGcJob(options: ContentGcJobOptions): DedupGcJob {
           eachLimited(doomed, MOVE_CONCURRENCY, (record) => quarantine.saveManifest(record)),
         );
         stats.manifests_deleted += result.deleted.length;
+        collectedContents.push(...result.deleted.map((m) => m.fileHash));
         stats.manifests_referenced += result.referenced.length;
         for (const m of result.referenced) if (m.refCount <= 0) lowCountManifests.push(m.fileHash);
         after = candidates[candidates.length - 1]!;
@@ -220,6 +236,7 @@ export function createContentGcJob(options: ContentGcJobOptions): DedupGcJob {
         stats.quarantined += moved.length;
         stats.blobs_deleted += result.deleted.length;
         for (const blob of result.deleted) stats.bytes_freed += blob.size;
+        collectedContents.push(...result.deleted.map((b) => b.hash));
         stats.skipped_referenced += result.referenced.length;
         referencedBlobs.push(...result.referenced);
         stats.blobs_kept += candidates.length - result.deleted.length - result.referenced.length;
@@ -236,8 +253,25 @@ export function createContentGcJob(options: ContentGcJobOptions): DedupGcJob {
       }
     }
 
+    /** Phase 3: the thumbnails of the collected contents nothing wants now. */
+    async function removeThumbnails(): Promise<boolean> {
+      const store = options.thumbnails;
+      if (store?.remove === undefined) return true;
+      for (let at = 0; at < collectedContents.length; at += limit) {
+        if (signal.aborted) return false;
+        const page = collectedContents.slice(at, at + limit);
+        const wanted = await repository.wantedHashes(page);
+        for (const hash of page) {
+          if (wanted.has(hash)) continue;
+          const entry = await store.stat(hash);
+          if (entry !== null) stats.thumbnails_removed += await store.remove(entry.files);
+        }
+      }
+      return true;
+    }
+
     try {
-      for (const step of [sweepManifests, sweepBlobs, collectManifests, collectBlobs]) {
+      for (const step of [sweepManifests, sweepBlobs, collectManifests, collectBlobs, removeThumbnails]) {
         if (!(await step())) return aborted();
       }
     } catch (error) {
