@@ -178,6 +178,8 @@ export type { RepairPlanRepository } from './ports/repair-plan-repository.js';
 export type {
   BlobCounterState,
   BlobRowState,
+  DerivedColumnState,
+  DerivedFileColumn,
   DriveUsageState,
   FileBlobSizeState,
   FolderPathRow,
@@ -265,6 +267,7 @@ export {
   REPAIR_JOB_NAME,
   RESTORE_PARENT,
   raiseManifestRefCount,
+  recomputeDerivedColumn,
   recomputeDriveUsage,
   recomputeFolderPath,
   recomputeUserUsage,

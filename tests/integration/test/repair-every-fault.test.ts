@@ -60,8 +60,6 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'blobs_consistency ref_count_mismatch': /is above the .* never lowers a count/,
   'folders_consistency trash_flags_mismatch': /no safe repair action for folders_consistency/,
   'folders_consistency drive_id_parent_mismatch': /differs from its parent .* person's decision/,
-  'files_consistency media_sort_date_mismatch': /no safe repair action for files_consistency/,
-  'files_consistency category_order_mismatch': /no safe repair action for files_consistency/,
   'files_consistency media_metadata_missing': /no safe repair action for files_consistency/,
   'files_consistency drive_id_parent_mismatch': /differs from its folder .* person's decision/,
   // A manifest's count is raised to its files (manifest_ref_count_low, applied), never lowered.
@@ -235,6 +233,8 @@ describe('repair of an OxiCloud dataset with every fault', () => {
         'raise_manifest_ref_count',
         'delete_dangling_reference',
         'remove_orphan_derived_files',
+        'recompute_category_order',
+        'recompute_media_sort_date',
       ]),
     );
 

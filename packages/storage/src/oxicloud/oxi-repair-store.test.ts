@@ -532,6 +532,59 @@ describe('orphan thumbnails and transcoded images: removed once re-checked', () 
   });
 });
 
+describe('derived file columns: OxiCloud’s formulas, under the file row lock', () => {
+  it('recomputes category_order and media_sort_date; skips a file renamed since the plan', async () => {
+    const w = await oxiWorld(db.pool, source);
+    const copy = await w.upload({ name: 'report.pdf', data: randomBytes(40), mime: 'application/pdf' });
+    const photo = await w.upload({ name: 'photo.jpg', data: randomBytes(50), mime: 'image/jpeg' });
+    const renamed = await w.upload({ name: 'notes', data: randomBytes(30) });
+    // A folder copy's 9999; a metadata row written then deleted (no trigger resets the date); a rename.
+    await db.pool.query('UPDATE storage.files SET category_order = 9999 WHERE id = $1', [copy.fileId]);
+    await db.pool.query(
+      "INSERT INTO storage.file_metadata (file_id, captured_at) VALUES ($1, '2019-01-02T03:04:05.123456Z')",
+      [photo.fileId],
+    );
+    await db.pool.query('DELETE FROM storage.file_metadata WHERE file_id = $1', [photo.fileId]);
+    await db.pool.query("UPDATE storage.files SET name = 'notes.pdf' WHERE id = $1", [renamed.fileId]);
+
+    const category = asAction(
+      await actions.plan(finding('files_consistency', 'category_order_mismatch', copy.fileId)),
+    );
+    expect(category.action).toBe('recompute_category_order');
+    expect(category.before).toEqual({ category_order: '9999', expected: '400' });
+    expect(await actions.apply(category)).toMatchObject({
+      status: 'applied',
+      after: { category_order: '400' },
+    });
+    expect(await actions.verify(category)).toBeNull();
+
+    const date = asAction(
+      await actions.plan(finding('files_consistency', 'media_sort_date_mismatch', photo.fileId)),
+    );
+    expect(date.action).toBe('recompute_media_sort_date');
+    expect(await actions.apply(date)).toMatchObject({ status: 'applied' });
+    const { rows } = await db.pool.query<{ same: boolean }>(
+      'SELECT media_sort_date = created_at AS same FROM storage.files WHERE id = $1',
+      [photo.fileId],
+    );
+    expect(rows[0]?.same).toBe(true);
+
+    // Planned for the rename to .pdf (500 → 400); renamed again before the apply: the bucket changed, skipped.
+    const stale = asAction(
+      await actions.plan(finding('files_consistency', 'category_order_mismatch', renamed.fileId)),
+    );
+    expect(stale.after).toEqual({ category_order: '400' });
+    await db.pool.query("UPDATE storage.files SET name = 'notes.mp3' WHERE id = $1", [renamed.fileId]);
+    expect(await actions.apply(stale)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/expected: planned "400", now "300"/),
+    });
+    expect(await num('SELECT category_order AS v FROM storage.files WHERE id = $1', [renamed.fileId])).toBe(
+      500,
+    );
+  });
+});
+
 describe('grants', () => {
   it('deletes a grant whose resource or subject is gone; skips one whose resource came back', async () => {
     const u = await fx.user('erin');

@@ -2,6 +2,8 @@ import type { RunTransaction } from '@oxicloud/recoverable';
 import type {
   BlobCounterState,
   BlobRowState,
+  DerivedColumnState,
+  DerivedFileColumn,
   DriveUsageState,
   FileBlobSizeState,
   FolderPathRow,
@@ -15,9 +17,10 @@ import type {
   TrashedParentState,
   UserUsageState,
 } from '@oxicloud/tenants';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { bigintToNumber } from '../postgres/database.js';
 import { StorageError } from '../storage-error.js';
+import { CATEGORY_ORDER_SQL } from './content-sql.js';
 import type { OxiCloudDatabase } from './database.js';
 import { ITEM_DANGLING_ARMS } from './oxi-reference-scan.js';
 
@@ -52,6 +55,17 @@ function deletable(source: ReferenceSource): { table: string; type: string; id: 
     );
   }
   return t;
+}
+
+/**
+ * OxiCloud's formula for a derived file column, over the row `f`: the sort
+ * bucket of its name and type (§12 item 23, `category_order_for`), and the
+ * timeline date, its capture date else its creation (§12 item 22).
+ */
+function derivedFormula(column: DerivedFileColumn): RawBuilder<unknown> {
+  return column === 'category_order'
+    ? CATEGORY_ORDER_SQL('f.name', 'f.mime_type')
+    : sql`COALESCE((SELECT fm.captured_at FROM storage.file_metadata fm WHERE fm.file_id = f.id), f.created_at)`;
 }
 
 /** Deeper chains than this are treated as cycles. */
@@ -669,6 +683,27 @@ class OxiRepairTx implements RepairTx {
         `manifest ${fileHash}: it is gone or its ref_count is above ${refCount}; a repair never lowers a count on OxiCloud's domain`,
       );
     }
+  }
+
+  async derivedFileColumn(
+    fileId: string,
+    column: DerivedFileColumn,
+    lock: boolean,
+  ): Promise<DerivedColumnState | null> {
+    // The file row's lock first: a rename or a metadata write waits, then the formula reads what is there.
+    // As text: a timestamp keeps its microseconds (a JavaScript Date would drop them).
+    const { rows } = await sql<{ recorded: string; expected: string }>`
+      SELECT f.${sql.ref(column)}::text AS recorded, (${derivedFormula(column)})::text AS expected
+        FROM storage.files f WHERE f.id = ${fileId}::uuid
+        ${lock ? sql`FOR UPDATE OF f` : sql``}`.execute(this.#trx);
+    const row = rows[0];
+    if (row === undefined) return null;
+    return { recorded: row.recorded, expected: row.expected };
+  }
+
+  async setDerivedFileColumn(fileId: string, column: DerivedFileColumn): Promise<void> {
+    await sql`UPDATE storage.files f SET ${sql.ref(column)} = ${derivedFormula(column)}
+               WHERE f.id = ${fileId}::uuid`.execute(this.#trx);
   }
 
   get deletableReferences(): readonly ReferenceSource[] {

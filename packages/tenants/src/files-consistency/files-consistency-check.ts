@@ -103,7 +103,6 @@ import type {
   FileBlobScan,
   FileRowAnomaly,
   FileRowStream,
-  FileScanOptions,
   LiveFileInTrashedFolder,
   MediaFileWithoutMetadata,
   MediaScanOptions,
@@ -522,14 +521,16 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
         severity: 'Drift',
         meaning:
           "the file's media_sort_date (the Photos timeline's order) differs from its metadata's captured_at, or its created_at without one: a metadata row deleted (no trigger resets the date) or a folder copy (the copy keeps the source's date, no metadata row)",
-        repair: null,
+        repair:
+          'recompute_media_sort_date: := its capture date, else its created_at (OxiCloud’s formula), under the row lock',
       },
       {
         kind: CATEGORY_ORDER_MISMATCH,
         severity: 'Drift',
         meaning:
           'the file\'s category_order (the "sort by type" bucket) differs from what OxiCloud computes from its name and mime_type: a rename (never recomputed) or a folder copy (copies keep 9999)',
-        repair: null,
+        repair:
+          'recompute_category_order: := OxiCloud’s category_order_for(name, mime_type), under the row lock',
       },
       {
         kind: MIME_MISMATCH,

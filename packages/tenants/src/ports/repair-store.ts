@@ -150,6 +150,16 @@ export interface ReferenceRowState {
   readonly reason: string | null;
 }
 
+/** A file column OxiCloud derives by a formula (files_consistency, OxiCloud §12 items 22 and 23). */
+export type DerivedFileColumn = 'category_order' | 'media_sort_date';
+
+/** One derived column of a file row: what it holds, and what OxiCloud's formula gives now. */
+export interface DerivedColumnState {
+  /** As stored, as Postgres writes it as text (a number, or a timestamp with its microseconds). */
+  readonly recorded: string;
+  readonly expected: string;
+}
+
 /** A role grant and what grants_consistency judges about it. */
 export interface GrantRowState {
   readonly subjectId: string;
@@ -228,6 +238,18 @@ export interface RepairTx {
   deleteReference?(source: ReferenceSource, id: string): Promise<boolean>;
   /** The sources whose dangling rows this store deletes. */
   readonly deletableReferences?: readonly ReferenceSource[];
+  /**
+   * The file's `column` and what OxiCloud's formula gives for it now
+   * (`lock`: the file row's lock first); `null` when the file is gone.
+   * Absent on a domain without these columns.
+   */
+  derivedFileColumn?(
+    fileId: string,
+    column: DerivedFileColumn,
+    lock: boolean,
+  ): Promise<DerivedColumnState | null>;
+  /** Writes the formula's value into the file's `column`. */
+  setDerivedFileColumn?(fileId: string, column: DerivedFileColumn): Promise<void>;
   /** The grant (`lock`: its row lock), `null` when it is gone. */
   grantRow(grantId: string, lock: boolean): Promise<GrantRowState | null>;
   /** Deletes the grant; `false` when it was gone. */

@@ -2,6 +2,7 @@ import type { RepairStore, RepairTx } from '../ports/repair-store.js';
 import { type BlobActionsOptions, createBlobActions } from './blob-actions.js';
 import { recountBlobRow } from './blob-counter-action.js';
 import { setFileSizeFromBlob } from './blob-size-action.js';
+import { recomputeDerivedColumn } from './derived-column-action.js';
 import { recomputeFolderPath } from './folder-path-action.js';
 import { deleteGrant } from './grant-actions.js';
 import { raiseManifestRefCount } from './manifest-counter-action.js';
@@ -82,6 +83,7 @@ export function createRepairActions(options: RepairActionsOptions): RepairAction
     resolveTrashedParent,
     recountBlobRow,
     raiseManifestRefCount,
+    recomputeDerivedColumn,
     deleteGrant,
     deleteDanglingReference,
     needsPersonKinds,
