@@ -46,6 +46,7 @@ const TABLE_OF: Readonly<Record<string, string>> = {
   recent_items: 'auth.user_recent_files',
   magic_links: 'auth.magic_link_tokens',
   nextcloud_ids: 'storage.nextcloud_object_ids',
+  face: 'faces.faces',
 };
 
 /** OxiCloud's trigger-fed queues: every ordinary update of a listed column enqueues (§4); not the plan's rows. */
@@ -71,7 +72,6 @@ const NEEDS_PERSON: Readonly<Record<string, RegExp>> = {
   'manifests_consistency manifest_hash_mismatch': /no safe repair action for manifests_consistency/,
   'drives_consistency drive_without_owner': /no safe repair action for drives_consistency/,
   'drives_consistency drive_root_mismatch': /no safe repair action for drives_consistency/,
-  'references_consistency stale_face_hash': /no safe repair action for references_consistency/,
   'references_consistency share_grant_mismatch': /no safe repair action for references_consistency/,
   'folders_consistency orphan_root':
     /a live top-level folder .* that no drive names as its root .* a person’s decision/,
@@ -235,6 +235,7 @@ describe('repair of an OxiCloud dataset with every fault', () => {
         'remove_orphan_derived_files',
         'recompute_category_order',
         'recompute_media_sort_date',
+        'delete_stale_face',
       ]),
     );
 

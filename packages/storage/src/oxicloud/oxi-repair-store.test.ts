@@ -585,6 +585,45 @@ describe('derived file columns: OxiCloud’s formulas, under the file row lock',
   });
 });
 
+describe('stale faces: deleted, re-checked under the face row lock', () => {
+  it('deletes a face of old content; keeps one of the current content; skips when the file went back to it', async () => {
+    const w = await oxiWorld(db.pool, source);
+    const before = await w.upload({ name: 'old.jpg', data: randomBytes(60), mime: 'image/jpeg' });
+    const photo = await w.upload({ name: 'photo.jpg', data: randomBytes(70), mime: 'image/jpeg' });
+    const face = async (fileId: string, hash: string) =>
+      (
+        await one<{ id: string }>(
+          `INSERT INTO faces.faces (file_id, user_id, bbox, det_score, embedding, blob_hash)
+           VALUES ($1, $2, ARRAY[0.1, 0.1, 0.2, 0.2]::real[], 0.9, '\\x00', $3) RETURNING id`,
+          [fileId, w.userId, hash],
+        )
+      ).id;
+    const stale = await face(photo.fileId, before.hash);
+    const current = await face(photo.fileId, photo.hash);
+    const back = await face(photo.fileId, before.hash);
+
+    const line = asAction(await actions.plan(finding('references_consistency', 'stale_face_hash', stale)));
+    expect(line.action).toBe('delete_stale_face');
+    expect(line.before).toEqual({ file_id: photo.fileId, face_hash: before.hash, file_hash: photo.hash });
+    expect(await actions.apply(line)).toMatchObject({ status: 'applied' });
+    expect(await num('SELECT count(*) AS v FROM faces.faces WHERE id = $1', [stale])).toBe(0);
+    expect(await actions.verify(line)).toBeNull();
+
+    expect(await actions.plan(finding('references_consistency', 'stale_face_hash', current))).toMatchObject({
+      type: 'needs_person',
+      reason: expect.stringMatching(/belongs to its file's content/),
+    });
+    // Planned; then the file's content goes back to the face's (an old version restored): skipped, kept.
+    const backLine = asAction(await actions.plan(finding('references_consistency', 'stale_face_hash', back)));
+    await db.pool.query('UPDATE storage.files SET blob_hash = $1 WHERE id = $2', [before.hash, photo.fileId]);
+    expect(await actions.apply(backLine)).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/file_hash: planned/),
+    });
+    expect(await num('SELECT count(*) AS v FROM faces.faces WHERE id = $1', [back])).toBe(1);
+  });
+});
+
 describe('grants', () => {
   it('deletes a grant whose resource or subject is gone; skips one whose resource came back', async () => {
     const u = await fx.user('erin');

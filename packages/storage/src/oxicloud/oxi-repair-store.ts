@@ -5,6 +5,7 @@ import type {
   DerivedColumnState,
   DerivedFileColumn,
   DriveUsageState,
+  FaceRowState,
   FileBlobSizeState,
   FolderPathRow,
   GrantRowState,
@@ -704,6 +705,23 @@ class OxiRepairTx implements RepairTx {
   async setDerivedFileColumn(fileId: string, column: DerivedFileColumn): Promise<void> {
     await sql`UPDATE storage.files f SET ${sql.ref(column)} = ${derivedFormula(column)}
                WHERE f.id = ${fileId}::uuid`.execute(this.#trx);
+  }
+
+  async faceRow(faceId: string, lock: boolean): Promise<FaceRowState | null> {
+    const { rows } = await sql<{ file_id: string; face_hash: string | null; file_hash: string }>`
+      SELECT fc.file_id::text AS file_id, fc.blob_hash AS face_hash, f.blob_hash AS file_hash
+        FROM faces.faces fc JOIN storage.files f ON f.id = fc.file_id
+       WHERE fc.id = ${faceId}::uuid
+       ${lock ? sql`FOR UPDATE OF fc` : sql``}`.execute(this.#trx);
+    const row = rows[0];
+    return row === undefined
+      ? null
+      : { fileId: row.file_id, faceHash: row.face_hash, fileHash: row.file_hash };
+  }
+
+  async deleteFace(faceId: string): Promise<boolean> {
+    const result = await sql`DELETE FROM faces.faces WHERE id = ${faceId}::uuid`.execute(this.#trx);
+    return Number(result.numAffectedRows ?? 0) === 1;
   }
 
   get deletableReferences(): readonly ReferenceSource[] {

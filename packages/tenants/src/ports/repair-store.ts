@@ -160,6 +160,15 @@ export interface DerivedColumnState {
   readonly expected: string;
 }
 
+/** A face (`faces.faces`) against its file's content (references_consistency's `stale_face_hash`). */
+export interface FaceRowState {
+  readonly fileId: string;
+  /** The content hash the face was found in; `null` when none is recorded. */
+  readonly faceHash: string | null;
+  /** Its file's `blob_hash` now. */
+  readonly fileHash: string;
+}
+
 /** A role grant and what grants_consistency judges about it. */
 export interface GrantRowState {
   readonly subjectId: string;
@@ -250,6 +259,10 @@ export interface RepairTx {
   ): Promise<DerivedColumnState | null>;
   /** Writes the formula's value into the file's `column`. */
   setDerivedFileColumn?(fileId: string, column: DerivedFileColumn): Promise<void>;
+  /** The face and its file's hash now (`lock`: the face row's lock); `null` when it is gone. */
+  faceRow?(faceId: string, lock: boolean): Promise<FaceRowState | null>;
+  /** Deletes the face; `false` when it was gone. */
+  deleteFace?(faceId: string): Promise<boolean>;
   /** The grant (`lock`: its row lock), `null` when it is gone. */
   grantRow(grantId: string, lock: boolean): Promise<GrantRowState | null>;
   /** Deletes the grant; `false` when it was gone. */

@@ -96,6 +96,8 @@ const SOURCE: Readonly<
       bytes: number;
       /** A repair deletes a dangling row of this source (`delete_dangling_reference`). */
       deletable: boolean;
+      /** The repair of a source whose rows are not dangling references (faces). */
+      repair?: string;
     }
   >
 > = {
@@ -152,6 +154,8 @@ const SOURCE: Readonly<
     codec: uuidCursor,
     bytes: 16,
     deletable: false,
+    repair:
+      "delete_stale_face: delete the face, as OxiCloud's update does before its reindex; re-checked under its lock",
   },
 };
 /** The finding kind of each source whose dangling rows a repair deletes (`delete_dangling_reference`). */
@@ -242,9 +246,11 @@ export function createReferencesConsistencyCheck(
         kind: SOURCE[s].kind,
         severity: SOURCE[s].severity,
         meaning: SOURCE[s].meaning,
-        repair: SOURCE[s].deletable
-          ? 'delete_dangling_reference: delete the row, re-checked under its lock (its item may have come back)'
-          : null,
+        repair:
+          SOURCE[s].repair ??
+          (SOURCE[s].deletable
+            ? 'delete_dangling_reference: delete the row, re-checked under its lock (its item may have come back)'
+            : null),
       })),
       {
         kind: SHARE_GRANT_MISMATCH,

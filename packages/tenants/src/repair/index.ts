@@ -10,6 +10,7 @@ export { createBlobActions, HAND_ORPHAN_BYTES_TO_GC, restoreRowActionName } from
 export { recountBlobRow } from './blob-counter-action.js';
 export { setFileSizeFromBlob } from './blob-size-action.js';
 export { recomputeDerivedColumn } from './derived-column-action.js';
+export { deleteStaleFace } from './face-actions.js';
 export { recomputeFolderPath } from './folder-path-action.js';
 export { deleteGrant } from './grant-actions.js';
 export { raiseManifestRefCount } from './manifest-counter-action.js';

@@ -3,6 +3,7 @@ import { type BlobActionsOptions, createBlobActions } from './blob-actions.js';
 import { recountBlobRow } from './blob-counter-action.js';
 import { setFileSizeFromBlob } from './blob-size-action.js';
 import { recomputeDerivedColumn } from './derived-column-action.js';
+import { deleteStaleFace } from './face-actions.js';
 import { recomputeFolderPath } from './folder-path-action.js';
 import { deleteGrant } from './grant-actions.js';
 import { raiseManifestRefCount } from './manifest-counter-action.js';
@@ -86,6 +87,7 @@ export function createRepairActions(options: RepairActionsOptions): RepairAction
     recomputeDerivedColumn,
     deleteGrant,
     deleteDanglingReference,
+    deleteStaleFace,
     needsPersonKinds,
   ];
   if (options.blobs) list.push(createBlobActions({ ...options.blobs, store }));
