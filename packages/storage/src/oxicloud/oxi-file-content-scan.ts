@@ -174,10 +174,9 @@ export class OxiFileContentScan implements FileBlobScan {
           'storage.files',
           'storage.folders',
           // Phase 4 (deep, with a media probe) looks for audio rows too.
-          ...(checks.files_consistency?.media?.audio === false ||
-          checks.files_consistency?.media === undefined
-            ? []
-            : ['audio.file_metadata']),
+          ...(checks.files_consistency?.media && checks.files_consistency.media.audio !== false
+            ? ['audio.file_metadata']
+            : []),
         ],
       },
     ];

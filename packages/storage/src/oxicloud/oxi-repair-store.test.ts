@@ -29,6 +29,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalFsBlobStorage } from '../blob/local-fs-blob-storage.js';
 import { LocalThumbnailStore } from '../blob/local-thumbnail-store.js';
 import { externalThumbnailPath, thumbnailPath, transcodedImagePath } from '../blob/thumbnail-layout.js';
+import { categoryOrderFor } from '../content/category-order.js';
 import { blake3Hex } from '../hashing/blake3.js';
 import type { OxiCloudDatabase } from './database.js';
 import { OxiBlobIndexScan } from './oxi-blob-index-scan.js';
@@ -398,6 +399,28 @@ describe('manifest counters: raised to the files, never lowered', () => {
   });
 });
 
+/** A file row under a given id, as a restore brings a file back: in the world's root, with `content`'s bytes. */
+async function restoreFile(
+  w: { rootFolderId: string; driveId: string },
+  id: string,
+  name: string,
+  content: { hash: string; size: number },
+): Promise<void> {
+  await db.pool.query(
+    `INSERT INTO storage.files (id, name, folder_id, blob_hash, size, drive_id, category_order)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [
+      id,
+      name,
+      w.rootFolderId,
+      content.hash,
+      content.size,
+      w.driveId,
+      categoryOrderFor(name, 'application/octet-stream'),
+    ],
+  );
+}
+
 describe('dangling references: deleted, re-checked under the row lock', () => {
   it('deletes a favorite and a NextCloud id whose item is gone; skips a favorite whose file came back', async () => {
     const w = await oxiWorld(db.pool, source);
@@ -442,11 +465,7 @@ describe('dangling references: deleted, re-checked under the row lock', () => {
     const backLine = asAction(
       await actions.plan(finding('references_consistency', 'dangling_favorite', String(favBack.id))),
     );
-    await db.pool.query(
-      `INSERT INTO storage.files (id, name, folder_id, blob_hash, size, drive_id, category_order)
-       VALUES ($1, 'back.txt', $2, $3, $4, $5, 500)`,
-      [back, w.rootFolderId, kept.hash, kept.size, w.driveId],
-    );
+    await restoreFile(w, back, 'back.txt', kept);
     expect(await actions.apply(backLine)).toMatchObject({
       status: 'skipped',
       reason: expect.stringMatching(/reason: planned "missing", now null/),
@@ -519,11 +538,7 @@ describe('orphan thumbnails and transcoded images: removed once re-checked', () 
     const ext = asAction(
       await withThumbnails.plan(finding('storage_consistency', 'orphan_file_thumbnail', goneFile)),
     );
-    await db.pool.query(
-      `INSERT INTO storage.files (id, name, folder_id, blob_hash, size, drive_id, category_order)
-       VALUES ($1, 'back.jpg', $2, $3, $4, $5, 100)`,
-      [goneFile, w.rootFolderId, used.hash, used.size, w.driveId],
-    );
+    await restoreFile(w, goneFile, 'back.jpg', used);
     expect(await withThumbnails.apply(ext)).toMatchObject({
       status: 'skipped',
       reason: expect.stringMatching(/exists again/),

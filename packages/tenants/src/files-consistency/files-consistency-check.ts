@@ -91,6 +91,7 @@ import {
 import {
   decodePhaseCursor,
   encodePhaseCursor,
+  processPrefix,
   type RunOutcome,
   runBatches,
   type ScanBatch,
@@ -363,14 +364,14 @@ export function createFilesConsistencyCheck(options: FilesConsistencyCheckOption
   ): Promise<MediaFileWithoutMetadata[]> {
     if (media === null) return [];
     const verdicts: Array<boolean | null> = new Array(candidates.length).fill(null);
-    let next = 0;
-    const worker = async () => {
-      while (next < candidates.length) {
-        const index = next++;
-        verdicts[index] = await media.probe.wouldStore(candidates[index] as MediaFileWithoutMetadata);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(probeConcurrency, candidates.length) }, worker));
+    await processPrefix(
+      candidates.map((file, index) => ({ file, index })),
+      probeConcurrency,
+      async ({ file, index }) => {
+        verdicts[index] = await media.probe.wouldStore(file);
+      },
+      () => false,
+    );
     return candidates.filter((_, i) => verdicts[i] === true);
   }
 
